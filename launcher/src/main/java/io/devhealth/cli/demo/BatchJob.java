@@ -1,0 +1,82 @@
+package io.devhealth.cli.demo;
+
+import io.devhealth.testkit.kube.PodFixtures;
+import io.devhealth.testkit.kubelet.FakeKubelet;
+import io.fabric8.kubernetes.api.model.ContainerStatus;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodCondition;
+import io.fabric8.kubernetes.api.model.ResourceHealth;
+import io.fabric8.kubernetes.api.model.ResourceStatus;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.util.Optional;
+
+/**
+ * A simulated batch job pod that uses one GPU through a DRA ResourceClaim: it exists in the
+ * Kubernetes API (as the scheduler and kubelet would have made it) and in its node's kubelet
+ * PodResources (as the kubelet reports allocations).
+ *
+ * @param claimReference the pod-level claim name ({@code spec.resourceClaims[].name}), used in {@code claim:<ref>/<request>}
+ * @param resourceClaim the ResourceClaim object name, what PodResources reports
+ */
+public record BatchJob(String namespace, String name, String container, String claimReference, String request,
+                       String resourceClaim, String node, String device) {
+
+    public static BatchJob onDevice(String namespace, String name, String node, String device) {
+        return new BatchJob(namespace, name, "trainer", "gpu", "gpu", name + "-gpu-7xk2p", node, device);
+    }
+
+    /** The CDI id the simulated driver hands out for the device (what the kubelet uses as resourceID). */
+    public String cdiId() {
+        return EmbeddedPipeline.DRIVER + "/gpu=" + device;
+    }
+
+    public String entryName() {
+        return "claim:" + claimReference + "/" + request;
+    }
+
+    /** Creates the running pod in the API server and makes the node's kubelet report its allocation. */
+    public Pod schedule(KubernetesClient client, FakeKubelet kubelet) {
+        Pod pod = PodFixtures.createRunning(client,
+                PodFixtures.podWithClaim(namespace, name, node, container, claimReference, resourceClaim, request));
+        kubelet.setPods(FakeKubelet.pod(namespace, name)
+                .container(container)
+                .draDevice(resourceClaim, namespace, EmbeddedPipeline.DRIVER, node, device, cdiId())
+                .done()
+                .build());
+        return pod;
+    }
+
+    public Pod current(KubernetesClient client) {
+        return client.pods().inNamespace(namespace).withName(name).get();
+    }
+
+    /** The device health the API server shows for this job's GPU, if any. */
+    public Optional<ResourceHealth> deviceHealth(KubernetesClient client) {
+        Pod pod = current(client);
+        if (pod == null || pod.getStatus() == null || pod.getStatus().getContainerStatuses() == null) {
+            return Optional.empty();
+        }
+        for (ContainerStatus status : pod.getStatus().getContainerStatuses()) {
+            if (!container.equals(status.getName()) || status.getAllocatedResourcesStatus() == null) {
+                continue;
+            }
+            for (ResourceStatus entry : status.getAllocatedResourcesStatus()) {
+                if (entryName().equals(entry.getName()) && entry.getResources() != null) {
+                    return entry.getResources().stream().filter(r -> cdiId().equals(r.getResourceID())).findFirst();
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** devhealth's own pod condition, if written. */
+    public Optional<PodCondition> condition(KubernetesClient client) {
+        Pod pod = current(client);
+        if (pod == null || pod.getStatus() == null || pod.getStatus().getConditions() == null) {
+            return Optional.empty();
+        }
+        return pod.getStatus().getConditions().stream()
+                .filter(c -> io.devhealth.sink.PodStatusWriter.CONDITION_TYPE.equals(c.getType()))
+                .findFirst();
+    }
+}

@@ -1,0 +1,202 @@
+package io.devhealth.cli.demo;
+
+import io.devhealth.collector.CollectorConfig;
+import io.devhealth.collector.NodeCollector;
+import io.devhealth.processor.ProcessorConfig;
+import io.devhealth.processor.StreamProcessorApp;
+import io.devhealth.schema.Topics;
+import io.devhealth.sink.SinkApp;
+import io.devhealth.sink.SinkConfig;
+import io.devhealth.testkit.dra.DeviceState;
+import io.devhealth.testkit.dra.FakeDraDriver;
+import io.devhealth.testkit.kafka.EmbeddedKafkaCluster;
+import io.devhealth.testkit.kube.LocalKubernetesApi;
+import io.devhealth.testkit.kubelet.FakeKubelet;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The whole pipeline in one JVM, with real components and simulated hardware: an in-process Kafka
+ * broker, an in-memory schema registry, a local Kubernetes API endpoint, and per simulated node a
+ * fake DRA driver and a fake kubelet on unix sockets feeding a real node-collector; then the real
+ * stream-processor and sink. Used by {@code devhealth demo} and by the end-to-end tests.
+ */
+public final class EmbeddedPipeline implements AutoCloseable {
+
+    private static final Logger LOGGER = LoggerFactory.getLogger(EmbeddedPipeline.class);
+
+    public static final String DRIVER = "gpu.devhealth.example";
+
+    /**
+     * @param workDir keep it short: unix socket paths must fit in 108 bytes
+     */
+    public record Options(int nodes, int devicesPerNode, SinkConfig.Mode sinkMode, Path workDir, int partitions) {
+        public static Options defaults(Path workDir) {
+            return new Options(3, 4, SinkConfig.Mode.ALL, workDir, 3);
+        }
+    }
+
+    /** One simulated GPU node: its DRA driver, its kubelet, and the real collector reading them. */
+    public record SimulatedNode(String name, FakeDraDriver driver, FakeKubelet kubelet, NodeCollector collector) {
+
+        /** The device names of this node's driver pool (the pool is named after the node, as drivers do). */
+        public String pool() {
+            return name;
+        }
+
+        /** The name of the i-th device of this node. */
+        public static String device(int index) {
+            return "gpu-" + index;
+        }
+    }
+
+    /** A snapshot in which every device of {@code pool} is healthy. */
+    public static List<DeviceState> allHealthy(String pool, int devices) {
+        return IntStream.range(0, devices).mapToObj(i -> DeviceState.healthy(pool, SimulatedNode.device(i))).toList();
+    }
+
+    private final Options options;
+    private final List<AutoCloseable> resources = new ArrayList<>();
+    private final List<SimulatedNode> nodes = new ArrayList<>();
+    private final Topics topics = Topics.withDefaultPrefix();
+    private EmbeddedKafkaCluster kafka;
+    private LocalKubernetesApi kube;
+    private String registryUrl;
+
+    private EmbeddedPipeline(Options options) {
+        this.options = options;
+    }
+
+    public static EmbeddedPipeline start(Options options) throws IOException {
+        EmbeddedPipeline pipeline = new EmbeddedPipeline(options);
+        try {
+            pipeline.startAll();
+        } catch (IOException | RuntimeException e) {
+            pipeline.close();
+            throw e;
+        }
+        return pipeline;
+    }
+
+    private void startAll() throws IOException {
+        Files.createDirectories(options.workDir());
+        kafka = track(EmbeddedKafkaCluster.start());
+        kafka.createTopics(options.partitions(), topics.deviceReports(), topics.nodeAllocations(), topics.deviceInventory(),
+                topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
+        kafka.createCompactedTopics(options.partitions(), topics.podDeviceStatus());
+        registryUrl = "mem://pipeline-" + UUID.randomUUID();
+        kube = track(LocalKubernetesApi.start());
+        LOGGER.info("embedded infrastructure up kafka={} kubernetes={}", kafka.bootstrapServers(), kube.url());
+
+        StreamProcessorApp processor = track(new StreamProcessorApp(new ProcessorConfig(Map.of(
+                ProcessorConfig.BOOTSTRAP_SERVERS, kafka.bootstrapServers(),
+                ProcessorConfig.SCHEMA_REGISTRY_URL, registryUrl,
+                ProcessorConfig.APPLICATION_ID, "devhealth-processor-" + UUID.randomUUID().toString().substring(0, 8),
+                ProcessorConfig.STATE_DIR, options.workDir().resolve("state").toString()))));
+        processor.start();
+
+        SinkApp sink = track(new SinkApp(new SinkConfig(Map.of(
+                SinkConfig.BOOTSTRAP_SERVERS, kafka.bootstrapServers(),
+                SinkConfig.SCHEMA_REGISTRY_URL, registryUrl,
+                SinkConfig.MODE, options.sinkMode().name().toLowerCase().replace('_', '-'),
+                SinkConfig.KUBERNETES_MASTER, kube.url()))));
+        sink.start();
+
+        for (int i = 1; i <= options.nodes(); i++) {
+            nodes.add(startNode("node-" + i));
+        }
+    }
+
+    private SimulatedNode startNode(String name) throws IOException {
+        Path dir = Files.createDirectories(options.workDir().resolve(name));
+        FakeDraDriver driver = track(FakeDraDriver.builder()
+                .driverName(DRIVER)
+                .serviceSocket(dir.resolve("dra.sock"))
+                .healthVersions(Set.of(FakeDraDriver.V1ALPHA1))
+                .start());
+        FakeKubelet kubelet = track(FakeKubelet.start(dir.resolve("kubelet.sock")));
+        NodeCollector collector = track(NodeCollector.create(new CollectorConfig(Map.of(
+                CollectorConfig.NODE_NAME, name,
+                CollectorConfig.BOOTSTRAP_SERVERS, kafka.bootstrapServers(),
+                CollectorConfig.SCHEMA_REGISTRY_URL, registryUrl,
+                CollectorConfig.DRA_DRIVERS, DRIVER + "=" + driver.serviceSocket(),
+                CollectorConfig.POD_RESOURCES_SOCKET, kubelet.socket().toString(),
+                CollectorConfig.POD_RESOURCES_POLL_INTERVAL, "500",
+                CollectorConfig.HEARTBEAT_INTERVAL, "2000")), Clock.systemUTC()));
+        driver.report(allHealthy(name, options.devicesPerNode()));
+        collector.start();
+        return new SimulatedNode(name, driver, kubelet, collector);
+    }
+
+    private <T extends AutoCloseable> T track(T resource) {
+        resources.add(resource);
+        return resource;
+    }
+
+    public List<SimulatedNode> nodes() {
+        return List.copyOf(nodes);
+    }
+
+    public SimulatedNode node(String name) {
+        return nodes.stream().filter(n -> n.name().equals(name)).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("no simulated node " + name));
+    }
+
+    public KubernetesClient kubernetes() {
+        return kube.client();
+    }
+
+    public String kubernetesUrl() {
+        return kube.url();
+    }
+
+    public String bootstrapServers() {
+        return kafka.bootstrapServers();
+    }
+
+    public String schemaRegistryUrl() {
+        return registryUrl;
+    }
+
+    public Topics topics() {
+        return topics;
+    }
+
+    /** Stops everything in reverse order of start, and deletes the work directory. */
+    @Override
+    public void close() {
+        for (int i = resources.size() - 1; i >= 0; i--) {
+            try {
+                resources.get(i).close();
+            } catch (Exception e) {
+                LOGGER.warn("close failed resource={} error=\"{}\"", resources.get(i).getClass().getSimpleName(), e.toString());
+            }
+        }
+        resources.clear();
+        deleteRecursively(options.workDir());
+    }
+
+    private static void deleteRecursively(Path dir) {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(dir)) {
+            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            LOGGER.warn("work directory not deleted dir={} error=\"{}\"", dir, e.toString());
+        }
+    }
+}

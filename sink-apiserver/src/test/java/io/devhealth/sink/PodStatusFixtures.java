@@ -1,0 +1,42 @@
+package io.devhealth.sink;
+
+import io.devhealth.schema.avro.ClaimDeviceStatus;
+import io.devhealth.schema.avro.ContainerDeviceStatus;
+import io.devhealth.schema.avro.DeviceRef;
+import io.devhealth.schema.avro.DeviceStatus;
+import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.PodDeviceStatus;
+import io.devhealth.schema.avro.PodRef;
+import java.time.Instant;
+import java.util.List;
+
+/** PodDeviceStatus records as the processor emits them. */
+final class PodStatusFixtures {
+
+    static final Instant T0 = Instant.parse("2026-11-29T10:00:00Z");
+
+    private PodStatusFixtures() {}
+
+    static DeviceStatus device(String device, HealthStatus health, String message) {
+        return DeviceStatus.newBuilder()
+                .setDevice(DeviceRef.newBuilder().setDriver("gpu.example.com").setPool("node-a").setDevice(device).build())
+                .setResourceId("gpu.example.com/gpu=" + device)
+                .setHealth(health)
+                .setMessage(message)
+                .setSince(T0)
+                .build();
+    }
+
+    static PodDeviceStatus status(String namespace, String pod, String container, String resourceClaim, HealthStatus summary,
+                                  DeviceStatus... devices) {
+        return PodDeviceStatus.newBuilder()
+                .setPod(new PodRef(namespace, pod, null))
+                .setNode("node-a")
+                .setVersion(1)
+                .setUpdatedAt(T0)
+                .setSummary(summary)
+                .setContainers(List.of(ContainerDeviceStatus.newBuilder().setName(container)
+                        .setClaims(List.of(new ClaimDeviceStatus(resourceClaim, namespace, List.of(devices)))).build()))
+                .build();
+    }
+}

@@ -1,0 +1,111 @@
+package io.devhealth.processor.internals;
+
+import io.devhealth.schema.avro.ClaimAllocation;
+import io.devhealth.schema.avro.ClaimDevice;
+import io.devhealth.schema.avro.ClaimDeviceStatus;
+import io.devhealth.schema.avro.ContainerAllocation;
+import io.devhealth.schema.avro.ContainerDeviceStatus;
+import io.devhealth.schema.avro.DeviceHealthReport;
+import io.devhealth.schema.avro.DeviceRef;
+import io.devhealth.schema.avro.DeviceStatus;
+import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.PodAllocation;
+import io.devhealth.schema.avro.PodDeviceStatus;
+import io.devhealth.schema.avro.PodRef;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+/** Builds a pod's {@link PodDeviceStatus} from its allocation and the current health of each device. */
+public final class PodStatusBuilder {
+
+    private PodStatusBuilder() {}
+
+    /**
+     * @param health the effective health of a device, by {@link StateKeys#device} key; null when unknown
+     * @param previous the last status emitted for this pod, so unchanged devices keep their {@code since}
+     */
+    public static PodDeviceStatus build(String cluster, String node, PodAllocation pod,
+                                        Function<String, DeviceHealthReport> health, PodDeviceStatus previous, Instant now) {
+        Map<String, DeviceStatus> previousDevices = indexDevices(previous);
+        List<ContainerDeviceStatus> containers = new ArrayList<>();
+        HealthStatus summary = HealthStatus.HEALTHY;
+        for (ContainerAllocation container : pod.getContainers()) {
+            List<ClaimDeviceStatus> claims = new ArrayList<>();
+            for (ClaimAllocation claim : container.getClaims()) {
+                List<DeviceStatus> devices = new ArrayList<>();
+                for (ClaimDevice device : claim.getDevices()) {
+                    String key = StateKeys.device(node, device.getDriver(), device.getPool(), device.getDevice());
+                    DeviceStatus status = deviceStatus(device, health.apply(key), previousDevices.get(key), now);
+                    summary = worse(summary, status.getHealth());
+                    devices.add(status);
+                }
+                claims.add(new ClaimDeviceStatus(claim.getClaimName(), claim.getClaimNamespace(), devices));
+            }
+            containers.add(ContainerDeviceStatus.newBuilder().setName(container.getName()).setClaims(claims).build());
+        }
+        return PodDeviceStatus.newBuilder()
+                .setPod(new PodRef(pod.getNamespace(), pod.getName(), null))
+                .setCluster(cluster)
+                .setNode(node)
+                .setVersion(previous == null ? 1 : previous.getVersion() + 1)
+                .setUpdatedAt(now)
+                .setSummary(summary)
+                .setContainers(containers)
+                .build();
+    }
+
+    /** True when {@code next} says something {@code previous} did not (version and time aside). */
+    public static boolean differs(PodDeviceStatus previous, PodDeviceStatus next) {
+        return previous == null
+                || previous.getSummary() != next.getSummary()
+                || !previous.getNode().equals(next.getNode())
+                || !previous.getContainers().equals(next.getContainers());
+    }
+
+    private static DeviceStatus deviceStatus(ClaimDevice device, DeviceHealthReport report, DeviceStatus previous, Instant now) {
+        HealthStatus health = report == null ? HealthStatus.UNKNOWN : report.getHealth();
+        String message = report == null ? "no health reported yet by driver " + device.getDriver() : report.getMessage();
+        String reason = report == null ? null : report.getReason();
+        Instant since = previous != null && previous.getHealth() == health ? previous.getSince() : now;
+        String resourceId = device.getCdiIds().isEmpty()
+                ? device.getDriver() + "/" + device.getPool() + "/" + device.getDevice()
+                : device.getCdiIds().get(0);
+        return DeviceStatus.newBuilder()
+                .setDevice(DeviceRef.newBuilder().setDriver(device.getDriver()).setPool(device.getPool()).setDevice(device.getDevice()).build())
+                .setResourceId(resourceId)
+                .setHealth(health)
+                .setMessage(message)
+                .setReason(reason)
+                .setSince(since)
+                .build();
+    }
+
+    private static Map<String, DeviceStatus> indexDevices(PodDeviceStatus status) {
+        Map<String, DeviceStatus> index = new HashMap<>();
+        if (status != null) {
+            for (ContainerDeviceStatus container : status.getContainers()) {
+                for (ClaimDeviceStatus claim : container.getClaims()) {
+                    for (DeviceStatus device : claim.getDevices()) {
+                        index.put(StateKeys.device(status.getNode(), device.getDevice()), device);
+                    }
+                }
+            }
+        }
+        return index;
+    }
+
+    /** UNHEALTHY over UNKNOWN over HEALTHY. */
+    static HealthStatus worse(HealthStatus a, HealthStatus b) {
+        if (a == HealthStatus.UNHEALTHY || b == HealthStatus.UNHEALTHY) {
+            return HealthStatus.UNHEALTHY;
+        }
+        if (a == HealthStatus.UNKNOWN || b == HealthStatus.UNKNOWN) {
+            return HealthStatus.UNKNOWN;
+        }
+        return HealthStatus.HEALTHY;
+    }
+}

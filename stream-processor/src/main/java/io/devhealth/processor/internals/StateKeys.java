@@ -1,0 +1,34 @@
+package io.devhealth.processor.internals;
+
+import io.devhealth.schema.avro.DeviceRef;
+import io.devhealth.schema.avro.PodRef;
+
+/** Keys of the processor's stores and output topics. */
+public final class StateKeys {
+
+    private StateKeys() {}
+
+    /**
+     * A device on a node: {@code node/driver/pool/device} for DRA devices, {@code node/uuid:<uuid>}
+     * for devices known only by GPU UUID. Pools may contain '/', so the key is for lookup, not parsing.
+     */
+    public static String device(String node, DeviceRef device) {
+        if (device.getDriver().isEmpty() && device.getUuid() != null) {
+            return node + "/uuid:" + device.getUuid();
+        }
+        return node + "/" + device.getDriver() + "/" + device.getPool() + "/" + device.getDevice();
+    }
+
+    public static String device(String node, String driver, String pool, String device) {
+        return node + "/" + driver + "/" + pool + "/" + device;
+    }
+
+    /** {@code namespace/name}: the key of pod-device-status. */
+    public static String pod(PodRef pod) {
+        return pod.getNamespace() + "/" + pod.getName();
+    }
+
+    public static String pod(String namespace, String name) {
+        return namespace + "/" + name;
+    }
+}
