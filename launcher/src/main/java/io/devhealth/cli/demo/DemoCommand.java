@@ -1,5 +1,7 @@
 package io.devhealth.cli.demo;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.LoggerContext;
 import io.devhealth.sink.SinkConfig;
 import io.devhealth.testkit.dra.DeviceState;
 import io.fabric8.kubernetes.api.model.PodCondition;
@@ -16,6 +18,7 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.Supplier;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -37,6 +40,9 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--timeout", defaultValue = "PT60S", description = "How long to wait for each step (ISO-8601, default: ${DEFAULT-VALUE}).")
     Duration stepTimeout;
 
+    @Option(names = "--verbose", description = "Show the services' logs (on stderr) between the story's lines.")
+    boolean verbose;
+
     @Option(names = "--keep-running", description = "Keep the pipeline running after the story, to explore with kubectl; stop with Ctrl-C.")
     boolean keepRunning;
 
@@ -46,6 +52,11 @@ public final class DemoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (!verbose) {
+            // The story is told on stdout; the services' own logs would drown it.
+            LoggerContext logging = (LoggerContext) LoggerFactory.getILoggerFactory();
+            logging.getLoggerList().stream().filter(l -> l.getLevel() != null).forEach(l -> l.setLevel(Level.ERROR));
+        }
         Path workDir = Files.createTempDirectory("dh-demo");
         step("starting the pipeline: in-process Kafka, %d simulated nodes x %d GPUs, processor, sink, local Kubernetes API", nodes, gpus);
         try (EmbeddedPipeline pipeline = EmbeddedPipeline.start(

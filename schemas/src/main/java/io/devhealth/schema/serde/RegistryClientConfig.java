@@ -1,0 +1,130 @@
+package io.devhealth.schema.serde;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import org.apache.kafka.common.config.types.Password;
+
+/**
+ * Settings of a {@link ConfluentCompatSchemaRegistryClient}: where the registry is, how long to
+ * wait for it, and how to authenticate.
+ *
+ * <p>The configuration keys reuse Confluent's names where Confluent has one, so that a Kafka client
+ * configuration written for Confluent's serializer works unchanged. Values may be strings (from a
+ * properties file) or numbers.
+ *
+ * <p>{@link #toString()} never shows a secret (see {@link RegistryCredentials}).
+ *
+ * @param baseUrl        the registry's Confluent-compatible API root, e.g.
+ *                       {@code http://127.0.0.1:8080/apis/ccompat/v7} for Apicurio
+ * @param connectTimeout how long to wait for a TCP connection
+ * @param requestTimeout how long to wait for each answer
+ * @param credentials    how to authenticate
+ */
+public record RegistryClientConfig(URI baseUrl, Duration connectTimeout, Duration requestTimeout,
+        RegistryCredentials credentials) {
+
+    /** {@code user:password} for HTTP basic authentication (Confluent's key). */
+    public static final String BASIC_AUTH_USER_INFO_CONFIG = "basic.auth.user.info";
+
+    /** A bearer token, sent as {@code Authorization: Bearer <token>} (Confluent's key). */
+    public static final String BEARER_AUTH_TOKEN_CONFIG = "bearer.auth.token";
+
+    /** Connect timeout in milliseconds; default {@link #DEFAULT_CONNECT_TIMEOUT}. */
+    public static final String CONNECT_TIMEOUT_MS_CONFIG = "schema.registry.connect.timeout.ms";
+
+    /** Per-request timeout in milliseconds; default {@link #DEFAULT_REQUEST_TIMEOUT}. */
+    public static final String REQUEST_TIMEOUT_MS_CONFIG = "schema.registry.request.timeout.ms";
+
+    public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(5);
+    public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(10);
+
+    public RegistryClientConfig {
+        Objects.requireNonNull(baseUrl, "baseUrl");
+        Objects.requireNonNull(connectTimeout, "connectTimeout");
+        Objects.requireNonNull(requestTimeout, "requestTimeout");
+        Objects.requireNonNull(credentials, "credentials");
+        String scheme = baseUrl.getScheme();
+        if (!"http".equals(scheme) && !"https".equals(scheme)) {
+            throw new IllegalArgumentException("Schema registry URL must be http or https, got scheme " + scheme);
+        }
+        if (baseUrl.getRawUserInfo() != null) {
+            // Do not echo the URL: it holds the secret.
+            throw new IllegalArgumentException("Schema registry URL must not carry credentials; set "
+                    + BASIC_AUTH_USER_INFO_CONFIG + " instead");
+        }
+        if (connectTimeout.isNegative() || connectTimeout.isZero() || requestTimeout.isNegative()
+                || requestTimeout.isZero()) {
+            throw new IllegalArgumentException("Schema registry timeouts must be positive");
+        }
+    }
+
+    /** A configuration with default timeouts and no authentication. */
+    public static RegistryClientConfig of(String baseUrl) {
+        return new RegistryClientConfig(URI.create(baseUrl), DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT,
+                RegistryCredentials.none());
+    }
+
+    /**
+     * Reads timeouts and credentials from a Kafka-style configuration map; absent keys keep defaults.
+     *
+     * @throws IllegalArgumentException when both basic and bearer credentials are set, or a value is malformed
+     */
+    public static RegistryClientConfig fromMap(String baseUrl, Map<String, ?> config) {
+        Duration connect = millis(config, CONNECT_TIMEOUT_MS_CONFIG, DEFAULT_CONNECT_TIMEOUT);
+        Duration request = millis(config, REQUEST_TIMEOUT_MS_CONFIG, DEFAULT_REQUEST_TIMEOUT);
+        return new RegistryClientConfig(URI.create(baseUrl), connect, request, credentials(config));
+    }
+
+    public RegistryClientConfig withCredentials(RegistryCredentials newCredentials) {
+        return new RegistryClientConfig(baseUrl, connectTimeout, requestTimeout, newCredentials);
+    }
+
+    public RegistryClientConfig withTimeouts(Duration newConnectTimeout, Duration newRequestTimeout) {
+        return new RegistryClientConfig(baseUrl, newConnectTimeout, newRequestTimeout, credentials);
+    }
+
+    private static RegistryCredentials credentials(Map<String, ?> config) {
+        String userInfo = string(config, BASIC_AUTH_USER_INFO_CONFIG);
+        String token = string(config, BEARER_AUTH_TOKEN_CONFIG);
+        if (userInfo != null && token != null) {
+            throw new IllegalArgumentException("Set only one of " + BASIC_AUTH_USER_INFO_CONFIG + " and "
+                    + BEARER_AUTH_TOKEN_CONFIG);
+        }
+        if (token != null) {
+            return RegistryCredentials.bearer(token);
+        }
+        if (userInfo != null) {
+            int colon = userInfo.indexOf(':');
+            if (colon < 0) {
+                throw new IllegalArgumentException(BASIC_AUTH_USER_INFO_CONFIG + " must have the form user:password");
+            }
+            return RegistryCredentials.basic(userInfo.substring(0, colon), userInfo.substring(colon + 1));
+        }
+        return RegistryCredentials.none();
+    }
+
+    private static Duration millis(Map<String, ?> config, String key, Duration fallback) {
+        Object value = config.get(key);
+        if (value == null) {
+            return fallback;
+        }
+        try {
+            long ms = value instanceof Number n ? n.longValue() : Long.parseLong(value.toString().trim());
+            return Duration.ofMillis(ms);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(key + " must be a number of milliseconds, got " + value, e);
+        }
+    }
+
+    private static String string(Map<String, ?> config, String key) {
+        Object value = config.get(key);
+        if (value == null) {
+            return null;
+        }
+        // Kafka's ConfigDef turns PASSWORD settings into Password, whose toString() is "[hidden]".
+        String text = value instanceof Password password ? password.value() : value.toString();
+        return text.isBlank() ? null : text;
+    }
+}

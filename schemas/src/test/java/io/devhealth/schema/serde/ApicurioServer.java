@@ -1,0 +1,170 @@
+package io.devhealth.schema.serde;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A real Apicurio Registry server (the Quarkus fast-jar from
+ * {@code io.apicurio:apicurio-registry-app:<version>:tar.gz:all}) run as a child process, with
+ * in-memory storage and every listener on 127.0.0.1.
+ *
+ * <p>Both the HTTP and the management interface get a free loopback port: by default the management
+ * interface listens on 0.0.0.0:9000. Readiness is the first 200 from
+ * {@code GET /apis/ccompat/v7/subjects}, the API the serde uses.
+ */
+final class ApicurioServer implements AutoCloseable {
+
+    private static final Logger LOGGER = LoggerFactory.getLogger(ApicurioServer.class);
+
+    private final Process process;
+    private final int port;
+    private final Path log;
+    private final Duration startup;
+    private final Thread shutdownHook;
+
+    private ApicurioServer(Process process, int port, Path log, Duration startup, Thread shutdownHook) {
+        this.process = process;
+        this.port = port;
+        this.log = log;
+        this.startup = startup;
+        this.shutdownHook = shutdownHook;
+    }
+
+    /**
+     * Starts the server found under {@code home} with {@code java} and waits until it answers.
+     *
+     * @throws IllegalStateException when it exits early or is not ready within {@code timeout}
+     */
+    static ApicurioServer start(Path java, Path home, Path log, Duration timeout) throws IOException, InterruptedException {
+        Path runJar = findRunJar(home);
+        int port = freePort();
+        int managementPort = freePort();
+        Path cds = log.resolveSibling("apicurio-cds.jsa");
+        List<String> command = List.of(java.toString(),
+                "-Xmx512m",
+                // A 2-core machine shared with other builds: skip C2 and reuse class data between runs.
+                "-XX:TieredStopAtLevel=1",
+                "-XX:+AutoCreateSharedArchive", "-XX:SharedArchiveFile=" + cds,
+                "-Dquarkus.http.host=127.0.0.1",
+                "-Dquarkus.http.port=" + port,
+                "-Dquarkus.management.host=127.0.0.1",
+                "-Dquarkus.management.port=" + managementPort,
+                "-jar", runJar.toString());
+        Files.createDirectories(log.getParent());
+        long begin = System.nanoTime();
+        Process process = new ProcessBuilder(command)
+                .directory(runJar.getParent().toFile())
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
+        Thread hook = new Thread(process::destroyForcibly, "apicurio-it-kill");
+        Runtime.getRuntime().addShutdownHook(hook);
+        LOGGER.info("Starting Apicurio Registry pid={} port={} managementPort={} java={} log={}", process.pid(), port,
+                managementPort, java, log);
+        try {
+            awaitReady(process, port, log, timeout);
+        } catch (RuntimeException | InterruptedException e) {
+            process.destroyForcibly();
+            Runtime.getRuntime().removeShutdownHook(hook);
+            throw e;
+        }
+        Duration startup = Duration.ofNanos(System.nanoTime() - begin);
+        LOGGER.info("Apicurio Registry ready pid={} startupMs={}", process.pid(), startup.toMillis());
+        return new ApicurioServer(process, port, log, startup, hook);
+    }
+
+    /** The Confluent-compatible API root. */
+    String ccompatUrl() {
+        return "http://127.0.0.1:" + port + "/apis/ccompat/v7";
+    }
+
+    /** From process start to the first successful ccompat answer. */
+    Duration startupTime() {
+        return startup;
+    }
+
+    Path log() {
+        return log;
+    }
+
+    @Override
+    public void close() {
+        process.destroy();
+        try {
+            if (!process.waitFor(15, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+                process.waitFor(10, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
+        }
+        try {
+            Runtime.getRuntime().removeShutdownHook(shutdownHook);
+        } catch (IllegalStateException e) {
+            // JVM already shutting down: the hook runs anyway.
+        }
+        LOGGER.info("Stopped Apicurio Registry pid={} alive={}", process.pid(), process.isAlive());
+    }
+
+    private static void awaitReady(Process process, int port, Path log, Duration timeout) throws InterruptedException {
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+        HttpRequest probe = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/apis/ccompat/v7/subjects"))
+                .timeout(Duration.ofSeconds(5)).GET().build();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (!process.isAlive()) {
+                throw new IllegalStateException("Apicurio Registry exited with code " + process.exitValue()
+                        + " before it was ready; log tail:\n" + tail(log));
+            }
+            try {
+                if (http.send(probe, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
+                    return;
+                }
+            } catch (IOException e) {
+                // Not listening yet.
+            }
+            Thread.sleep(250);
+        }
+        throw new IllegalStateException("Apicurio Registry not ready after " + timeout + "; log tail:\n" + tail(log));
+    }
+
+    private static Path findRunJar(Path home) throws IOException {
+        if (!Files.isDirectory(home)) {
+            throw new IllegalStateException("No Apicurio Registry under " + home
+                    + ": run the build through 'verify' so that maven-dependency-plugin unpacks it");
+        }
+        try (Stream<Path> files = Files.find(home, 3, (p, a) -> p.getFileName().toString().equals("quarkus-run.jar"))) {
+            return files.findFirst().orElseThrow(() -> new IllegalStateException("No quarkus-run.jar under " + home));
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return socket.getLocalPort();
+        }
+    }
+
+    static String tail(Path log) {
+        try {
+            List<String> lines = new String(Files.readAllBytes(log), StandardCharsets.UTF_8).lines().toList();
+            return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+        } catch (IOException e) {
+            return "(no log at " + log + ": " + e + ")";
+        }
+    }
+}
