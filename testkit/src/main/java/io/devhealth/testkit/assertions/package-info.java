@@ -1,0 +1,2 @@
+/** AssertJ-style domain assertions: pod status, container {@code allocatedResourcesStatus}. */
+package io.devhealth.testkit.assertions;
