@@ -1,6 +1,7 @@
 package io.devhealth.cli;
 
 import io.devhealth.cli.demo.DemoCommand;
+import io.devhealth.cli.demo.SimulateNodeCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -14,6 +15,7 @@ import picocli.CommandLine.Command;
                 ServiceCommands.Processor.class,
                 ServiceCommands.Sink.class,
                 DemoCommand.class,
+                SimulateNodeCommand.class,
                 CommandLine.HelpCommand.class
         })
 public final class Devhealth implements Runnable {

@@ -1,5 +1,6 @@
 package io.devhealth.cli.demo;
 
+import io.devhealth.schema.proto.podresources.v1.PodResources;
 import io.devhealth.testkit.kube.PodFixtures;
 import io.devhealth.testkit.kubelet.FakeKubelet;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
@@ -34,16 +35,26 @@ public record BatchJob(String namespace, String name, String container, String c
         return "claim:" + claimReference + "/" + request;
     }
 
-    /** Creates the running pod in the API server and makes the node's kubelet report its allocation. */
+    /** Creates the running pod in the API server and makes the node's kubelet report its allocation (only this one). */
     public Pod schedule(KubernetesClient client, FakeKubelet kubelet) {
-        Pod pod = PodFixtures.createRunning(client,
+        Pod pod = createRunning(client);
+        kubelet.setPods(podResources());
+        return pod;
+    }
+
+    /** Creates the pod in the API server and sets its status as the kubelet would (Running). */
+    public Pod createRunning(KubernetesClient client) {
+        return PodFixtures.createRunning(client,
                 PodFixtures.podWithClaim(namespace, name, node, container, claimReference, resourceClaim, request));
-        kubelet.setPods(FakeKubelet.pod(namespace, name)
+    }
+
+    /** The allocation the node's kubelet reports for this job through PodResources. */
+    public PodResources podResources() {
+        return FakeKubelet.pod(namespace, name)
                 .container(container)
                 .draDevice(resourceClaim, namespace, EmbeddedPipeline.DRIVER, node, device, cdiId())
                 .done()
-                .build());
-        return pod;
+                .build();
     }
 
     public Pod current(KubernetesClient client) {

@@ -1,0 +1,127 @@
+package io.devhealth.cli.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.devhealth.cli.Devhealth;
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+
+/**
+ * There is no Docker engine here, so {@code docker compose up} cannot be run in the build: this test
+ * reads docker-compose.yml (with its YAML anchors and merge keys resolved) and checks what a broken
+ * file would get wrong: unpinned images, missing health checks, dangling dependencies, commands the
+ * devhealth CLI does not accept, environment variables the services would ignore.
+ */
+class DockerComposeTest {
+
+    private static final Path COMPOSE = Path.of("..", "docker-compose.yml");
+    /** Pinned: an explicit version tag, never latest. */
+    private static final Pattern PINNED_IMAGE = Pattern.compile("^[a-z0-9./-]+:v?\\d+(\\.\\d+)*([._-][A-Za-z0-9.]+)?$");
+    /** Distroless images have no shell for a health check; their readiness is checked by another service. */
+    private static final Set<String> NO_HEALTHCHECK_BY_DESIGN = Set.of("kube-apiserver");
+
+    private static Map<String, Map<String, Object>> services;
+
+    @BeforeAll
+    @SuppressWarnings("unchecked")
+    static void load() throws IOException {
+        try (Reader reader = Files.newBufferedReader(COMPOSE)) {
+            Map<String, Object> compose = new Yaml(new LoaderOptions()).load(reader);
+            services = (Map<String, Map<String, Object>>) compose.get("services");
+        }
+    }
+
+    private static boolean runsToCompletion(Map<String, Object> service) {
+        return "no".equals(String.valueOf(service.get("restart")));
+    }
+
+    @Test
+    void shouldBringUpKafkaRegistryApiServerServicesAndASimulatedNode() {
+        assertThat(services).containsKeys("kafka", "schema-registry", "etcd", "kube-apiserver",
+                "processor", "sink", "collector", "simulated-node");
+    }
+
+    @Test
+    void shouldPinEveryImage() {
+        services.forEach((name, service) ->
+                assertThat(String.valueOf(service.get("image"))).as("image of " + name).matches(PINNED_IMAGE));
+    }
+
+    @Test
+    void shouldGiveEveryLongRunningServiceAHealthCheck() {
+        services.forEach((name, service) -> {
+            if (!runsToCompletion(service) && !NO_HEALTHCHECK_BY_DESIGN.contains(name)) {
+                assertThat(service).as("healthcheck of " + name).containsKey("healthcheck");
+                @SuppressWarnings("unchecked")
+                Map<String, Object> check = (Map<String, Object>) service.get("healthcheck");
+                assertThat(check.get("test")).as("healthcheck test of " + name).isInstanceOf(List.class);
+            }
+        });
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void shouldDependOnlyOnServicesThatCanSatisfyTheCondition() {
+        services.forEach((name, service) -> {
+            Object dependsOn = service.get("depends_on");
+            if (dependsOn == null) {
+                return;
+            }
+            ((Map<String, Map<String, String>>) dependsOn).forEach((target, spec) -> {
+                assertThat(services).as(name + " depends on " + target).containsKey(target);
+                Map<String, Object> dependency = services.get(target);
+                switch (spec.get("condition")) {
+                    case "service_healthy" -> assertThat(dependency).as(target + " must have a healthcheck").containsKey("healthcheck");
+                    case "service_completed_successfully" -> assertThat(runsToCompletion(dependency))
+                            .as(target + " must run to completion (restart: \"no\")").isTrue();
+                    case "service_started" -> { }
+                    default -> throw new AssertionError("unknown condition " + spec);
+                }
+            });
+        });
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void shouldPublishPortsOnLoopbackOnly() {
+        services.forEach((name, service) -> {
+            for (Object port : (List<Object>) service.getOrDefault("ports", List.of())) {
+                assertThat(String.valueOf(port)).as("port of " + name).startsWith("127.0.0.1:");
+            }
+        });
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void shouldRunDevhealthCommandsTheCliAcceptsWithSettingsTheServicesKnow() {
+        List<String> checked = new ArrayList<>();
+        services.forEach((name, service) -> {
+            if (!String.valueOf(service.get("image")).startsWith("devhealth:")) {
+                return;
+            }
+            List<String> command = (List<String>) service.get("command");
+            assertThat(command).as("command of " + name).isNotEmpty();
+            // Throws ParameterException for an unknown subcommand or option.
+            Devhealth.commandLine().parseArgs(command.toArray(String[]::new));
+            Map<String, Object> env = (Map<String, Object>) service.getOrDefault("environment", Map.of());
+            String subcommand = command.get(0);
+            if (ServiceEnvironment.isService(subcommand)) {
+                assertThat(ServiceEnvironment.unknownVariables(subcommand, env.keySet())).as("unknown settings of " + name).isEmpty();
+                assertThat(ServiceEnvironment.missingRequired(subcommand, env.keySet())).as("missing settings of " + name).isEmpty();
+            }
+            checked.add(name);
+        });
+        assertThat(checked).contains("processor", "sink", "collector", "simulated-node");
+    }
+}

@@ -1,0 +1,185 @@
+package io.devhealth.cli.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
+
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.apps.DaemonSet;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Renders k8s/ with the real {@code kubectl kustomize} and validates every object against the
+ * fabric8 model: a field the model does not know (a typo, a wrong nesting level) is an error, and the
+ * workloads are checked for what operators rely on (probes, resources, non-root, read-only root,
+ * settings the services actually read).
+ */
+class KubernetesManifestsTest {
+
+    private static final Set<String> CUSTOM_RESOURCE_GROUPS = Set.of("monitoring.coreos.com/v1");
+    private static List<HasMetadata> objects;
+
+    @BeforeAll
+    static void render() throws IOException, InterruptedException {
+        assumeThat(Files.isExecutable(Path.of("/usr/bin/kubectl")) || onPath("kubectl"))
+                .as("kubectl (Debian package kubernetes-client) is needed to render the kustomization").isTrue();
+        Process process = new ProcessBuilder("kubectl", "kustomize", Path.of("..", "k8s").toString())
+                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        byte[] rendered = process.getInputStream().readAllBytes();
+        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(process.exitValue()).as("kubectl kustomize exit code").isZero();
+        Object parsed = new KubernetesSerialization().unmarshal(new ByteArrayInputStream(rendered));
+        objects = parsed instanceof List<?> list ? list.stream().map(HasMetadata.class::cast).toList() : List.of((HasMetadata) parsed);
+    }
+
+    private static boolean onPath(String command) {
+        return Set.of(System.getenv().getOrDefault("PATH", "").split(":")).stream()
+                .anyMatch(dir -> Files.isExecutable(Path.of(dir, command)));
+    }
+
+    private static <T> T one(Class<T> type, String name) {
+        return objects.stream().filter(type::isInstance).map(type::cast)
+                .filter(o -> ((HasMetadata) o).getMetadata().getName().equals(name)).findFirst()
+                .orElseThrow(() -> new AssertionError("no " + type.getSimpleName() + " " + name));
+    }
+
+    @Test
+    void shouldRenderEveryKindOperatorsNeed() {
+        Set<String> kinds = objects.stream().map(HasMetadata::getKind).collect(Collectors.toSet());
+        assertThat(kinds).contains("Namespace", "DaemonSet", "StatefulSet", "Deployment", "ServiceAccount", "ClusterRole",
+                "ClusterRoleBinding", "NetworkPolicy", "PodDisruptionBudget", "FlowSchema", "PriorityLevelConfiguration",
+                "ConfigMap", "Service", "ServiceMonitor");
+    }
+
+    @Test
+    void shouldOnlyContainFieldsTheKubernetesModelKnows() {
+        for (HasMetadata object : objects) {
+            if (object instanceof GenericKubernetesResource) {
+                assertThat(CUSTOM_RESOURCE_GROUPS).as("only known custom resources are untyped: " + object.getKind())
+                        .contains(object.getApiVersion());
+                continue;
+            }
+            assertThat(unknownFields(object, object.getKind() + "/" + object.getMetadata().getName()))
+                    .as("fields the model does not know").isEmpty();
+            assertThat(object.getMetadata().getNamespace() == null || "devhealth".equals(object.getMetadata().getNamespace()))
+                    .as(object.getKind() + " namespace").isTrue();
+        }
+    }
+
+    @Test
+    void shouldRunEveryWorkloadPinnedProbedBoundedAndLocked() {
+        Map<String, PodSpec> workloads = Map.of(
+                "collector", one(DaemonSet.class, "node-collector").getSpec().getTemplate().getSpec(),
+                "processor", one(StatefulSet.class, "stream-processor").getSpec().getTemplate().getSpec(),
+                "sink", one(Deployment.class, "sink-apiserver").getSpec().getTemplate().getSpec());
+        workloads.forEach((subcommand, pod) -> {
+            Container container = pod.getContainers().get(0);
+            assertThat(container.getImage()).as(subcommand + " image").matches("ghcr.io/devhealth/devhealth:\\d+\\.\\d+\\.\\d+");
+            assertThat(container.getArgs()).as(subcommand + " args").containsExactly(subcommand);
+            assertThat(container.getReadinessProbe()).as(subcommand + " readiness").isNotNull();
+            assertThat(container.getLivenessProbe()).as(subcommand + " liveness").isNotNull();
+            assertThat(container.getResources().getRequests()).as(subcommand + " requests").containsKeys("cpu", "memory");
+            assertThat(container.getResources().getLimits()).as(subcommand + " limits").containsKey("memory");
+            assertThat(container.getSecurityContext().getAllowPrivilegeEscalation()).isFalse();
+            assertThat(container.getSecurityContext().getReadOnlyRootFilesystem()).isTrue();
+            assertThat(container.getSecurityContext().getCapabilities().getDrop()).containsExactly("ALL");
+            Set<String> env = container.getEnv().stream().map(EnvVar::getName).collect(Collectors.toSet());
+            env.addAll(configMapKeys("devhealth-kafka"));
+            assertThat(ServiceEnvironment.unknownVariables(subcommand, env)).as(subcommand + " settings it would ignore").isEmpty();
+            assertThat(ServiceEnvironment.missingRequired(subcommand, env)).as(subcommand + " required settings").isEmpty();
+        });
+        assertThat(workloads.get("processor").getSecurityContext().getRunAsNonRoot()).isTrue();
+        assertThat(workloads.get("sink").getSecurityContext().getRunAsNonRoot()).isTrue();
+    }
+
+    @Test
+    void shouldMountTheKubeletSocketsAndNvmlIntoTheCollector() {
+        DaemonSet collector = one(DaemonSet.class, "node-collector");
+        List<String> hostPaths = collector.getSpec().getTemplate().getSpec().getVolumes().stream()
+                .filter(v -> v.getHostPath() != null).map(v -> v.getHostPath().getPath()).toList();
+        assertThat(hostPaths).contains("/var/lib/kubelet/plugins_registry", "/var/lib/kubelet/plugins",
+                "/var/lib/kubelet/pod-resources", "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", "/dev");
+        assertThat(collector.getSpec().getTemplate().getSpec().getTolerations()).anySatisfy(t -> assertThat(t.getKey()).isEqualTo("nvidia.com/gpu"));
+    }
+
+    @Test
+    void shouldKeepProcessorStateOnAPersistentVolume() {
+        StatefulSet processor = one(StatefulSet.class, "stream-processor");
+        assertThat(processor.getSpec().getVolumeClaimTemplates()).extracting(c -> c.getMetadata().getName()).containsExactly("state");
+        assertThat(processor.getSpec().getTemplate().getSpec().getContainers().get(0).getVolumeMounts())
+                .anySatisfy(m -> assertThat(m.getName()).isEqualTo("state"));
+    }
+
+    private static Set<String> configMapKeys(String prefix) {
+        return objects.stream().filter(o -> o instanceof io.fabric8.kubernetes.api.model.ConfigMap)
+                .map(io.fabric8.kubernetes.api.model.ConfigMap.class::cast)
+                .filter(c -> c.getMetadata().getName().startsWith(prefix))
+                .flatMap(c -> c.getData().keySet().stream())
+                .collect(Collectors.toSet());
+    }
+
+    /** Paths of every non-empty additionalProperties map in the object graph: fields the model did not recognise. */
+    static List<String> unknownFields(Object root, String path) {
+        List<String> found = new ArrayList<>();
+        walk(root, path, found, new IdentityHashMap<>());
+        return found;
+    }
+
+    private static void walk(Object value, String path, List<String> found, Map<Object, Boolean> seen) {
+        if (value == null || seen.put(value, Boolean.TRUE) != null) {
+            return;
+        }
+        if (value instanceof Collection<?> collection) {
+            int i = 0;
+            for (Object item : collection) {
+                walk(item, path + "[" + i++ + "]", found, seen);
+            }
+            return;
+        }
+        if (value instanceof Map<?, ?> map) {
+            map.forEach((k, v) -> walk(v, path + "." + k, found, seen));
+            return;
+        }
+        if (!value.getClass().getName().startsWith("io.fabric8.kubernetes.api.model")) {
+            return;
+        }
+        for (Method method : value.getClass().getMethods()) {
+            if (method.getParameterCount() != 0 || !method.getName().startsWith("get") || method.getName().equals("getClass")) {
+                continue;
+            }
+            try {
+                Object child = method.invoke(value);
+                if (method.getName().equals("getAdditionalProperties")) {
+                    if (child instanceof Map<?, ?> extra && !extra.isEmpty()) {
+                        found.add(path + " " + extra.keySet());
+                    }
+                } else {
+                    walk(child, path + "." + method.getName().substring(3), found, seen);
+                }
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+}
