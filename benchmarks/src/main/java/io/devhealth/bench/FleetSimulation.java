@@ -1,0 +1,99 @@
+package io.devhealth.bench;
+
+import io.devhealth.schema.Topics;
+import io.devhealth.schema.avro.ClaimAllocation;
+import io.devhealth.schema.avro.ClaimDevice;
+import io.devhealth.schema.avro.ContainerAllocation;
+import io.devhealth.schema.avro.DeviceHealthReport;
+import io.devhealth.schema.avro.DeviceRef;
+import io.devhealth.schema.avro.DeviceReportEnvelope;
+import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.PodAllocation;
+import io.devhealth.schema.avro.ReportKind;
+import io.devhealth.schema.avro.SourceKind;
+import io.devhealth.schema.serde.AvroSerde;
+import io.devhealth.schema.serde.SchemaRegistryClient;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.Serializer;
+
+/**
+ * A simulated fleet's records, serialized once up front so that every stage of the benchmark reads
+ * exactly the same bytes: nodes of {@code devicesPerNode} GPUs, one pod per GPU, and a stream of
+ * device reports (keep-alives, with a configurable share of health flips).
+ */
+final class FleetSimulation {
+
+    static final String DRIVER = "gpu.bench.example";
+
+    private final int nodes;
+    private final int devicesPerNode;
+    private final double flipRate;
+    private final Random random = new Random(42);
+
+    FleetSimulation(int devices, int devicesPerNode, double flipRate) {
+        this.nodes = Math.max(1, devices / devicesPerNode);
+        this.devicesPerNode = devicesPerNode;
+        this.flipRate = flipRate;
+    }
+
+    int devices() {
+        return nodes * devicesPerNode;
+    }
+
+    static String node(int i) {
+        return "node-" + i;
+    }
+
+    List<ProducerRecord<String, byte[]>> allocations(Topics topics, SchemaRegistryClient registry) {
+        Serializer<NodeAllocations> serializer = AvroSerde.of(NodeAllocations.class, registry).serializer();
+        List<ProducerRecord<String, byte[]>> records = new ArrayList<>(nodes);
+        Instant now = Instant.now();
+        for (int n = 0; n < nodes; n++) {
+            List<PodAllocation> pods = new ArrayList<>(devicesPerNode);
+            for (int d = 0; d < devicesPerNode; d++) {
+                ClaimDevice device = ClaimDevice.newBuilder().setDriver(DRIVER).setPool(node(n)).setDevice("gpu-" + d)
+                        .setCdiIds(List.of(DRIVER + "/gpu=gpu-" + d)).build();
+                pods.add(new PodAllocation("bench", "job-" + n + "-" + d, List.of(ContainerAllocation.newBuilder().setName("main")
+                        .setClaims(List.of(new ClaimAllocation("job-" + n + "-" + d + "-gpu", "bench", List.of(device)))).build())));
+            }
+            NodeAllocations value = NodeAllocations.newBuilder().setNode(node(n)).setObservedAt(now).setPods(pods).build();
+            records.add(new ProducerRecord<>(topics.nodeAllocations(), node(n), serializer.serialize(topics.nodeAllocations(), value)));
+        }
+        return records;
+    }
+
+    /** {@code count} reports round-robin over the fleet, in per-node sequence order. */
+    List<ProducerRecord<String, byte[]>> reports(Topics topics, SchemaRegistryClient registry, int count) {
+        Serializer<DeviceReportEnvelope> serializer = AvroSerde.of(DeviceReportEnvelope.class, registry).serializer();
+        boolean[] unhealthy = new boolean[devices()];
+        long[] sequence = new long[nodes];
+        List<ProducerRecord<String, byte[]>> records = new ArrayList<>(count);
+        Instant start = Instant.now();
+        for (int i = 0; i < count; i++) {
+            int device = i % devices();
+            int n = device / devicesPerNode;
+            boolean flip = random.nextDouble() < flipRate;
+            if (flip) {
+                unhealthy[device] = !unhealthy[device];
+            }
+            DeviceHealthReport report = DeviceHealthReport.newBuilder()
+                    .setNode(node(n)).setSource(SourceKind.DRA).setSourceName(DRIVER)
+                    .setDevice(DeviceRef.newBuilder().setDriver(DRIVER).setPool(node(n)).setDevice("gpu-" + device % devicesPerNode).build())
+                    .setHealth(unhealthy[device] ? HealthStatus.UNHEALTHY : HealthStatus.HEALTHY)
+                    .setMessage(unhealthy[device] ? "XID 79: GPU has fallen off the bus" : null)
+                    .setKind(flip ? ReportKind.CHANGE : ReportKind.KEEPALIVE)
+                    .setObservedAt(start.plusMillis(i / devices() * 15_000L))
+                    .setCollectorEpoch(1)
+                    .setSequence(++sequence[n])
+                    .build();
+            records.add(new ProducerRecord<>(topics.deviceReports(), node(n),
+                    serializer.serialize(topics.deviceReports(), new DeviceReportEnvelope(report))));
+        }
+        return records;
+    }
+}

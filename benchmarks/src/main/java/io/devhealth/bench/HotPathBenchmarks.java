@@ -1,0 +1,109 @@
+package io.devhealth.bench;
+
+import io.devhealth.collector.dra.ObservedDevice;
+import io.devhealth.collector.dra.SnapshotDiff;
+import io.devhealth.processor.internals.PodStatusBuilder;
+import io.devhealth.schema.Topics;
+import io.devhealth.schema.avro.DeviceHealthReport;
+import io.devhealth.schema.avro.DeviceReportEnvelope;
+import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.PodAllocation;
+import io.devhealth.schema.avro.PodDeviceStatus;
+import io.devhealth.schema.serde.AvroSerde;
+import io.devhealth.schema.serde.SchemaRegistries;
+import io.devhealth.schema.serde.SchemaRegistryClient;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.serialization.Serializer;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * JMH microbenchmarks of the per-record hot paths: the Avro serde (Confluent framing), the collector's
+ * snapshot diff, and building a pod's status.
+ *
+ * <pre>java -cp 'benchmarks/target/benchmarks.jar:benchmarks/target/lib/*' org.openjdk.jmh.Main HotPathBenchmarks</pre>
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(1)
+public class HotPathBenchmarks {
+
+    private Serializer<DeviceReportEnvelope> serializer;
+    private Deserializer<DeviceReportEnvelope> deserializer;
+    private DeviceReportEnvelope envelope;
+    private byte[] bytes;
+    private String topic;
+    private SnapshotDiff diff;
+    private List<ObservedDevice> snapshot;
+    private PodAllocation pod;
+    private Map<String, DeviceHealthReport> health;
+    private PodDeviceStatus previous;
+
+    @Setup
+    public void setUp() {
+        Topics topics = Topics.withDefaultPrefix();
+        topic = topics.deviceReports();
+        SchemaRegistryClient registry = SchemaRegistries.inMemory("jmh");
+        FleetSimulation fleet = new FleetSimulation(8, 8, 0.0);
+        serializer = AvroSerde.of(DeviceReportEnvelope.class, registry).serializer();
+        deserializer = AvroSerde.of(DeviceReportEnvelope.class, registry).deserializer();
+        bytes = fleet.reports(topics, registry, 1).get(0).value();
+        envelope = deserializer.deserialize(topic, bytes);
+
+        diff = new SnapshotDiff("c", "node-0", FleetSimulation.DRIVER, Duration.ofDays(365), Clock.systemUTC());
+        snapshot = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            snapshot.add(new ObservedDevice("node-0", "gpu-" + i, HealthStatus.HEALTHY, "", 30));
+        }
+        diff.apply(snapshot);
+
+        NodeAllocations allocations = AvroSerde.of(NodeAllocations.class, registry).deserializer()
+                .deserialize(topics.nodeAllocations(), fleet.allocations(topics, registry).get(0).value());
+        pod = allocations.getPods().get(0);
+        health = new HashMap<>();
+        DeviceHealthReport report = (DeviceHealthReport) envelope.getPayload();
+        health.put("node-0/" + FleetSimulation.DRIVER + "/node-0/gpu-0", report);
+        previous = PodStatusBuilder.build("", "node-0", pod, health::get, null, Instant.EPOCH);
+    }
+
+    @Benchmark
+    public byte[] serializeReport() {
+        return serializer.serialize(topic, envelope);
+    }
+
+    @Benchmark
+    public DeviceReportEnvelope deserializeReport() {
+        return deserializer.deserialize(topic, bytes);
+    }
+
+    /** The steady state of a healthy node: a full snapshot in which nothing changed. */
+    @Benchmark
+    public Object diffUnchangedSnapshotOf8() {
+        return diff.apply(snapshot);
+    }
+
+    @Benchmark
+    public PodDeviceStatus buildPodStatus() {
+        return PodStatusBuilder.build("", "node-0", pod, health::get, previous, Instant.EPOCH);
+    }
+}
