@@ -5,6 +5,7 @@ import io.devhealth.collector.NodeCollector;
 import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.processor.StreamProcessorApp;
 import io.devhealth.schema.Topics;
+import io.devhealth.schema.config.ServiceConfig;
 import io.devhealth.sink.SinkApp;
 import io.devhealth.sink.SinkConfig;
 import io.devhealth.testkit.dra.DeviceState;
@@ -43,9 +44,18 @@ public final class EmbeddedPipeline implements AutoCloseable {
     /**
      * @param workDir keep it short: unix socket paths must fit in 108 bytes
      */
-    public record Options(int nodes, int devicesPerNode, SinkConfig.Mode sinkMode, Path workDir, int partitions) {
+    public record Options(int nodes, int devicesPerNode, SinkConfig.Mode sinkMode, Path workDir, int partitions, String topicPrefix) {
+        public Options(int nodes, int devicesPerNode, SinkConfig.Mode sinkMode, Path workDir, int partitions) {
+            this(nodes, devicesPerNode, sinkMode, workDir, partitions, Topics.DEFAULT_PREFIX);
+        }
+
         public static Options defaults(Path workDir) {
             return new Options(3, 4, SinkConfig.Mode.ALL, workDir, 3);
+        }
+
+        /** Pipelines sharing one broker need their own topics (each has its own in-memory schema registry). */
+        public Options withTopicPrefix(String prefix) {
+            return new Options(nodes, devicesPerNode, sinkMode, workDir, partitions, prefix);
         }
     }
 
@@ -71,17 +81,32 @@ public final class EmbeddedPipeline implements AutoCloseable {
     private final Options options;
     private final List<AutoCloseable> resources = new ArrayList<>();
     private final List<SimulatedNode> nodes = new ArrayList<>();
-    private final Topics topics = Topics.withDefaultPrefix();
+    private final Topics topics;
     private EmbeddedKafkaCluster kafka;
+    /** How every service reaches Kafka: bootstrap servers plus security settings, as Kafka client properties. */
+    private Map<String, Object> kafkaClient;
     private LocalKubernetesApi kube;
     private String registryUrl;
 
     private EmbeddedPipeline(Options options) {
         this.options = options;
+        this.topics = new Topics(options.topicPrefix());
     }
 
+    /** Starts the pipeline on a new in-process broker (PLAINTEXT), which it stops on close. */
     public static EmbeddedPipeline start(Options options) throws IOException {
+        return start(options, null, null);
+    }
+
+    /**
+     * Starts the pipeline on an existing broker, with the client settings every service uses to reach
+     * it (e.g. SASL_SSL or mTLS from {@code KafkaSecurity}); the broker is left running on close.
+     */
+    public static EmbeddedPipeline start(Options options, EmbeddedKafkaCluster kafka, Map<String, Object> kafkaClient)
+            throws IOException {
         EmbeddedPipeline pipeline = new EmbeddedPipeline(options);
+        pipeline.kafka = kafka;
+        pipeline.kafkaClient = kafkaClient;
         try {
             pipeline.startAll();
         } catch (IOException | RuntimeException e) {
@@ -93,7 +118,10 @@ public final class EmbeddedPipeline implements AutoCloseable {
 
     private void startAll() throws IOException {
         Files.createDirectories(options.workDir());
-        kafka = track(EmbeddedKafkaCluster.start());
+        if (kafka == null) {
+            kafka = track(EmbeddedKafkaCluster.start());
+            kafkaClient = kafka.clientProperties();
+        }
         kafka.createTopics(options.partitions(), topics.deviceReports(), topics.nodeAllocations(), topics.deviceInventory(),
                 topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
         kafka.createCompactedTopics(options.partitions(), topics.podDeviceStatus());
@@ -101,18 +129,16 @@ public final class EmbeddedPipeline implements AutoCloseable {
         kube = track(LocalKubernetesApi.start());
         LOGGER.info("embedded infrastructure up kafka={} kubernetes={}", kafka.bootstrapServers(), kube.url());
 
-        StreamProcessorApp processor = track(new StreamProcessorApp(new ProcessorConfig(Map.of(
-                ProcessorConfig.BOOTSTRAP_SERVERS, kafka.bootstrapServers(),
+        StreamProcessorApp processor = track(new StreamProcessorApp(new ProcessorConfig(withKafka(Map.of(
                 ProcessorConfig.SCHEMA_REGISTRY_URL, registryUrl,
                 ProcessorConfig.APPLICATION_ID, "devhealth-processor-" + UUID.randomUUID().toString().substring(0, 8),
-                ProcessorConfig.STATE_DIR, options.workDir().resolve("state").toString()))));
+                ProcessorConfig.STATE_DIR, options.workDir().resolve("state").toString())))));
         processor.start();
 
-        SinkApp sink = track(new SinkApp(new SinkConfig(Map.of(
-                SinkConfig.BOOTSTRAP_SERVERS, kafka.bootstrapServers(),
+        SinkApp sink = track(new SinkApp(new SinkConfig(withKafka(Map.of(
                 SinkConfig.SCHEMA_REGISTRY_URL, registryUrl,
                 SinkConfig.MODE, options.sinkMode().name().toLowerCase().replace('_', '-'),
-                SinkConfig.KUBERNETES_MASTER, kube.url()))));
+                SinkConfig.KUBERNETES_MASTER, kube.url())))));
         sink.start();
 
         for (int i = 1; i <= options.nodes(); i++) {
@@ -128,17 +154,25 @@ public final class EmbeddedPipeline implements AutoCloseable {
                 .healthVersions(Set.of(FakeDraDriver.V1ALPHA1))
                 .start());
         FakeKubelet kubelet = track(FakeKubelet.start(dir.resolve("kubelet.sock")));
-        NodeCollector collector = track(NodeCollector.create(new CollectorConfig(Map.of(
+        NodeCollector collector = track(NodeCollector.create(new CollectorConfig(withKafka(Map.of(
                 CollectorConfig.NODE_NAME, name,
-                CollectorConfig.BOOTSTRAP_SERVERS, kafka.bootstrapServers(),
                 CollectorConfig.SCHEMA_REGISTRY_URL, registryUrl,
                 CollectorConfig.DRA_DRIVERS, DRIVER + "=" + driver.serviceSocket(),
                 CollectorConfig.POD_RESOURCES_SOCKET, kubelet.socket().toString(),
                 CollectorConfig.POD_RESOURCES_POLL_INTERVAL, "500",
-                CollectorConfig.HEARTBEAT_INTERVAL, "2000")), Clock.systemUTC()));
+                CollectorConfig.HEARTBEAT_INTERVAL, "2000"))), Clock.systemUTC()));
         driver.report(allHealthy(name, options.devicesPerNode()));
         collector.start();
         return new SimulatedNode(name, driver, kubelet, collector);
+    }
+
+    /** A service's settings plus the Kafka client settings, as {@code kafka.*} options (ServiceConfig passes them through). */
+    private Map<String, Object> withKafka(Map<String, String> settings) {
+        Map<String, Object> all = new java.util.HashMap<>(settings);
+        // The same key in every service's configuration.
+        all.put(ProcessorConfig.TOPIC_PREFIX, options.topicPrefix());
+        kafkaClient.forEach((key, value) -> all.put(ServiceConfig.KAFKA_PREFIX + key, String.valueOf(value)));
+        return all;
     }
 
     private <T extends AutoCloseable> T track(T resource) {
@@ -164,7 +198,12 @@ public final class EmbeddedPipeline implements AutoCloseable {
     }
 
     public String bootstrapServers() {
-        return kafka.bootstrapServers();
+        return String.valueOf(kafkaClient.get("bootstrap.servers"));
+    }
+
+    /** The Kafka client settings the services use (bootstrap servers and security). */
+    public Map<String, Object> kafkaClientProperties() {
+        return Map.copyOf(kafkaClient);
     }
 
     public String schemaRegistryUrl() {

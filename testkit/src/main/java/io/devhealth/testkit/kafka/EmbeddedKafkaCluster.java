@@ -68,14 +68,17 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
 
     private final Path baseDir;
     private final int brokerPort;
+    private final Map<String, Integer> extraListenerPorts;
     private final Properties brokerProperties;
     private KafkaRaftServer server;
     private Admin admin;
     private boolean closed;
 
-    private EmbeddedKafkaCluster(Path baseDir, int brokerPort, Properties brokerProperties) {
+    private EmbeddedKafkaCluster(Path baseDir, int brokerPort, Map<String, Integer> extraListenerPorts,
+                                 Properties brokerProperties) {
         this.baseDir = baseDir;
         this.brokerPort = brokerPort;
+        this.extraListenerPorts = Map.copyOf(extraListenerPorts);
         this.brokerProperties = brokerProperties;
     }
 
@@ -98,6 +101,19 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
      * @throws IllegalStateException if the broker cannot be started
      */
     public static EmbeddedKafkaCluster start(Map<String, String> brokerOverrides) {
+        return start(brokerOverrides, List.of());
+    }
+
+    /**
+     * Formats a fresh log directory and starts a broker with additional client listeners, each on its own
+     * free port and named after its security protocol ({@code SSL}, {@code SASL_SSL},
+     * {@code SASL_PLAINTEXT}); configure them through {@code brokerOverrides} (see {@link KafkaSecurity}).
+     * The PLAINTEXT listener stays: the testkit's own admin client and inter-broker traffic use it.
+     *
+     * @param extraListeners security protocols of the extra listeners; {@link #bootstrapServers(String)} gives their addresses
+     * @return the running cluster; close it when done
+     */
+    public static EmbeddedKafkaCluster start(Map<String, String> brokerOverrides, List<String> extraListeners) {
         RuntimeException last = null;
         for (int attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
             long startNanos = System.nanoTime();
@@ -105,9 +121,13 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
             EmbeddedKafkaCluster cluster = null;
             try {
                 dir = Files.createTempDirectory("devhealth-kafka-");
-                int[] ports = freePorts(2);
-                Properties props = brokerProperties(dir, ports[0], ports[1], brokerOverrides);
-                cluster = new EmbeddedKafkaCluster(dir, ports[0], props);
+                int[] ports = freePorts(2 + extraListeners.size());
+                Map<String, Integer> extraPorts = new LinkedHashMap<>();
+                for (int i = 0; i < extraListeners.size(); i++) {
+                    extraPorts.put(extraListeners.get(i), ports[2 + i]);
+                }
+                Properties props = brokerProperties(dir, ports[0], ports[1], extraPorts, brokerOverrides);
+                cluster = new EmbeddedKafkaCluster(dir, ports[0], extraPorts, props);
                 cluster.format();
                 cluster.startServer();
                 cluster.awaitReady();
@@ -145,6 +165,19 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
     /** @return {@code 127.0.0.1:<port>}, for {@code bootstrap.servers} */
     public String bootstrapServers() {
         return HOST + ":" + brokerPort;
+    }
+
+    /**
+     * @param listener the security protocol an extra listener was started with
+     * @return {@code 127.0.0.1:<port>} of that listener
+     * @throws IllegalArgumentException if the cluster has no such listener
+     */
+    public String bootstrapServers(String listener) {
+        Integer port = extraListenerPorts.get(listener);
+        if (port == null) {
+            throw new IllegalArgumentException("no " + listener + " listener; started with " + extraListenerPorts.keySet());
+        }
+        return HOST + ":" + port;
     }
 
     /**
@@ -302,15 +335,28 @@ public final class EmbeddedKafkaCluster implements AutoCloseable {
     }
 
     static Properties brokerProperties(Path dir, int brokerPort, int controllerPort, Map<String, String> overrides) {
+        return brokerProperties(dir, brokerPort, controllerPort, Map.of(), overrides);
+    }
+
+    static Properties brokerProperties(Path dir, int brokerPort, int controllerPort, Map<String, Integer> extraListeners,
+                                       Map<String, String> overrides) {
+        StringBuilder listeners = new StringBuilder("PLAINTEXT://" + HOST + ":" + brokerPort + ",CONTROLLER://" + HOST + ":" + controllerPort);
+        StringBuilder advertised = new StringBuilder("PLAINTEXT://" + HOST + ":" + brokerPort);
+        StringBuilder protocols = new StringBuilder("PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+        extraListeners.forEach((name, port) -> {
+            listeners.append(',').append(name).append("://").append(HOST).append(':').append(port);
+            advertised.append(',').append(name).append("://").append(HOST).append(':').append(port);
+            protocols.append(',').append(name).append(':').append(name);
+        });
         Map<String, String> p = new LinkedHashMap<>();
         p.put("process.roles", "broker,controller");
         p.put("node.id", Integer.toString(NODE_ID));
         p.put("controller.quorum.voters", NODE_ID + "@" + HOST + ":" + controllerPort);
-        p.put("listeners", "PLAINTEXT://" + HOST + ":" + brokerPort + ",CONTROLLER://" + HOST + ":" + controllerPort);
-        p.put("advertised.listeners", "PLAINTEXT://" + HOST + ":" + brokerPort);
+        p.put("listeners", listeners.toString());
+        p.put("advertised.listeners", advertised.toString());
         p.put("controller.listener.names", "CONTROLLER");
         p.put("inter.broker.listener.name", "PLAINTEXT");
-        p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+        p.put("listener.security.protocol.map", protocols.toString());
         p.put("log.dirs", dir.resolve("data").toString());
         // One node: nothing can be replicated.
         p.put("default.replication.factor", "1");

@@ -1,0 +1,144 @@
+package io.devhealth.cli.security;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.classic.spi.ThrowableProxyUtil;
+import ch.qos.logback.core.read.ListAppender;
+import io.devhealth.cli.demo.BatchJob;
+import io.devhealth.cli.demo.EmbeddedPipeline;
+import io.devhealth.sink.SinkConfig;
+import io.devhealth.testkit.dra.DeviceState;
+import io.devhealth.testkit.kafka.EmbeddedKafkaCluster;
+import io.devhealth.testkit.kafka.KafkaSecurity;
+import io.fabric8.kubernetes.api.model.ResourceHealth;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Every Kafka client of every service (the collector's producer, the processor's Streams clients, the
+ * sink's consumer) runs over authenticated, encrypted listeners — SASL_SSL with SCRAM-SHA-512, and
+ * SSL with client certificates — configured only through the {@code kafka.*} pass-through settings
+ * (DEVHEALTH_KAFKA_* in deployments). And no secret ever reaches the logs.
+ */
+class SecuredPipelineIT {
+
+    private static Path dir;
+    private static KafkaSecurity security;
+    private static EmbeddedKafkaCluster kafka;
+    private static final ListAppender<ILoggingEvent> LOGS = new ListAppender<>();
+    private static final Map<String, Level> SAVED_LEVELS = new HashMap<>();
+
+    @BeforeAll
+    static void startSecuredBroker() throws Exception {
+        // Log what production logs at INFO (client configurations, connections) and our own DEBUG.
+        LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
+        for (String name : List.of("org.apache.kafka", "io.devhealth")) {
+            Logger logger = context.getLogger(name);
+            SAVED_LEVELS.put(name, logger.getLevel());
+            logger.setLevel(name.equals("io.devhealth") ? Level.DEBUG : Level.INFO);
+        }
+        LOGS.setContext(context);
+        LOGS.start();
+        context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).addAppender(LOGS);
+
+        dir = Files.createTempDirectory("dh-sec");
+        security = KafkaSecurity.create(dir.resolve("tls"));
+        kafka = EmbeddedKafkaCluster.start(security.brokerOverrides(), KafkaSecurity.LISTENERS);
+    }
+
+    @AfterAll
+    static void stop() {
+        if (kafka != null) {
+            kafka.close();
+        }
+        LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
+        context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).detachAppender(LOGS);
+        SAVED_LEVELS.forEach((name, level) -> context.getLogger(name).setLevel(level));
+    }
+
+    @Test
+    void shouldRunThePipelineOverScramAndKeepSecretsOutOfTheLogs() throws Exception {
+        String password = KafkaSecurity.randomSecret();
+        security.createScramUser(kafka, "devhealth", password);
+        runSkeletonScenario(security.scramClient(kafka, "devhealth", password), "scram");
+
+        assertNoSecretsLogged(List.of(password));
+    }
+
+    @Test
+    void shouldRunThePipelineOverMutualTls() throws Exception {
+        runSkeletonScenario(security.mtlsClient(kafka), "mtls");
+
+        assertNoSecretsLogged(List.of());
+    }
+
+    @Test
+    void shouldRejectClientsWithTheWrongPasswordOrNoCertificate() {
+        security.createScramUser(kafka, "someone", KafkaSecurity.randomSecret());
+        Map<String, Object> wrongPassword = new HashMap<>(security.scramClient(kafka, "someone", "not-the-password"));
+        assertThatThrownBy(() -> describeCluster(wrongPassword))
+                .hasRootCauseInstanceOf(org.apache.kafka.common.errors.SaslAuthenticationException.class);
+
+        Map<String, Object> noCertificate = new HashMap<>(security.mtlsClient(kafka));
+        noCertificate.remove("ssl.keystore.location");
+        noCertificate.remove("ssl.keystore.password");
+        noCertificate.remove("ssl.key.password");
+        noCertificate.remove("ssl.keystore.type");
+        assertThatThrownBy(() -> describeCluster(noCertificate)).isInstanceOf(ExecutionException.class);
+    }
+
+    private static void describeCluster(Map<String, Object> client) throws Exception {
+        Map<String, Object> props = new HashMap<>(client);
+        props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 10_000);
+        props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
+        try (Admin admin = Admin.create(props)) {
+            admin.describeCluster().nodes().get();
+        }
+    }
+
+    private static void runSkeletonScenario(Map<String, Object> client, String name) throws Exception {
+        EmbeddedPipeline.Options options = new EmbeddedPipeline.Options(1, 1, SinkConfig.Mode.ALL, dir.resolve(name), 1)
+                .withTopicPrefix("devhealth-" + name + ".");
+        try (EmbeddedPipeline pipeline = EmbeddedPipeline.start(options, kafka, client)) {
+            EmbeddedPipeline.SimulatedNode node = pipeline.nodes().get(0);
+            BatchJob job = BatchJob.onDevice("ml", "train-" + name, node.name(), EmbeddedPipeline.SimulatedNode.device(0));
+            job.schedule(pipeline.kubernetes(), node.kubelet());
+            node.driver().report(DeviceState.unhealthy(node.pool(), job.device(), "XID 79: GPU has fallen off the bus"));
+
+            await(name + ": Unhealthy in pod status").atMost(Duration.ofSeconds(90)).until(() ->
+                    job.deviceHealth(pipeline.kubernetes()).map(ResourceHealth::getHealth).orElse(""), "Unhealthy"::equals);
+        }
+    }
+
+    private static void assertNoSecretsLogged(List<String> extraSecrets) {
+        List<String> secrets = new ArrayList<>(security.secrets());
+        secrets.addAll(extraSecrets);
+        List<ILoggingEvent> events = List.copyOf(LOGS.list);
+        assertThat(events).as("the run logged something to scan").hasSizeGreaterThan(20);
+        for (ILoggingEvent event : events) {
+            String text = event.getFormattedMessage()
+                    + (event.getThrowableProxy() == null ? "" : ThrowableProxyUtil.asString(event.getThrowableProxy()));
+            for (String secret : secrets) {
+                assertThat(text).as("log line of " + event.getLoggerName()).doesNotContain(secret);
+            }
+        }
+    }
+}
