@@ -1,22 +1,33 @@
 package io.devhealth.processor;
 
 import io.devhealth.schema.serde.SchemaRegistries;
+import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
 import java.util.Properties;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Runs the {@link DeviceHealthTopology} with Kafka Streams. */
+/** Runs the {@link DeviceHealthTopology} with Kafka Streams, and the query API next to it. */
 public final class StreamProcessorApp implements AutoCloseable {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(StreamProcessorApp.class);
 
+    private final PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final KafkaStreams streams;
+    private final KafkaStreamsMetrics streamsMetrics;
 
     public StreamProcessorApp(ProcessorConfig config) {
         ProcessorSerdes serdes = ProcessorSerdes.over(SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals()));
-        this.streams = new KafkaStreams(DeviceHealthTopology.build(config.topics(), serdes), streamsProperties(config));
+        Properties props = streamsProperties(config);
+        DeadLetterHandler.configure(props, config.topics().deadLetters(), serdes.deadLetters().serializer(), meters);
+        this.streams = new KafkaStreams(DeviceHealthTopology.build(config.topics(), serdes, config.topologyOptions(meters)), props);
+        this.streamsMetrics = new KafkaStreamsMetrics(streams);
+        streamsMetrics.bindTo(meters);
     }
 
     /** Kafka Streams settings; shared with tests so they run what production runs. */
@@ -30,13 +41,17 @@ public final class StreamProcessorApp implements AutoCloseable {
         props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, config.commitIntervalMs());
         // The 5.0 default, opted into now (and silences the 4.x warning).
         props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
+        props.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, BoundedMemoryRocksDbConfig.class.getName());
+        RocksDbMemoryBudget memory = config.rocksDbMemory();
+        props.put(BoundedMemoryRocksDbConfig.TOTAL_BYTES_CONFIG, Long.toString(memory.totalBytes()));
+        props.put(BoundedMemoryRocksDbConfig.MEMTABLE_RATIO_CONFIG, Double.toString(memory.memtableRatio()));
         return props;
     }
 
     public void start() {
         streams.setUncaughtExceptionHandler(error -> {
             LOGGER.error("stream thread failed, replacing it error=\"{}\"", error.toString(), error);
-            return org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
+            return StreamThreadExceptionResponse.REPLACE_THREAD;
         });
         streams.start();
         LOGGER.info("processor started");
@@ -46,8 +61,14 @@ public final class StreamProcessorApp implements AutoCloseable {
         return streams;
     }
 
+    public PrometheusMeterRegistry meters() {
+        return meters;
+    }
+
     @Override
     public void close() {
-        streams.close(java.time.Duration.ofSeconds(10));
+        streams.close(Duration.ofSeconds(10));
+        streamsMetrics.close();
+        meters.close();
     }
 }
