@@ -35,7 +35,9 @@ class SilenceClockTest {
 
         assertThat(clock.tick(80_000)).as("59 s without a tick").isFalse();
         assertThat(clock.nodeNow("n", 0, 85_000)).as("within the grace").isZero();
-        assertThat(clock.tick(91_000)).isTrue();
+        for (long wall = 81_000; wall <= 91_000; wall += 1_000) {
+            assertThat(clock.tick(wall)).isTrue();
+        }
         assertThat(clock.nodeNow("n", 0, 95_000)).isEqualTo(5_000);
     }
 }
