@@ -4,11 +4,16 @@ import io.devhealth.schema.serde.SchemaRegistries;
 import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.devhealth.processor.query.QueryServer;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Properties;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
+import org.apache.kafka.streams.state.HostInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -20,14 +25,37 @@ public final class StreamProcessorApp implements AutoCloseable {
     private final PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final KafkaStreams streams;
     private final KafkaStreamsMetrics streamsMetrics;
+    private final QueryServer queryServer;
+    private final HostInfo advertised;
 
     public StreamProcessorApp(ProcessorConfig config) {
         ProcessorSerdes serdes = ProcessorSerdes.over(SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals()));
         Properties props = streamsProperties(config);
         DeadLetterHandler.configure(props, config.topics().deadLetters(), serdes.deadLetters().serializer(), meters);
-        this.streams = new KafkaStreams(DeviceHealthTopology.build(config.topics(), serdes, config.topologyOptions(meters)), props);
+        // The query port is bound first: with port 0 its number is known only then, and Streams must advertise it.
+        this.queryServer = QueryServer.bind(config.queryBindAddress(), config.queryPort(), Clock.systemUTC());
+        this.advertised = new HostInfo(advertisedHost(config), queryServer.port());
+        props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, advertised.host() + ":" + advertised.port());
+        try {
+            this.streams = new KafkaStreams(DeviceHealthTopology.build(config.topics(), serdes, config.topologyOptions(meters)), props);
+        } catch (RuntimeException e) {
+            queryServer.close();
+            throw e;
+        }
         this.streamsMetrics = new KafkaStreamsMetrics(streams);
         streamsMetrics.bindTo(meters);
+    }
+
+    private static String advertisedHost(ProcessorConfig config) {
+        if (!config.queryAdvertisedHost().isEmpty()) {
+            return config.queryAdvertisedHost();
+        }
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (UnknownHostException e) {
+            LOGGER.warn("host name unknown, advertising loopback for queries error=\"{}\"", e.toString());
+            return "127.0.0.1";
+        }
     }
 
     /** Kafka Streams settings; shared with tests so they run what production runs. */
@@ -54,11 +82,17 @@ public final class StreamProcessorApp implements AutoCloseable {
             return StreamThreadExceptionResponse.REPLACE_THREAD;
         });
         streams.start();
-        LOGGER.info("processor started");
+        queryServer.serve(streams, meters, advertised);
+        LOGGER.info("processor started queryPort={}", queryServer.port());
     }
 
     public KafkaStreams streams() {
         return streams;
+    }
+
+    /** Where this instance's query API listens (the port is the bound one when 0 was configured). */
+    public HostInfo queryAddress() {
+        return advertised;
     }
 
     public PrometheusMeterRegistry meters() {
@@ -67,6 +101,7 @@ public final class StreamProcessorApp implements AutoCloseable {
 
     @Override
     public void close() {
+        queryServer.close();
         streams.close(Duration.ofSeconds(10));
         streamsMetrics.close();
         meters.close();
