@@ -14,6 +14,7 @@ import picocli.CommandLine.Command;
                 ServiceCommands.Processor.class,
                 ServiceCommands.Sink.class,
                 DemoCommand.class,
+                QueryCommand.class,
                 CommandLine.HelpCommand.class
         })
 public final class Devhealth implements Runnable {
