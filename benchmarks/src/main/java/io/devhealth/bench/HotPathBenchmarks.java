@@ -2,7 +2,10 @@ package io.devhealth.bench;
 
 import io.devhealth.collector.dra.ObservedDevice;
 import io.devhealth.collector.dra.SnapshotDiff;
+import io.devhealth.processor.internals.DeviceHealthMerger;
+import io.devhealth.processor.internals.DeviceState;
 import io.devhealth.processor.internals.PodStatusBuilder;
+import io.devhealth.processor.internals.SourceReport;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceReportEnvelope;
@@ -10,6 +13,7 @@ import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.PodAllocation;
 import io.devhealth.schema.avro.PodDeviceStatus;
+import io.devhealth.schema.avro.SourceKind;
 import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.schema.serde.SchemaRegistryClient;
@@ -36,7 +40,7 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * JMH microbenchmarks of the per-record hot paths: the Avro serde (Confluent framing), the collector's
- * snapshot diff, and building a pod's status.
+ * snapshot diff, the merge of sources, and building a pod's status.
  *
  * <pre>java -cp 'benchmarks/target/benchmarks.jar:benchmarks/target/lib/*' org.openjdk.jmh.Main HotPathBenchmarks</pre>
  */
@@ -56,7 +60,8 @@ public class HotPathBenchmarks {
     private SnapshotDiff diff;
     private List<ObservedDevice> snapshot;
     private PodAllocation pod;
-    private Map<String, DeviceHealthReport> health;
+    private Map<String, DeviceState> health;
+    private List<SourceReport> sources;
     private PodDeviceStatus previous;
 
     @Setup
@@ -82,7 +87,12 @@ public class HotPathBenchmarks {
         pod = allocations.getPods().get(0);
         health = new HashMap<>();
         DeviceHealthReport report = (DeviceHealthReport) envelope.getPayload();
-        health.put("node-0/" + FleetSimulation.DRIVER + "/node-0/gpu-0", report);
+        SourceReport dra = new SourceReport(SourceKind.DRA, FleetSimulation.DRIVER, HealthStatus.HEALTHY, null, null, 0L, 0L, 30_000L);
+        SourceReport nvml = new SourceReport(SourceKind.NVML, "nvml", HealthStatus.UNHEALTHY, "XID 48", "XID-48", 0L, 1_000L, 30_000L);
+        sources = List.of(dra, nvml);
+        health.put("node-0/" + FleetSimulation.DRIVER + "/node-0/gpu-0",
+                DeviceState.empty("", "node-0", report.getDevice()).withSource(dra)
+                        .withEffective(DeviceHealthMerger.merge(List.of(dra), 1_000L), 1_000L));
         previous = PodStatusBuilder.build("", "node-0", pod, health::get, null, Instant.EPOCH);
     }
 
@@ -100,6 +110,12 @@ public class HotPathBenchmarks {
     @Benchmark
     public Object diffUnchangedSnapshotOf8() {
         return diff.apply(snapshot);
+    }
+
+    /** Two sources on one device, one of them Unhealthy: the merge on every report. */
+    @Benchmark
+    public Object mergeTwoSources() {
+        return DeviceHealthMerger.merge(sources, 2_000L);
     }
 
     @Benchmark

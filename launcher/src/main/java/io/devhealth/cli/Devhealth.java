@@ -16,6 +16,7 @@ import picocli.CommandLine.Command;
                 ServiceCommands.Sink.class,
                 DemoCommand.class,
                 SimulateNodeCommand.class,
+                QueryCommand.class,
                 CommandLine.HelpCommand.class
         })
 public final class Devhealth implements Runnable {

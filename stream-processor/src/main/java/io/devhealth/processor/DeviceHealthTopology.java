@@ -2,7 +2,11 @@ package io.devhealth.processor;
 
 import io.devhealth.processor.internals.AllocationsProcessor;
 import io.devhealth.processor.internals.DeviceReportProcessor;
+import io.devhealth.processor.internals.DeviceState;
+import io.devhealth.processor.internals.JsonSerde;
+import io.devhealth.processor.internals.NodeState;
 import io.devhealth.schema.Topics;
+import java.time.Duration;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.state.Stores;
@@ -13,12 +17,22 @@ import org.apache.kafka.streams.state.Stores;
  * <p>All inputs are keyed by node and co-partitioned, so every fact about one node meets in one task
  * and its stores: no repartition topic. Outputs are re-keyed by pod (pod-device-status) and by
  * device (health-transitions) on the way out.
+ *
+ * <p>Stores (RocksDB, changelogged): {@value #DEVICE_STATE_STORE} (per device: latest report per
+ * source, merged health, deadline), {@value #NODE_STATE_STORE} (per node: its clock, de-duplication
+ * watermarks, source liveness), {@value #NODE_ALLOCATIONS_STORE}, {@value #POD_STATUS_STORE} (last
+ * emitted status per pod), and two time-indexed history stores kept for the retention window:
+ * {@value #DEVICE_HISTORY_STORE} (every transition per device) and {@value #POD_HISTORY_STORE}
+ * (every emitted status per pod, including after the pod ended).
  */
 public final class DeviceHealthTopology {
 
     public static final String DEVICE_STATE_STORE = "device-state";
+    public static final String NODE_STATE_STORE = "node-state";
     public static final String NODE_ALLOCATIONS_STORE = "node-allocations";
     public static final String POD_STATUS_STORE = "pod-status";
+    public static final String DEVICE_HISTORY_STORE = "device-history";
+    public static final String POD_HISTORY_STORE = "pod-history";
 
     static final String REPORTS_SOURCE = "device-reports-source";
     static final String ALLOCATIONS_SOURCE = "node-allocations-source";
@@ -27,24 +41,41 @@ public final class DeviceHealthTopology {
     public static final String POD_STATUS_SINK = "pod-device-status-sink";
     public static final String TRANSITIONS_SINK = "health-transitions-sink";
 
+    /** History entries are points in time; the window size only has to be positive. */
+    private static final Duration HISTORY_WINDOW = Duration.ofMillis(1);
+
     private DeviceHealthTopology() {}
 
+    /** The topology with default behaviour settings. */
     public static Topology build(Topics topics, ProcessorSerdes serdes) {
+        return build(topics, serdes, TopologyOptions.defaults());
+    }
+
+    public static Topology build(Topics topics, ProcessorSerdes serdes, TopologyOptions options) {
         Topology topology = new Topology();
         topology.addSource(REPORTS_SOURCE, Serdes.String().deserializer(), serdes.deviceReports().deserializer(),
                 topics.deviceReports());
         topology.addSource(ALLOCATIONS_SOURCE, Serdes.String().deserializer(), serdes.nodeAllocations().deserializer(),
                 topics.nodeAllocations());
 
-        topology.addProcessor(REPORTS_PROCESSOR, DeviceReportProcessor::new, REPORTS_SOURCE);
-        topology.addProcessor(ALLOCATIONS_PROCESSOR, AllocationsProcessor::new, ALLOCATIONS_SOURCE);
+        topology.addProcessor(REPORTS_PROCESSOR, () -> new DeviceReportProcessor(options), REPORTS_SOURCE);
+        topology.addProcessor(ALLOCATIONS_PROCESSOR, () -> new AllocationsProcessor(options), ALLOCATIONS_SOURCE);
 
+        String[] both = {REPORTS_PROCESSOR, ALLOCATIONS_PROCESSOR};
         topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(DEVICE_STATE_STORE),
-                Serdes.String(), serdes.deviceState()), REPORTS_PROCESSOR, ALLOCATIONS_PROCESSOR);
+                Serdes.String(), JsonSerde.of(DeviceState.class)), both);
+        topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(NODE_STATE_STORE),
+                Serdes.String(), JsonSerde.of(NodeState.class)), both);
         topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(NODE_ALLOCATIONS_STORE),
-                Serdes.String(), serdes.nodeAllocations()), REPORTS_PROCESSOR, ALLOCATIONS_PROCESSOR);
+                Serdes.String(), serdes.nodeAllocations()), both);
         topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(POD_STATUS_STORE),
-                Serdes.String(), serdes.podDeviceStatus()), REPORTS_PROCESSOR, ALLOCATIONS_PROCESSOR);
+                Serdes.String(), serdes.podDeviceStatus()), both);
+        topology.addStateStore(Stores.windowStoreBuilder(
+                Stores.persistentWindowStore(DEVICE_HISTORY_STORE, options.historyRetention(), HISTORY_WINDOW, true),
+                Serdes.String(), serdes.healthTransitions()), both);
+        topology.addStateStore(Stores.windowStoreBuilder(
+                Stores.persistentWindowStore(POD_HISTORY_STORE, options.historyRetention(), HISTORY_WINDOW, true),
+                Serdes.String(), serdes.podDeviceStatus()), both);
 
         topology.addSink(POD_STATUS_SINK, topics.podDeviceStatus(), Serdes.String().serializer(),
                 serdes.podDeviceStatus().serializer(), REPORTS_PROCESSOR, ALLOCATIONS_PROCESSOR);

@@ -1,6 +1,6 @@
 package io.devhealth.processor;
 
-import io.devhealth.schema.avro.DeviceHealthReport;
+import io.devhealth.schema.avro.DeadLetter;
 import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.NodeAllocations;
@@ -9,20 +9,20 @@ import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.SchemaRegistryClient;
 import org.apache.kafka.common.serialization.Serde;
 
-/** The serdes of every topic and store of the topology, all over one schema registry. */
+/** The serdes of every topic of the topology (and the stores that hold topic records), all over one schema registry. */
 public record ProcessorSerdes(
         Serde<DeviceReportEnvelope> deviceReports,
         Serde<NodeAllocations> nodeAllocations,
-        Serde<DeviceHealthReport> deviceState,
         Serde<PodDeviceStatus> podDeviceStatus,
-        Serde<HealthTransition> healthTransitions) {
+        Serde<HealthTransition> healthTransitions,
+        Serde<DeadLetter> deadLetters) {
 
     public static ProcessorSerdes over(SchemaRegistryClient registry) {
         return new ProcessorSerdes(
                 AvroSerde.of(DeviceReportEnvelope.class, registry),
                 AvroSerde.of(NodeAllocations.class, registry),
-                AvroSerde.of(DeviceHealthReport.class, registry),
                 AvroSerde.of(PodDeviceStatus.class, registry),
-                AvroSerde.of(HealthTransition.class, registry));
+                AvroSerde.of(HealthTransition.class, registry),
+                AvroSerde.of(DeadLetter.class, registry));
     }
 }

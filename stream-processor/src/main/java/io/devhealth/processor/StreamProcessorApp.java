@@ -1,22 +1,61 @@
 package io.devhealth.processor;
 
 import io.devhealth.schema.serde.SchemaRegistries;
+import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.devhealth.processor.query.QueryServer;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Clock;
+import java.time.Duration;
 import java.util.Properties;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
+import org.apache.kafka.streams.state.HostInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Runs the {@link DeviceHealthTopology} with Kafka Streams. */
+/** Runs the {@link DeviceHealthTopology} with Kafka Streams, and the query API next to it. */
 public final class StreamProcessorApp implements AutoCloseable {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(StreamProcessorApp.class);
 
+    private final PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final KafkaStreams streams;
+    private final KafkaStreamsMetrics streamsMetrics;
+    private final QueryServer queryServer;
+    private final HostInfo advertised;
 
     public StreamProcessorApp(ProcessorConfig config) {
         ProcessorSerdes serdes = ProcessorSerdes.over(SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals()));
-        this.streams = new KafkaStreams(DeviceHealthTopology.build(config.topics(), serdes), streamsProperties(config));
+        Properties props = streamsProperties(config);
+        DeadLetterHandler.configure(props, config.topics().deadLetters(), serdes.deadLetters().serializer(), meters);
+        // The query port is bound first: with port 0 its number is known only then, and Streams must advertise it.
+        this.queryServer = QueryServer.bind(config.queryBindAddress(), config.queryPort(), Clock.systemUTC());
+        this.advertised = new HostInfo(advertisedHost(config), queryServer.port());
+        props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, advertised.host() + ":" + advertised.port());
+        try {
+            this.streams = new KafkaStreams(DeviceHealthTopology.build(config.topics(), serdes, config.topologyOptions(meters)), props);
+        } catch (RuntimeException e) {
+            queryServer.close();
+            throw e;
+        }
+        this.streamsMetrics = new KafkaStreamsMetrics(streams);
+        streamsMetrics.bindTo(meters);
+    }
+
+    private static String advertisedHost(ProcessorConfig config) {
+        if (!config.queryAdvertisedHost().isEmpty()) {
+            return config.queryAdvertisedHost();
+        }
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (UnknownHostException e) {
+            LOGGER.warn("host name unknown, advertising loopback for queries error=\"{}\"", e.toString());
+            return "127.0.0.1";
+        }
     }
 
     /** Kafka Streams settings; shared with tests so they run what production runs. */
@@ -30,24 +69,41 @@ public final class StreamProcessorApp implements AutoCloseable {
         props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, config.commitIntervalMs());
         // The 5.0 default, opted into now (and silences the 4.x warning).
         props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
+        props.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, BoundedMemoryRocksDbConfig.class.getName());
+        RocksDbMemoryBudget memory = config.rocksDbMemory();
+        props.put(BoundedMemoryRocksDbConfig.TOTAL_BYTES_CONFIG, Long.toString(memory.totalBytes()));
+        props.put(BoundedMemoryRocksDbConfig.MEMTABLE_RATIO_CONFIG, Double.toString(memory.memtableRatio()));
         return props;
     }
 
     public void start() {
         streams.setUncaughtExceptionHandler(error -> {
             LOGGER.error("stream thread failed, replacing it error=\"{}\"", error.toString(), error);
-            return org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
+            return StreamThreadExceptionResponse.REPLACE_THREAD;
         });
         streams.start();
-        LOGGER.info("processor started");
+        queryServer.serve(streams, meters, advertised);
+        LOGGER.info("processor started queryPort={}", queryServer.port());
     }
 
     public KafkaStreams streams() {
         return streams;
     }
 
+    /** Where this instance's query API listens (the port is the bound one when 0 was configured). */
+    public HostInfo queryAddress() {
+        return advertised;
+    }
+
+    public PrometheusMeterRegistry meters() {
+        return meters;
+    }
+
     @Override
     public void close() {
-        streams.close(java.time.Duration.ofSeconds(10));
+        queryServer.close();
+        streams.close(Duration.ofSeconds(10));
+        streamsMetrics.close();
+        meters.close();
     }
 }

@@ -87,6 +87,7 @@ public final class EmbeddedPipeline implements AutoCloseable {
     private Map<String, Object> kafkaClient;
     private LocalKubernetesApi kube;
     private String registryUrl;
+    private StreamProcessorApp processor;
 
     private EmbeddedPipeline(Options options) {
         this.options = options;
@@ -129,10 +130,14 @@ public final class EmbeddedPipeline implements AutoCloseable {
         kube = track(LocalKubernetesApi.start());
         LOGGER.info("embedded infrastructure up kafka={} kubernetes={}", kafka.bootstrapServers(), kube.url());
 
-        StreamProcessorApp processor = track(new StreamProcessorApp(new ProcessorConfig(withKafka(Map.of(
+        processor = track(new StreamProcessorApp(new ProcessorConfig(withKafka(Map.of(
                 ProcessorConfig.SCHEMA_REGISTRY_URL, registryUrl,
                 ProcessorConfig.APPLICATION_ID, "devhealth-processor-" + UUID.randomUUID().toString().substring(0, 8),
-                ProcessorConfig.STATE_DIR, options.workDir().resolve("state").toString())))));
+                ProcessorConfig.STATE_DIR, options.workDir().resolve("state").toString(),
+                // Several pipelines can share a machine (tests, demos): an ephemeral loopback port each.
+                ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1",
+                ProcessorConfig.QUERY_PORT, "0",
+                ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1")))));
         processor.start();
 
         SinkApp sink = track(new SinkApp(new SinkConfig(withKafka(Map.of(
@@ -204,6 +209,11 @@ public final class EmbeddedPipeline implements AutoCloseable {
     /** The Kafka client settings the services use (bootstrap servers and security). */
     public Map<String, Object> kafkaClientProperties() {
         return Map.copyOf(kafkaClient);
+    }
+
+    /** The processor's post-mortem query API, for {@code devhealth query --server}. */
+    public String queryUrl() {
+        return "http://127.0.0.1:" + processor.queryAddress().port();
     }
 
     public String schemaRegistryUrl() {

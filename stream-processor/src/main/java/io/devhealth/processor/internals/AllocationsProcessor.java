@@ -1,6 +1,8 @@
 package io.devhealth.processor.internals;
 
+import io.devhealth.processor.TopologyOptions;
 import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.PodAllocation;
 import org.apache.kafka.streams.processor.api.Record;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -10,15 +12,36 @@ public final class AllocationsProcessor extends NodeStateProcessor<NodeAllocatio
 
     private static final Logger LOGGER = LoggerFactory.getLogger(AllocationsProcessor.class);
 
+    public AllocationsProcessor(TopologyOptions options) {
+        super(options);
+    }
+
+    @Override
+    String inputName() {
+        return "node-allocations";
+    }
+
     @Override
     public void process(Record<String, NodeAllocations> record) {
+        String node = required(record.key(), "record key (node name)");
         NodeAllocations snapshot = record.value();
-        if (record.key() == null || snapshot == null) {
-            LOGGER.warn("allocations record without key or value skipped key={}", record.key());
+        if (snapshot == null) {
+            throw new InvalidInputException("node-allocations record without value for node " + node);
+        }
+        for (PodAllocation pod : snapshot.getPods()) {
+            required(pod.getNamespace(), "pod namespace");
+            required(pod.getName(), "pod name");
+        }
+        NodeState state = node(node, snapshot.getCluster());
+        if (!state.allocations().admits(snapshot.getCollectorEpoch(), snapshot.getSequence())) {
+            countDuplicate();
+            LOGGER.debug("duplicate allocations dropped node={} epoch={} sequence={}", node, snapshot.getCollectorEpoch(),
+                    snapshot.getSequence());
             return;
         }
-        allocations.put(record.key(), snapshot);
+        nodeState.put(node, state.withAllocations(state.allocations().advance(snapshot.getCollectorEpoch(), snapshot.getSequence())));
+        allocations.put(node, snapshot);
         // Pods that left the node keep their last status: it is the post-mortem record.
-        refreshPods(record.key(), pod -> true, record.timestamp());
+        refreshPods(node, pod -> true, record.timestamp());
     }
 }

@@ -1,89 +1,265 @@
 package io.devhealth.processor.internals;
 
 import io.devhealth.processor.DeviceHealthTopology;
+import io.devhealth.processor.TopologyOptions;
 import io.devhealth.schema.avro.DeviceHealthReport;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.DeviceRef;
+import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.NodeHeartbeat;
 import io.devhealth.schema.avro.PodAllocation;
 import io.devhealth.schema.avro.PodRef;
 import io.devhealth.schema.avro.ReportKind;
 import io.devhealth.schema.avro.Severity;
+import io.devhealth.schema.avro.SourceState;
+import io.micrometer.core.instrument.Counter;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueIterator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Applies device reports: keeps the latest per device, and on a change of health emits one
- * HealthTransition and the new status of every pod using the device.
+ * Applies device reports and node heartbeats, and expires silent sources.
+ *
+ * <p>Per device it keeps the latest report of every source and merges them
+ * ({@link DeviceHealthMerger}); every change of the merged health emits exactly one
+ * HealthTransition, is kept in the device's history, and re-emits the status of every pod using the
+ * device. Silence is judged on the node's own clock ({@link SilenceClock}): from the records of the
+ * node as they are processed (stream time, so a replayed backlog expires exactly what was silent
+ * then), and by a wall-clock punctuator that extrapolates the node's clock while it is quiet, so
+ * that a device whose source stopped talking turns Unknown within about a second of its deadline.
  */
 public final class DeviceReportProcessor extends NodeStateProcessor<DeviceReportEnvelope> {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(DeviceReportProcessor.class);
+    private static final StringSerializer KEYS = new StringSerializer();
+
+    /** Node → the earliest deadline among its devices; absent = not known, compute from the store. */
+    private final Map<String, Long> nextDeadline = new HashMap<>();
+    private final Map<HealthStatus, Counter> transitionCounters = new EnumMap<>(HealthStatus.class);
+    private SilenceClock clock;
+
+    public DeviceReportProcessor(TopologyOptions options) {
+        super(options);
+    }
+
+    @Override
+    String inputName() {
+        return "device-reports";
+    }
+
+    @Override
+    public void init(ProcessorContext<String, Object> context) {
+        super.init(context);
+        for (HealthStatus to : HealthStatus.values()) {
+            transitionCounters.put(to, Counter.builder("devhealth.processor.transitions")
+                    .description("Changes of a device's effective health").tag("to", to.name()).register(options.meters()));
+        }
+        clock = new SilenceClock(options.restoreGrace().toMillis(), options.stallThreshold().toMillis());
+        clock.start(context.currentSystemTimeMs());
+        context.schedule(options.expiryInterval(), PunctuationType.WALL_CLOCK_TIME, this::expireSilentDevices);
+    }
 
     @Override
     public void process(Record<String, DeviceReportEnvelope> record) {
-        if (record.key() == null || record.value() == null) {
-            LOGGER.warn("device report without key or value skipped key={}", record.key());
-            return;
+        String node = required(record.key(), "record key (node name)");
+        if (record.value() == null || record.value().getPayload() == null) {
+            throw new InvalidInputException("device-reports record without value for node " + node);
         }
-        if (record.value().getPayload() instanceof DeviceHealthReport report) {
-            apply(record.key(), report, record.timestamp());
+        Object payload = record.value().getPayload();
+        if (payload instanceof DeviceHealthReport report) {
+            onReport(node, report, record.timestamp());
+        } else if (payload instanceof NodeHeartbeat heartbeat) {
+            onHeartbeat(node, heartbeat);
+        } else {
+            throw new InvalidInputException("unknown device-reports payload " + payload.getClass().getSimpleName());
         }
-        // Heartbeats feed the silence detector (timeouts), which is not part of this skeleton.
     }
 
-    private void apply(String node, DeviceHealthReport report, long timestamp) {
-        if (report.getKind() == ReportKind.ABSENT) {
-            report.setHealth(HealthStatus.UNKNOWN);
+    private void onReport(String node, DeviceHealthReport report, long timestamp) {
+        DeviceRef ref = report.getDevice();
+        if (ref == null || (ref.getDriver().isEmpty() || ref.getDevice().isEmpty()) && (ref.getUuid() == null || ref.getUuid().isEmpty())) {
+            throw new InvalidInputException("report without device identity (driver/pool/device or uuid) from node " + node);
         }
-        String key = StateKeys.device(node, report.getDevice());
-        DeviceHealthReport previous = deviceState.get(key);
-        deviceState.put(key, report);
-        HealthStatus from = previous == null ? HealthStatus.UNKNOWN : previous.getHealth();
-        boolean healthChanged = from != report.getHealth();
-        boolean messageChanged = previous == null || !Objects.equals(previous.getMessage(), report.getMessage());
-        if (!healthChanged && !messageChanged) {
+        long observedAt = observedAt(report.getObservedAt(), node);
+        NodeState state = admit(node, report.getCluster(), report.getCollectorEpoch(), report.getSequence(), observedAt);
+        if (state == null) {
             return;
         }
-        DeviceRef device = report.getDevice();
-        List<PodRef> affected = podsUsing(node, device);
-        if (healthChanged) {
-            HealthTransition transition = HealthTransition.newBuilder()
-                    .setId(transitionId())
-                    .setCluster(report.getCluster())
-                    .setNode(node)
-                    .setDevice(device)
-                    .setFrom(from)
-                    .setTo(report.getHealth())
-                    .setSource(report.getSource())
-                    .setReason(report.getReason())
-                    .setMessage(report.getMessage())
-                    .setAffectedPods(affected)
-                    .setAt(report.getObservedAt())
-                    .setSeverity(severity(report.getHealth()))
-                    .build();
-            context.forward(new Record<>(key, transition, timestamp), DeviceHealthTopology.TRANSITIONS_SINK);
-            LOGGER.info("health transition node={} device={} from={} to={} pods={}", node, key, from, report.getHealth(), affected.size());
+        // Devices that went silent before this report are expired first, at their own deadlines.
+        expireDue(node, state.nodeTime());
+
+        String key = StateKeys.device(node, ref);
+        DeviceState previous = deviceState.get(key);
+        if (previous == null) {
+            previous = DeviceState.empty(state.cluster(), node, ref);
         }
-        if (!affected.isEmpty()) {
-            refreshPods(node, pod -> uses(pod, device), timestamp);
+        SourceReport known = previous.sources().get(SourceReport.key(report.getSource(), report.getSourceName()));
+        if (known != null && observedAt < known.observedAt()) {
+            LOGGER.debug("report older than the source's latest ignored node={} device={} observedAt={}", node, key, observedAt);
+            return;
+        }
+        SourceReport next = sourceReport(report, known, observedAt, state.isDown(report.getSourceName()));
+        DeviceState updated = previous.withSource(next);
+        commit(node, key, previous, updated.withEffective(DeviceHealthMerger.merge(updated.sources().values(), state.nodeTime()),
+                observedAt), observedAt, recordTransitionId(key));
+    }
+
+    private SourceReport sourceReport(DeviceHealthReport report, SourceReport known, long observedAt, boolean sourceDown) {
+        HealthStatus health = report.getKind() == ReportKind.ABSENT ? HealthStatus.UNKNOWN : report.getHealth();
+        long timeoutMs = options.timeouts().timeoutMs(report.getSourceName(), report.getTimeoutSeconds());
+        boolean sameState = known != null && known.health() == health && Objects.equals(known.message(), report.getMessage())
+                && Objects.equals(known.reason(), report.getReason());
+        if (report.getKind() == ReportKind.KEEPALIVE && sameState) {
+            // A keep-alive from a source the node says is down proves nothing: the device must not stay
+            // Healthy on it, and goes Unknown when its last real word times out.
+            long refreshedAt = sourceDown ? known.refreshedAt() : Math.max(known.refreshedAt(), observedAt);
+            return new SourceReport(known.kind(), known.name(), health, known.message(), known.reason(), known.observedAt(),
+                    refreshedAt, timeoutMs);
+        }
+        return new SourceReport(report.getSource(), report.getSourceName(), health, report.getMessage(), report.getReason(),
+                observedAt, observedAt, timeoutMs);
+    }
+
+    private void onHeartbeat(String node, NodeHeartbeat heartbeat) {
+        long observedAt = observedAt(heartbeat.getObservedAt(), node);
+        NodeState state = admit(node, heartbeat.getCluster(), heartbeat.getCollectorEpoch(), heartbeat.getSequence(), observedAt);
+        if (state == null) {
+            return;
+        }
+        Map<String, NodeState.Liveness> sources = new TreeMap<>();
+        for (SourceState source : heartbeat.getSources()) {
+            sources.put(source.getSourceName(), new NodeState.Liveness(source.getState(),
+                    source.getSince() == null ? observedAt : source.getSince().toEpochMilli(), source.getMessage()));
+        }
+        nodeState.put(node, state.withSources(sources));
+        expireDue(node, state.nodeTime());
+    }
+
+    private static long observedAt(Instant observedAt, String node) {
+        if (observedAt == null || observedAt.toEpochMilli() <= 0) {
+            throw new InvalidInputException("record without observedAt from node " + node);
+        }
+        return observedAt.toEpochMilli();
+    }
+
+    /**
+     * De-duplicates by (collector epoch, sequence) and advances the node's clock.
+     *
+     * @return the node's state after this record, or null when the record was already applied
+     */
+    private NodeState admit(String node, String cluster, long epoch, long sequence, long observedAt) {
+        NodeState state = node(node, cluster);
+        if (!state.reports().admits(epoch, sequence)) {
+            countDuplicate();
+            LOGGER.debug("duplicate report dropped node={} epoch={} sequence={}", node, epoch, sequence);
+            return null;
+        }
+        NodeState next = state.withReports(state.reports().advance(epoch, sequence)).withClock(observedAt);
+        nodeState.put(node, next);
+        clock.recordSeen(node, context.currentSystemTimeMs());
+        return next;
+    }
+
+    /** Wall-clock tick: expire the devices of every quiet node whose estimated time passed a deadline. */
+    private void expireSilentDevices(long wallNow) {
+        if (!clock.tick(wallNow)) {
+            return;
+        }
+        List<KeyValue<String, NodeState>> nodes = new ArrayList<>();
+        try (KeyValueIterator<String, NodeState> all = nodeState.all()) {
+            all.forEachRemaining(nodes::add);
+        }
+        for (KeyValue<String, NodeState> entry : nodes) {
+            expireDue(entry.key, clock.nodeNow(entry.key, entry.value.nodeTime(), wallNow));
+        }
+    }
+
+    /** Applies every deadline of {@code node}'s devices up to {@code nodeNow}, in order, each at its own time. */
+    private void expireDue(String node, long nodeNow) {
+        Long known = nextDeadline.get(node);
+        if (known != null && known > nodeNow) {
+            return;
+        }
+        List<KeyValue<String, DeviceState>> due = new ArrayList<>();
+        long earliest = Long.MAX_VALUE;
+        try (KeyValueIterator<String, DeviceState> devices = deviceState.prefixScan(node + "/", KEYS)) {
+            while (devices.hasNext()) {
+                KeyValue<String, DeviceState> device = devices.next();
+                if (device.value.deadline() <= nodeNow) {
+                    due.add(device);
+                } else {
+                    earliest = Math.min(earliest, device.value.deadline());
+                }
+            }
+        }
+        for (KeyValue<String, DeviceState> device : due) {
+            DeviceState current = device.value;
+            while (current.deadline() <= nodeNow) {
+                long at = current.deadline();
+                DeviceState next = current.withEffective(DeviceHealthMerger.merge(current.sources().values(), at), at);
+                commit(node, device.key, current, next, at, "silence:" + device.key + "@" + at);
+                current = next;
+            }
+            earliest = Math.min(earliest, current.deadline());
+        }
+        nextDeadline.put(node, earliest);
+    }
+
+    /** Stores the device's new state; emits a transition and pod statuses when what pods see changed. */
+    private void commit(String node, String key, DeviceState previous, DeviceState next, long at, String transitionId) {
+        deviceState.put(key, next);
+        nextDeadline.merge(node, next.deadline(), Math::min);
+        boolean healthChanged = previous.health() != next.health();
+        if (healthChanged) {
+            List<PodRef> affected = podsUsing(node, next);
+            HealthTransition transition = HealthTransition.newBuilder()
+                    .setId(transitionId)
+                    .setCluster(next.cluster())
+                    .setNode(node)
+                    .setDevice(next.ref())
+                    .setFrom(previous.health())
+                    .setTo(next.health())
+                    .setSource(next.source())
+                    .setReason(next.reason())
+                    .setMessage(TransitionMessages.describe(next))
+                    .setAffectedPods(affected)
+                    .setAt(Instant.ofEpochMilli(at))
+                    .setSeverity(severity(next.health()))
+                    .build();
+            deviceHistory.put(key, transition, at);
+            context.forward(new Record<>(key, transition, at), DeviceHealthTopology.TRANSITIONS_SINK);
+            transitionCounters.get(next.health()).increment();
+            LOGGER.info("health transition node={} device={} from={} to={} reason={} pods={}", node, key, previous.health(),
+                    next.health(), next.reason(), affected.size());
+        }
+        if (healthChanged || !Objects.equals(previous.message(), next.message()) || !Objects.equals(previous.reason(), next.reason())) {
+            refreshPods(node, pod -> uses(pod, next), at);
         }
     }
 
     /** Derived from the input record's coordinates: stable when exactly-once processing replays it. */
-    private String transitionId() {
+    private String recordTransitionId(String deviceKey) {
         return context.recordMetadata()
                 .map(m -> m.topic() + "-" + m.partition() + "-" + m.offset())
-                .orElseGet(() -> java.util.UUID.randomUUID().toString());
+                .orElseGet(() -> "report:" + deviceKey + "@" + context.currentStreamTimeMs());
     }
 
-    private List<PodRef> podsUsing(String node, DeviceRef device) {
+    private List<PodRef> podsUsing(String node, DeviceState device) {
         NodeAllocations nodeAllocations = allocations.get(node);
         List<PodRef> pods = new ArrayList<>();
         if (nodeAllocations != null) {
@@ -96,12 +272,12 @@ public final class DeviceReportProcessor extends NodeStateProcessor<DeviceReport
         return pods;
     }
 
-    private static boolean uses(PodAllocation pod, DeviceRef device) {
+    private static boolean uses(PodAllocation pod, DeviceState device) {
         return pod.getContainers().stream()
                 .flatMap(c -> c.getClaims().stream())
                 .flatMap(c -> c.getDevices().stream())
-                .anyMatch(d -> d.getDriver().equals(device.getDriver()) && d.getPool().equals(device.getPool())
-                        && d.getDevice().equals(device.getDevice()));
+                .anyMatch(d -> d.getDriver().equals(device.driver()) && d.getPool().equals(device.pool())
+                        && d.getDevice().equals(device.device()));
     }
 
     static Severity severity(HealthStatus to) {

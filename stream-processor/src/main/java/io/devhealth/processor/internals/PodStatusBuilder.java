@@ -5,7 +5,6 @@ import io.devhealth.schema.avro.ClaimDevice;
 import io.devhealth.schema.avro.ClaimDeviceStatus;
 import io.devhealth.schema.avro.ContainerAllocation;
 import io.devhealth.schema.avro.ContainerDeviceStatus;
-import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
 import io.devhealth.schema.avro.DeviceStatus;
 import io.devhealth.schema.avro.HealthStatus;
@@ -25,11 +24,11 @@ public final class PodStatusBuilder {
     private PodStatusBuilder() {}
 
     /**
-     * @param health the effective health of a device, by {@link StateKeys#device} key; null when unknown
+     * @param health the state (with effective health) of a device, by {@link StateKeys#device} key; null when unknown
      * @param previous the last status emitted for this pod, so unchanged devices keep their {@code since}
      */
     public static PodDeviceStatus build(String cluster, String node, PodAllocation pod,
-                                        Function<String, DeviceHealthReport> health, PodDeviceStatus previous, Instant now) {
+                                        Function<String, DeviceState> health, PodDeviceStatus previous, Instant now) {
         Map<String, DeviceStatus> previousDevices = indexDevices(previous);
         List<ContainerDeviceStatus> containers = new ArrayList<>();
         HealthStatus summary = HealthStatus.HEALTHY;
@@ -66,10 +65,10 @@ public final class PodStatusBuilder {
                 || !previous.getContainers().equals(next.getContainers());
     }
 
-    private static DeviceStatus deviceStatus(ClaimDevice device, DeviceHealthReport report, DeviceStatus previous, Instant now) {
-        HealthStatus health = report == null ? HealthStatus.UNKNOWN : report.getHealth();
-        String message = report == null ? "no health reported yet by driver " + device.getDriver() : report.getMessage();
-        String reason = report == null ? null : report.getReason();
+    private static DeviceStatus deviceStatus(ClaimDevice device, DeviceState state, DeviceStatus previous, Instant now) {
+        HealthStatus health = state == null ? HealthStatus.UNKNOWN : state.health();
+        String message = state == null ? "no health reported yet by driver " + device.getDriver() : state.message();
+        String reason = state == null ? DeviceHealthMerger.REASON_NEVER_REPORTED : state.reason();
         Instant since = previous != null && previous.getHealth() == health ? previous.getSince() : now;
         String resourceId = device.getCdiIds().isEmpty()
                 ? device.getDriver() + "/" + device.getPool() + "/" + device.getDevice()

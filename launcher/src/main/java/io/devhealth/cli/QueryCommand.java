@@ -1,0 +1,322 @@
+package io.devhealth.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.ScopeType;
+
+/**
+ * {@code devhealth query}: the post-mortem questions, asked of the stream-processor's query API.
+ * Readable tables by default, the API's JSON with {@code -o json}.
+ */
+@Command(name = "query", mixinStandardHelpOptions = true,
+        description = "Ask the stream-processor which device failed under which pod, and when.",
+        subcommands = {QueryCommand.Pod.class, QueryCommand.Device.class, QueryCommand.Node.class})
+public final class QueryCommand implements Runnable {
+
+    /** Where the processor's query API listens unless --server or DEVHEALTH_QUERY_SERVER says otherwise. */
+    public static final String DEFAULT_SERVER = "http://localhost:8080";
+
+    enum Output { table, json }
+
+    @Option(names = "--server", scope = ScopeType.INHERIT, paramLabel = "URL",
+            defaultValue = "${env:DEVHEALTH_QUERY_SERVER:-" + DEFAULT_SERVER + "}",
+            description = "Query API of any stream-processor instance (env DEVHEALTH_QUERY_SERVER; default: " + DEFAULT_SERVER + ").")
+    String server;
+
+    @Option(names = {"-o", "--output"}, scope = ScopeType.INHERIT, defaultValue = "table",
+            description = "Output format: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE}).")
+    Output output;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    private final ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(spec.commandLine().getOut());
+    }
+
+    /** A failed query: the message for the user and the exit code. */
+    static final class QueryFailed extends Exception {
+        private static final long serialVersionUID = 1L;
+        final int exitCode;
+
+        QueryFailed(String message, int exitCode) {
+            super(message);
+            this.exitCode = exitCode;
+        }
+    }
+
+    JsonNode get(String path) throws QueryFailed {
+        URI uri = URI.create(server.replaceAll("/+$", "") + path);
+        HttpResponse<String> response;
+        try {
+            response = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30)).GET().build(),
+                    HttpResponse.BodyHandlers.ofString());
+        } catch (ConnectException e) {
+            throw new QueryFailed("cannot reach the query API at " + server + " (set --server or DEVHEALTH_QUERY_SERVER)", 3);
+        } catch (IOException e) {
+            throw new QueryFailed("query to " + uri + " failed: " + e, 3);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new QueryFailed("interrupted", 3);
+        }
+        JsonNode body;
+        try {
+            body = json.readTree(response.body());
+        } catch (IOException e) {
+            throw new QueryFailed("the server at " + server + " answered " + response.statusCode() + " without JSON", 3);
+        }
+        if (response.statusCode() != 200) {
+            String message = body.path("message").asText("HTTP " + response.statusCode());
+            throw new QueryFailed(message, response.statusCode() == 404 ? 1 : response.statusCode() == 400 ? 2 : 3);
+        }
+        return body;
+    }
+
+    static String segment(String value) {
+        return URLEncoder.encode(value, StandardCharsets.UTF_8).replace("+", "%20");
+    }
+
+    static String time(String value, String option) {
+        try {
+            return OffsetDateTime.parse(value).toInstant().toString();
+        } catch (DateTimeParseException e) {
+            throw new IllegalArgumentException(option + " must be an RFC 3339 time such as 2026-11-29T10:00:00Z, got '" + value + "'");
+        }
+    }
+
+    /** Shared by the subcommands: run the query, print, and map failures to exit codes. */
+    abstract static class Query implements Callable<Integer> {
+
+        @ParentCommand
+        QueryCommand parent;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        abstract void query(PrintWriter out) throws QueryFailed;
+
+        @Override
+        public Integer call() {
+            PrintWriter out = spec.commandLine().getOut();
+            try {
+                query(out);
+                out.flush();
+                return 0;
+            } catch (QueryFailed e) {
+                spec.commandLine().getErr().println("error: " + e.getMessage());
+                return e.exitCode;
+            } catch (IllegalArgumentException e) {
+                spec.commandLine().getErr().println("error: " + e.getMessage());
+                return 2;
+            }
+        }
+
+        void printJson(PrintWriter out, Object value) {
+            try {
+                out.println(parent.json.writeValueAsString(value));
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+
+    @Command(name = "pod", mixinStandardHelpOptions = true,
+            description = "Device health of a pod's containers, now or as of a time (also after the pod ended).")
+    static final class Pod extends Query {
+
+        @Parameters(paramLabel = "NAMESPACE/NAME", description = "The pod.")
+        String pod;
+
+        @Option(names = "--at", paramLabel = "RFC3339", description = "As of this time (default: the latest, i.e. as the pod ended).")
+        String at;
+
+        @Override
+        void query(PrintWriter out) throws QueryFailed {
+            String[] parts = pod.split("/", -1);
+            if (parts.length != 2 || parts[0].isEmpty() || parts[1].isEmpty()) {
+                throw new IllegalArgumentException("expected NAMESPACE/NAME, got '" + pod + "'");
+            }
+            String query = at == null ? "" : "?at=" + segment(time(at, "--at"));
+            JsonNode status = parent.get("/v1/pods/" + segment(parts[0]) + "/" + segment(parts[1]) + "/devices" + query);
+            if (parent.output == Output.json) {
+                printJson(out, status);
+                return;
+            }
+            out.printf("Pod %s/%s on node %s: %s (status version %s, updated %s%s)%n", status.path("namespace").asText(),
+                    status.path("name").asText(), status.path("node").asText(), status.path("summary").asText(),
+                    status.path("version").asText(), status.path("updatedAt").asText(),
+                    status.path("at").isNull() || status.path("at").isMissingNode() ? "" : ", as of " + status.path("at").asText());
+            Table table = new Table("CONTAINER", "CLAIM", "DEVICE", "HEALTH", "SINCE", "REASON", "MESSAGE");
+            for (JsonNode container : status.path("containers")) {
+                for (JsonNode claim : container.path("claims")) {
+                    for (JsonNode device : claim.path("devices")) {
+                        table.row(container.path("name").asText(), claim.path("claimName").asText(),
+                                device.path("driver").asText() + "/" + device.path("pool").asText() + "/" + device.path("device").asText(),
+                                device.path("health").asText(), device.path("since").asText(), text(device, "reason"), text(device, "message"));
+                    }
+                }
+            }
+            table.print(out);
+        }
+    }
+
+    @Command(name = "device", mixinStandardHelpOptions = true, description = "Every health transition of a device in a time range.")
+    static final class Device extends Query {
+
+        @Parameters(paramLabel = "NODE/DRIVER/POOL/DEVICE", description = "The device (the pool may contain '/').")
+        String device;
+
+        @Option(names = "--from", paramLabel = "RFC3339", description = "Start of the range (default: the start of the kept history).")
+        String from;
+
+        @Option(names = "--to", paramLabel = "RFC3339", description = "End of the range (default: now).")
+        String to;
+
+        @Option(names = "--limit", defaultValue = "1000", description = "At most this many transitions (default: ${DEFAULT-VALUE}).")
+        int limit;
+
+        @Override
+        void query(PrintWriter out) throws QueryFailed {
+            String[] parts = device.split("/", -1);
+            if (parts.length < 4 || Arrays.stream(parts).anyMatch(String::isEmpty)) {
+                throw new IllegalArgumentException("expected NODE/DRIVER/POOL/DEVICE, got '" + device + "'");
+            }
+            if (limit < 1) {
+                throw new IllegalArgumentException("--limit must be at least 1");
+            }
+            StringBuilder path = new StringBuilder("/v1/devices");
+            for (String part : parts) {
+                path.append('/').append(segment(part));
+            }
+            path.append("/history?limit=").append(Math.min(limit, 1000));
+            if (from != null) {
+                path.append("&from=").append(segment(time(from, "--from")));
+            }
+            if (to != null) {
+                path.append("&to=").append(segment(time(to, "--to")));
+            }
+            List<JsonNode> items = new ArrayList<>();
+            JsonNode page = parent.get(path.toString());
+            page.path("items").forEach(items::add);
+            // Follow the server's continue tokens until the limit or the end of the range.
+            while (items.size() < limit && page.hasNonNull("continue")) {
+                page = parent.get(path + "&continue=" + segment(page.get("continue").asText()));
+                page.path("items").forEach(items::add);
+            }
+            List<JsonNode> shown = items.subList(0, Math.min(limit, items.size()));
+            if (parent.output == Output.json) {
+                printJson(out, shown);
+                return;
+            }
+            out.printf("Device %s: %d transition(s)%n", device, shown.size());
+            Table table = new Table("AT", "FROM", "TO", "SOURCE", "REASON", "PODS", "MESSAGE");
+            for (JsonNode t : shown) {
+                List<String> pods = new ArrayList<>();
+                t.path("affectedPods").forEach(p -> pods.add(p.asText()));
+                table.row(t.path("at").asText(), t.path("from").asText(), t.path("to").asText(), t.path("source").asText(),
+                        text(t, "reason"), pods.isEmpty() ? "-" : String.join(",", pods), text(t, "message"));
+            }
+            table.print(out);
+        }
+    }
+
+    @Command(name = "node", mixinStandardHelpOptions = true, description = "Every device of a node with its health and each source's latest word.")
+    static final class Node extends Query {
+
+        @Parameters(paramLabel = "NODE", description = "The node name.")
+        String node;
+
+        @Override
+        void query(PrintWriter out) throws QueryFailed {
+            String path = "/v1/nodes/" + segment(node) + "/devices?limit=1000";
+            List<JsonNode> items = new ArrayList<>();
+            JsonNode page = parent.get(path);
+            page.path("items").forEach(items::add);
+            while (page.hasNonNull("continue")) {
+                page = parent.get(path + "&continue=" + segment(page.get("continue").asText()));
+                page.path("items").forEach(items::add);
+            }
+            if (parent.output == Output.json) {
+                printJson(out, items);
+                return;
+            }
+            out.printf("Node %s: %d device(s)%n", node, items.size());
+            Table table = new Table("DEVICE", "HEALTH", "SINCE", "REASON", "SOURCES", "MESSAGE");
+            for (JsonNode device : items) {
+                List<String> sources = new ArrayList<>();
+                device.path("sources").forEach(s -> sources.add(s.path("name").asText() + "=" + s.path("health").asText()));
+                table.row(device.path("driver").asText() + "/" + device.path("pool").asText() + "/" + device.path("device").asText(),
+                        device.path("health").asText(), text(device, "since"), text(device, "reason"), String.join(",", sources),
+                        text(device, "message"));
+            }
+            table.print(out);
+        }
+    }
+
+    private static String text(JsonNode node, String field) {
+        JsonNode value = node.path(field);
+        return value.isNull() || value.isMissingNode() ? "-" : value.asText();
+    }
+
+    /** A left-aligned text table; long messages are cut so rows stay on one line. */
+    static final class Table {
+        private static final int MAX_CELL = 80;
+        private final List<String[]> rows = new ArrayList<>();
+
+        Table(String... header) {
+            rows.add(header);
+        }
+
+        void row(String... cells) {
+            String[] cut = new String[cells.length];
+            for (int i = 0; i < cells.length; i++) {
+                String cell = cells[i].replace('\n', ' ');
+                cut[i] = cell.length() > MAX_CELL ? cell.substring(0, MAX_CELL - 1) + "…" : cell;
+            }
+            rows.add(cut);
+        }
+
+        void print(PrintWriter out) {
+            int columns = rows.get(0).length;
+            int[] widths = new int[columns];
+            for (String[] row : rows) {
+                for (int i = 0; i < columns; i++) {
+                    widths[i] = Math.max(widths[i], row[i].length());
+                }
+            }
+            for (String[] row : rows) {
+                StringBuilder line = new StringBuilder();
+                for (int i = 0; i < columns; i++) {
+                    line.append(i == columns - 1 ? row[i] : String.format("%-" + widths[i] + "s  ", row[i]));
+                }
+                out.println(line.toString().stripTrailing());
+            }
+        }
+    }
+}

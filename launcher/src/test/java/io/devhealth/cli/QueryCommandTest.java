@@ -1,0 +1,146 @@
+package io.devhealth.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/** {@code devhealth query} against a stand-in for the processor's query API that answers recorded documents. */
+class QueryCommandTest {
+
+    private static final String POD = """
+            {"namespace":"ml","name":"train-0","node":"node-1","cluster":"","at":null,"version":3,
+             "updatedAt":"2026-11-29T10:00:02Z","summary":"UNHEALTHY","containers":[{"name":"main","claims":[
+             {"claimName":"train-0-gpu","claimNamespace":"ml","devices":[{"driver":"gpu.example.com","pool":"node-1",
+             "device":"gpu-0","resourceId":"gpu.example.com/gpu=gpu-0","health":"UNHEALTHY","message":"XID 79: GPU has fallen off the bus",
+             "reason":"XID-79","since":"2026-11-29T10:00:02Z"}]}]}]}""";
+    private static final String PAGE_1 = """
+            {"node":"node-1","driver":"gpu.example.com","pool":"node-1","device":"gpu-0","from":"1970-01-01T00:00:00Z",
+             "to":"2026-11-29T11:00:00Z","items":[{"id":"a","at":"2026-11-29T10:00:01Z","from":"UNKNOWN","to":"HEALTHY",
+             "source":"DRA","reason":null,"message":"gpu.example.com (DRA) reports Healthy","severity":"INFO","affectedPods":[]}],
+             "continue":"next-page"}""";
+    private static final String PAGE_2 = """
+            {"node":"node-1","driver":"gpu.example.com","pool":"node-1","device":"gpu-0","from":"1970-01-01T00:00:00Z",
+             "to":"2026-11-29T11:00:00Z","items":[{"id":"b","at":"2026-11-29T10:00:02Z","from":"HEALTHY","to":"UNHEALTHY",
+             "source":"DRA","reason":"XID-79","message":"gpu.example.com (DRA) reports Unhealthy (XID-79)","severity":"CRITICAL",
+             "affectedPods":["ml/train-0"]}],"continue":null}""";
+
+    private HttpServer server;
+    private final Map<String, String> answers = new ConcurrentHashMap<>();
+    private final List<String> requested = new CopyOnWriteArrayList<>();
+    private final StringWriter out = new StringWriter();
+    private final StringWriter err = new StringWriter();
+
+    @BeforeEach
+    void startServer() throws IOException {
+        server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        server.createContext("/", exchange -> {
+            String uri = exchange.getRequestURI().toString();
+            requested.add(uri);
+            String body = answers.get(uri);
+            int status = body == null ? 404 : 200;
+            byte[] bytes = (body == null ? "{\"status\":404,\"message\":\"no pod ml/gone\"}" : body).getBytes(StandardCharsets.UTF_8);
+            exchange.getResponseHeaders().set("Content-Type", "application/json");
+            exchange.sendResponseHeaders(status, bytes.length);
+            try (OutputStream body2 = exchange.getResponseBody()) {
+                body2.write(bytes);
+            }
+        });
+        server.start();
+    }
+
+    @AfterEach
+    void stopServer() {
+        server.stop(0);
+    }
+
+    private int run(String... args) {
+        CommandLine cli = Devhealth.commandLine();
+        cli.setOut(new PrintWriter(out, true));
+        cli.setErr(new PrintWriter(err, true));
+        String[] full = new String[args.length + 3];
+        full[0] = "query";
+        full[1] = "--server";
+        full[2] = "http://127.0.0.1:" + server.getAddress().getPort();
+        System.arraycopy(args, 0, full, 3, args.length);
+        return cli.execute(full);
+    }
+
+    @Test
+    void shouldPrintAPodsDevicesAsATable() {
+        answers.put("/v1/pods/ml/train-0/devices", POD);
+
+        assertThat(run("pod", "ml/train-0")).isZero();
+
+        assertThat(out.toString()).contains("Pod ml/train-0 on node node-1: UNHEALTHY")
+                .containsPattern("CONTAINER\\s+CLAIM\\s+DEVICE\\s+HEALTH")
+                .containsPattern("main\\s+train-0-gpu\\s+gpu.example.com/node-1/gpu-0\\s+UNHEALTHY\\s+2026-11-29T10:00:02Z\\s+XID-79\\s+XID 79");
+    }
+
+    @Test
+    void shouldAskForThePodAsOfAnRfc3339TimeAndPrintJson() throws Exception {
+        answers.put("/v1/pods/ml/train-0/devices?at=2026-11-29T09%3A00%3A01Z", POD);
+
+        assertThat(run("pod", "ml/train-0", "--at", "2026-11-29T10:00:01+01:00", "-o", "json")).isZero();
+
+        assertThat(new com.fasterxml.jackson.databind.ObjectMapper().readTree(out.toString()).get("summary").asText()).isEqualTo("UNHEALTHY");
+    }
+
+    @Test
+    void shouldFollowContinueTokensThroughADevicesHistory() {
+        String path = "/v1/devices/node-1/gpu.example.com/node-1/gpu-0/history?limit=1000";
+        answers.put(path, PAGE_1);
+        answers.put(path + "&continue=next-page", PAGE_2);
+
+        assertThat(run("device", "node-1/gpu.example.com/node-1/gpu-0")).isZero();
+
+        assertThat(out.toString()).contains("2 transition(s)")
+                .containsPattern("2026-11-29T10:00:01Z\\s+UNKNOWN\\s+HEALTHY\\s+DRA\\s+-\\s+-")
+                .containsPattern("2026-11-29T10:00:02Z\\s+HEALTHY\\s+UNHEALTHY\\s+DRA\\s+XID-79\\s+ml/train-0");
+        assertThat(requested).hasSize(2);
+    }
+
+    @Test
+    void shouldSayWhatWasNotFoundAndExitWithOne() {
+        assertThat(run("pod", "ml/gone")).isEqualTo(1);
+
+        assertThat(err.toString()).contains("error: no pod ml/gone");
+        assertThat(out.toString()).isEmpty();
+    }
+
+    @Test
+    void shouldRejectMalformedArgumentsWithoutAsking() {
+        assertThat(run("pod", "just-a-name")).isEqualTo(2);
+        assertThat(run("device", "node-1/gpu-0")).isEqualTo(2);
+        assertThat(run("pod", "ml/train-0", "--at", "yesterday")).isEqualTo(2);
+
+        assertThat(err.toString()).contains("NAMESPACE/NAME").contains("NODE/DRIVER/POOL/DEVICE").contains("RFC 3339");
+        assertThat(requested).isEmpty();
+    }
+
+    @Test
+    void shouldExplainAnUnreachableServer() throws IOException {
+        int closedPort;
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+            closedPort = socket.getLocalPort();
+        }
+        CommandLine cli = Devhealth.commandLine();
+        cli.setErr(new PrintWriter(err, true));
+
+        assertThat(cli.execute("query", "--server", "http://127.0.0.1:" + closedPort, "node", "node-1")).isEqualTo(3);
+        assertThat(err.toString()).contains("cannot reach the query API");
+    }
+}

@@ -1,0 +1,131 @@
+package io.devhealth.processor;
+
+import io.devhealth.schema.avro.DeadLetter;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.ByteBuffer;
+import java.time.Clock;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.common.serialization.Serializer;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.errors.DeserializationExceptionHandler;
+import org.apache.kafka.streams.errors.ErrorHandlerContext;
+import org.apache.kafka.streams.errors.ProcessingExceptionHandler;
+import org.apache.kafka.streams.errors.StreamsException;
+import org.apache.kafka.streams.processor.api.Record;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Bad input never stops the processor and is never silently dropped (DESIGN §4.7): a record that
+ * cannot be decoded, or that decodes but is invalid, becomes a {@link DeadLetter} on the dead-letter
+ * topic with its original key and value bytes, its topic/partition/offset, the reason and the error
+ * class; a counter and a log line say so; processing continues with the next record.
+ *
+ * <p>The dead letter is handed back to Kafka Streams in the handler's response (KIP-1034), so it is
+ * produced in the same transaction as the input offset under exactly-once: it is written exactly
+ * when the record is skipped. Failures that are not about the record (state stores, the schema
+ * registry being unreachable) still fail the task, to be retried after the thread is replaced.
+ *
+ * <p>Configured through the Streams properties ({@link #configure(Properties, String, Serializer, MeterRegistry)}).
+ */
+public final class DeadLetterHandler implements DeserializationExceptionHandler, ProcessingExceptionHandler {
+
+    private static final Logger LOGGER = LoggerFactory.getLogger(DeadLetterHandler.class);
+
+    public static final String TOPIC_CONFIG = "devhealth.dead.letter.topic";
+    public static final String SERIALIZER_CONFIG = "devhealth.dead.letter.serializer";
+    public static final String METERS_CONFIG = "devhealth.meter.registry";
+    public static final String CLOCK_CONFIG = "devhealth.clock";
+    static final String STAGE = "processor";
+
+    private String topic;
+    private Serializer<DeadLetter> serializer;
+    private MeterRegistry meters;
+    private Clock clock;
+
+    /** Installs this handler for undecodable and invalid records in {@code streamsProperties}. */
+    public static void configure(Properties streamsProperties, String topic, Serializer<DeadLetter> serializer, MeterRegistry meters) {
+        streamsProperties.put(StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetterHandler.class.getName());
+        streamsProperties.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetterHandler.class.getName());
+        streamsProperties.put(TOPIC_CONFIG, topic);
+        streamsProperties.put(SERIALIZER_CONFIG, serializer);
+        streamsProperties.put(METERS_CONFIG, meters);
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public void configure(Map<String, ?> configs) {
+        Object configuredTopic = configs.get(TOPIC_CONFIG);
+        Object configuredSerializer = configs.get(SERIALIZER_CONFIG);
+        if (!(configuredTopic instanceof String) || !(configuredSerializer instanceof Serializer<?>)) {
+            throw new ConfigException("DeadLetterHandler needs " + TOPIC_CONFIG + " and " + SERIALIZER_CONFIG
+                    + "; install it with DeadLetterHandler.configure(...)");
+        }
+        topic = (String) configuredTopic;
+        serializer = (Serializer<DeadLetter>) configuredSerializer;
+        meters = configs.get(METERS_CONFIG) instanceof MeterRegistry registry ? registry : new SimpleMeterRegistry();
+        clock = configs.get(CLOCK_CONFIG) instanceof Clock configured ? configured : Clock.systemUTC();
+    }
+
+    @Override
+    public DeserializationExceptionHandler.Response handleError(ErrorHandlerContext context, ConsumerRecord<byte[], byte[]> record,
+                                                              Exception exception) {
+        ProducerRecord<byte[], byte[]> letter = deadLetter(record.topic(), record.partition(), record.offset(), record.key(),
+                record.value(), "undecodable record: " + describe(exception), exception, "deserialization");
+        return DeserializationExceptionHandler.Response.resume(List.of(letter));
+    }
+
+    @Override
+    public ProcessingExceptionHandler.Response handleError(ErrorHandlerContext context, Record<?, ?> record, Exception exception) {
+        if (exception instanceof SerializationException || exception instanceof StreamsException) {
+            // Not about this record: an output or a store failed. Failing lets the task retry it.
+            LOGGER.error("processing failed, not a bad record topic={} partition={} offset={} error=\"{}\"", context.topic(),
+                    context.partition(), context.offset(), exception.toString(), exception);
+            return ProcessingExceptionHandler.Response.fail();
+        }
+        ProducerRecord<byte[], byte[]> letter = deadLetter(context.topic(), context.partition(), context.offset(),
+                context.sourceRawKey(), context.sourceRawValue(), "invalid record: " + describe(exception), exception, "invalid");
+        return ProcessingExceptionHandler.Response.resume(List.of(letter));
+    }
+
+    private ProducerRecord<byte[], byte[]> deadLetter(String sourceTopic, int partition, long offset, byte[] key, byte[] value,
+                                                      String reason, Exception exception, String kind) {
+        DeadLetter letter = DeadLetter.newBuilder()
+                .setStage(STAGE)
+                .setSourceTopic(sourceTopic)
+                .setSourcePartition(partition < 0 ? null : partition)
+                .setSourceOffset(offset < 0 ? null : offset)
+                .setKey(key == null ? null : ByteBuffer.wrap(key))
+                .setValue(value == null ? null : ByteBuffer.wrap(value))
+                .setReason(reason)
+                .setErrorClass(exception.getClass().getName())
+                .setFailedAt(clock.instant())
+                .build();
+        Counter.builder("devhealth.processor.dead.letters")
+                .description("Input records sent to the dead-letter topic instead of being processed")
+                .tag("kind", kind)
+                .tag("topic", sourceTopic == null ? "none" : sourceTopic)
+                .register(meters)
+                .increment();
+        LOGGER.warn("dead letter topic={} partition={} offset={} reason=\"{}\"", sourceTopic, partition, offset, reason);
+        return new ProducerRecord<>(topic, null, key, serializer.serialize(topic, letter));
+    }
+
+    private static String describe(Exception exception) {
+        StringBuilder out = new StringBuilder(String.valueOf(exception.getMessage()));
+        Throwable cause = exception.getCause();
+        while (cause != null && cause != cause.getCause()) {
+            out.append(" <- ").append(cause.getClass().getSimpleName()).append(": ").append(cause.getMessage());
+            cause = cause.getCause();
+        }
+        return out.toString();
+    }
+}

@@ -1,0 +1,56 @@
+package io.devhealth.processor;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * The behaviour settings of {@link DeviceHealthTopology}, taken from {@link ProcessorConfig} in
+ * production and set directly by tests.
+ *
+ * @param timeouts how long a report stays fresh
+ * @param expiryInterval how often silent devices are looked for (wall clock); bounds how late an expiry is
+ * @param restoreGrace after a start or a stall of the processor, how long before silence counts again
+ * @param stallThreshold a gap between two expiry ticks longer than this means the processor was not running
+ * @param historyRetention how long device transitions and pod status timelines are kept
+ * @param meters where the topology's counters go
+ */
+public record TopologyOptions(
+        TimeoutPolicy timeouts,
+        Duration expiryInterval,
+        Duration restoreGrace,
+        Duration stallThreshold,
+        Duration historyRetention,
+        MeterRegistry meters) {
+
+    public static final Duration DEFAULT_EXPIRY_INTERVAL = Duration.ofSeconds(1);
+    public static final Duration DEFAULT_RESTORE_GRACE = Duration.ofSeconds(10);
+    public static final Duration DEFAULT_STALL_THRESHOLD = Duration.ofSeconds(5);
+    public static final Duration DEFAULT_HISTORY_RETENTION = Duration.ofDays(30);
+
+    public TopologyOptions {
+        Objects.requireNonNull(timeouts, "timeouts");
+        Objects.requireNonNull(meters, "meters");
+        if (stallThreshold.compareTo(expiryInterval) <= 0) {
+            throw new IllegalArgumentException("stall threshold " + stallThreshold + " must exceed the expiry interval " + expiryInterval);
+        }
+    }
+
+    public static TopologyOptions defaults() {
+        return new TopologyOptions(TimeoutPolicy.defaults(), DEFAULT_EXPIRY_INTERVAL, DEFAULT_RESTORE_GRACE,
+                DEFAULT_STALL_THRESHOLD, DEFAULT_HISTORY_RETENTION, new SimpleMeterRegistry());
+    }
+
+    public TopologyOptions withTimeouts(TimeoutPolicy policy) {
+        return new TopologyOptions(policy, expiryInterval, restoreGrace, stallThreshold, historyRetention, meters);
+    }
+
+    public TopologyOptions withMeters(MeterRegistry registry) {
+        return new TopologyOptions(timeouts, expiryInterval, restoreGrace, stallThreshold, historyRetention, registry);
+    }
+
+    public TopologyOptions withRestoreGrace(Duration grace) {
+        return new TopologyOptions(timeouts, expiryInterval, grace, stallThreshold, historyRetention, meters);
+    }
+}

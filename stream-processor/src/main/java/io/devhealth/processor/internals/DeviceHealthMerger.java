@@ -1,0 +1,83 @@
+package io.devhealth.processor.internals;
+
+import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.SourceKind;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
+
+/**
+ * The merge rules of DESIGN §4.1: a fresh Unhealthy from any source wins; Healthy needs a fresh
+ * Healthy and no fresh Unhealthy; otherwise (all stale, or only fresh Unknown) the device is Unknown.
+ *
+ * <p>Messages: when one source decides, its own message is passed through unchanged (it is what the
+ * driver said, and what the kubelet would show); when several do, each is prefixed by its source;
+ * when silence decides, the message names the silent source and its timeout.
+ */
+public final class DeviceHealthMerger {
+
+    /** Reason code of a device whose every source went quiet for longer than its timeout. */
+    public static final String REASON_SILENT = "SourceSilent";
+    /** Reason code of a device no source has reported yet. */
+    public static final String REASON_NEVER_REPORTED = "NoReport";
+
+    private DeviceHealthMerger() {}
+
+    public static EffectiveHealth merge(Collection<SourceReport> sources, long nodeTime) {
+        List<SourceReport> fresh = new ArrayList<>();
+        long deadline = Long.MAX_VALUE;
+        for (SourceReport source : sources) {
+            if (source.freshAt(nodeTime)) {
+                fresh.add(source);
+                deadline = Math.min(deadline, source.staleAt());
+            }
+        }
+        List<SourceReport> unhealthy = only(fresh, HealthStatus.UNHEALTHY);
+        if (!unhealthy.isEmpty()) {
+            return decide(HealthStatus.UNHEALTHY, unhealthy, deadline);
+        }
+        List<SourceReport> healthy = only(fresh, HealthStatus.HEALTHY);
+        if (!healthy.isEmpty()) {
+            return decide(HealthStatus.HEALTHY, healthy, deadline);
+        }
+        List<SourceReport> unknown = only(fresh, HealthStatus.UNKNOWN);
+        if (!unknown.isEmpty()) {
+            return decide(HealthStatus.UNKNOWN, unknown, deadline);
+        }
+        return silent(sources);
+    }
+
+    private static List<SourceReport> only(List<SourceReport> sources, HealthStatus health) {
+        return sources.stream().filter(s -> s.health() == health)
+                // Most recent first: it names the reason and source of the result.
+                .sorted(Comparator.comparingLong(SourceReport::observedAt).reversed().thenComparing(SourceReport::key, Comparator.naturalOrder()))
+                .toList();
+    }
+
+    private static EffectiveHealth decide(HealthStatus health, List<SourceReport> deciding, long deadline) {
+        SourceReport first = deciding.get(0);
+        String message;
+        if (deciding.size() == 1) {
+            message = first.message();
+        } else {
+            List<String> parts = new ArrayList<>();
+            for (SourceReport source : deciding) {
+                parts.add(source.label() + ": " + (source.message() == null ? health.toString() : source.message()));
+            }
+            message = String.join("; ", parts);
+        }
+        return new EffectiveHealth(health, message, first.reason(), first.kind(), deadline);
+    }
+
+    private static EffectiveHealth silent(Collection<SourceReport> sources) {
+        SourceReport latest = sources.stream().max(Comparator.comparingLong(SourceReport::staleAt)).orElse(null);
+        if (latest == null) {
+            return new EffectiveHealth(HealthStatus.UNKNOWN, "no health reported yet", REASON_NEVER_REPORTED, SourceKind.OTHER,
+                    Long.MAX_VALUE);
+        }
+        String message = "no health report from " + latest.label() + " within its " + (latest.timeoutMs() / 1000)
+                + " s timeout (last said: " + latest.health() + (latest.message() == null ? "" : ", " + latest.message()) + ")";
+        return new EffectiveHealth(HealthStatus.UNKNOWN, message, REASON_SILENT, latest.kind(), Long.MAX_VALUE);
+    }
+}

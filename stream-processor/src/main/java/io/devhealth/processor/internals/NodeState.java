@@ -1,0 +1,81 @@
+package io.devhealth.processor.internals;
+
+import io.devhealth.schema.avro.SourceStatus;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Per node: its own clock (the latest {@code observedAt} it sent), the de-duplication watermarks of
+ * its two node-keyed inputs, and which sources its latest heartbeat said were up. Value of the
+ * {@code node-state} store.
+ *
+ * @param nodeTime the node's own time as far as its reports and heartbeats tell (0 before any)
+ * @param reports watermark of device-reports (reports and heartbeats)
+ * @param allocations watermark of node-allocations
+ * @param sources by source name, from the latest heartbeat
+ */
+public record NodeState(String cluster, long nodeTime, Watermark reports, Watermark allocations, Map<String, Liveness> sources) {
+
+    public NodeState {
+        reports = reports == null ? Watermark.NONE : reports;
+        allocations = allocations == null ? Watermark.NONE : allocations;
+        sources = sources == null ? new TreeMap<>() : new TreeMap<>(sources);
+    }
+
+    public static NodeState empty(String cluster) {
+        return new NodeState(cluster, 0L, Watermark.NONE, Watermark.NONE, Map.of());
+    }
+
+    /** A source's state as the node's heartbeat tells it. */
+    public record Liveness(SourceStatus status, long since, String message) {}
+
+    /**
+     * The highest (collector epoch, sequence) applied from one input. A collector picks a new, larger
+     * epoch at every start and numbers its records from there, so anything at or below the watermark
+     * is a duplicate (producer retry, spool replay) or a stale leftover of an earlier run.
+     */
+    public record Watermark(long epoch, long sequence) {
+        public static final Watermark NONE = new Watermark(0L, 0L);
+
+        /** Records that carry no (epoch, sequence) (0, 0) cannot be de-duplicated and always pass. */
+        public boolean admits(long epoch, long sequence) {
+            if (epoch == 0L && sequence == 0L) {
+                return true;
+            }
+            return epoch > this.epoch || (epoch == this.epoch && sequence > this.sequence);
+        }
+
+        public Watermark advance(long epoch, long sequence) {
+            if (epoch == 0L && sequence == 0L) {
+                return this;
+            }
+            return admits(epoch, sequence) ? new Watermark(epoch, sequence) : this;
+        }
+    }
+
+    public NodeState withClock(long observedAt) {
+        return new NodeState(cluster, Math.max(nodeTime, observedAt), reports, allocations, sources);
+    }
+
+    public NodeState withReports(Watermark watermark) {
+        return new NodeState(cluster, nodeTime, watermark, allocations, sources);
+    }
+
+    public NodeState withAllocations(Watermark watermark) {
+        return new NodeState(cluster, nodeTime, reports, watermark, sources);
+    }
+
+    public NodeState withSources(Map<String, Liveness> next) {
+        return new NodeState(cluster, nodeTime, reports, allocations, next);
+    }
+
+    public NodeState withCluster(String name) {
+        return name == null || name.isEmpty() ? this : new NodeState(name, nodeTime, reports, allocations, sources);
+    }
+
+    /** Whether the node's latest heartbeat says {@code sourceName} is down. */
+    public boolean isDown(String sourceName) {
+        Liveness liveness = sources.get(sourceName);
+        return liveness != null && liveness.status() == SourceStatus.DOWN;
+    }
+}

@@ -1,0 +1,134 @@
+package io.devhealth.processor.query;
+
+import io.devhealth.processor.DeviceHealthTopology;
+import io.devhealth.processor.internals.DeviceState;
+import io.devhealth.processor.internals.NodeState;
+import io.devhealth.processor.internals.StateKeys;
+import io.devhealth.schema.avro.HealthTransition;
+import io.devhealth.schema.avro.PodDeviceStatus;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.StoreQueryParameters;
+import org.apache.kafka.streams.errors.InvalidStateStoreException;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.QueryableStoreType;
+import org.apache.kafka.streams.state.QueryableStoreTypes;
+import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
+import org.apache.kafka.streams.state.ReadOnlyWindowStore;
+import org.apache.kafka.streams.state.WindowStoreIterator;
+
+/** Answers queries from the stores of this instance only; {@link QueryServer} routes to the instance that owns a key. */
+final class LocalStateQueries {
+
+    private final KafkaStreams streams;
+
+    LocalStateQueries(KafkaStreams streams) {
+        this.streams = streams;
+    }
+
+    /** The pod's device status as of {@code at} (null: the latest, which for an ended pod is as it ended). */
+    Optional<QueryViews.PodDevices> pod(String namespace, String name, Instant at) {
+        String key = StateKeys.pod(namespace, name);
+        if (at == null) {
+            ReadOnlyKeyValueStore<String, PodDeviceStatus> latest = store(DeviceHealthTopology.POD_STATUS_STORE,
+                    QueryableStoreTypes.keyValueStore());
+            return Optional.ofNullable(latest.get(key)).map(status -> QueryViews.pod(status, null));
+        }
+        ReadOnlyWindowStore<String, PodDeviceStatus> history = store(DeviceHealthTopology.POD_HISTORY_STORE,
+                QueryableStoreTypes.windowStore());
+        try (WindowStoreIterator<PodDeviceStatus> asOf = history.backwardFetch(key, Instant.EPOCH, at)) {
+            if (asOf.hasNext()) {
+                return Optional.of(QueryViews.pod(asOf.next().value, at));
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** Whether this instance knows the pod at all (to tell "not here" from "not yet at that time"). */
+    boolean knowsPod(String namespace, String name) {
+        ReadOnlyKeyValueStore<String, PodDeviceStatus> latest = store(DeviceHealthTopology.POD_STATUS_STORE,
+                QueryableStoreTypes.keyValueStore());
+        return latest.get(StateKeys.pod(namespace, name)) != null;
+    }
+
+    Optional<QueryViews.DeviceHistory> deviceHistory(String node, String driver, String pool, String device, Instant from, Instant to,
+                                                     int limit, String token) {
+        String key = StateKeys.device(node, driver, pool, device);
+        PageToken.HistoryPosition resume = token == null ? null : PageToken.parseHistory(token);
+        long start = resume == null ? from.toEpochMilli() : Math.max(from.toEpochMilli(), resume.timestamp());
+        ReadOnlyWindowStore<String, HealthTransition> history = store(DeviceHealthTopology.DEVICE_HISTORY_STORE,
+                QueryableStoreTypes.windowStore());
+        List<QueryViews.Transition> items = new ArrayList<>();
+        String next = null;
+        long runTimestamp = Long.MIN_VALUE;
+        int runLength = 0;
+        long lastTimestamp = 0;
+        int lastRun = 0;
+        try (WindowStoreIterator<HealthTransition> entries = history.fetch(key, Instant.ofEpochMilli(start), to)) {
+            while (entries.hasNext()) {
+                KeyValue<Long, HealthTransition> entry = entries.next();
+                runLength = entry.key == runTimestamp ? runLength + 1 : 1;
+                runTimestamp = entry.key;
+                if (resume != null && entry.key == resume.timestamp() && runLength <= resume.skip()) {
+                    continue;
+                }
+                if (items.size() == limit) {
+                    next = PageToken.history(lastTimestamp, lastRun);
+                    break;
+                }
+                items.add(QueryViews.transition(entry.value));
+                lastTimestamp = entry.key;
+                lastRun = runLength;
+            }
+        }
+        if (items.isEmpty() && token == null) {
+            ReadOnlyKeyValueStore<String, DeviceState> devices = store(DeviceHealthTopology.DEVICE_STATE_STORE,
+                    QueryableStoreTypes.keyValueStore());
+            if (devices.get(key) == null) {
+                return Optional.empty();
+            }
+        }
+        return Optional.of(new QueryViews.DeviceHistory(node, driver, pool, device, from.toString(), to.toString(), items, next));
+    }
+
+    Optional<QueryViews.NodeDevices> nodeDevices(String node, int limit, String token) {
+        ReadOnlyKeyValueStore<String, NodeState> nodes = store(DeviceHealthTopology.NODE_STATE_STORE, QueryableStoreTypes.keyValueStore());
+        if (nodes.get(node) == null) {
+            return Optional.empty();
+        }
+        String after = token == null ? null : PageToken.parseAfterKey(token);
+        ReadOnlyKeyValueStore<String, DeviceState> devices = store(DeviceHealthTopology.DEVICE_STATE_STORE,
+                QueryableStoreTypes.keyValueStore());
+        List<QueryViews.NodeDevice> items = new ArrayList<>();
+        String next = null;
+        String lastKey = null;
+        try (KeyValueIterator<String, DeviceState> entries = devices.prefixScan(node + "/", new StringSerializer())) {
+            while (entries.hasNext()) {
+                KeyValue<String, DeviceState> entry = entries.next();
+                if (after != null && entry.key.compareTo(after) <= 0) {
+                    continue;
+                }
+                if (items.size() == limit) {
+                    next = PageToken.afterKey(lastKey);
+                    break;
+                }
+                items.add(QueryViews.nodeDevice(entry.value));
+                lastKey = entry.key;
+            }
+        }
+        return Optional.of(new QueryViews.NodeDevices(node, items, next));
+    }
+
+    private <T> T store(String name, QueryableStoreType<T> type) {
+        try {
+            return streams.store(StoreQueryParameters.fromNameAndType(name, type));
+        } catch (InvalidStateStoreException e) {
+            throw QueryException.unavailable("store " + name + " is not queryable now (" + streams.state() + "): " + e.getMessage());
+        }
+    }
+}

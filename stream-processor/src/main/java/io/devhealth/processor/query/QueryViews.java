@@ -1,0 +1,80 @@
+package io.devhealth.processor.query;
+
+import com.fasterxml.jackson.annotation.JsonProperty;
+import io.devhealth.processor.internals.DeviceState;
+import io.devhealth.processor.internals.SourceReport;
+import io.devhealth.schema.avro.ClaimDeviceStatus;
+import io.devhealth.schema.avro.ContainerDeviceStatus;
+import io.devhealth.schema.avro.DeviceStatus;
+import io.devhealth.schema.avro.HealthTransition;
+import io.devhealth.schema.avro.PodDeviceStatus;
+import java.time.Instant;
+import java.util.List;
+
+/** The JSON documents of the query API (stable field names, RFC 3339 times), built from store values. */
+final class QueryViews {
+
+    private QueryViews() {}
+
+    record PodDevices(String namespace, String name, String node, String cluster, String at, long version, String updatedAt,
+                      String summary, List<Container> containers) {}
+
+    record Container(String name, List<Claim> claims) {}
+
+    record Claim(String claimName, String claimNamespace, List<Device> devices) {}
+
+    record Device(String driver, String pool, String device, String resourceId, String health, String message, String reason,
+                  String since) {}
+
+    record Transition(String id, String at, String from, String to, String source, String reason, String message, String severity,
+                      List<String> affectedPods) {}
+
+    record DeviceHistory(String node, String driver, String pool, String device, String from, String to, List<Transition> items,
+                         @JsonProperty("continue") String continueToken) {}
+
+    record Source(String kind, String name, String health, String message, String reason, String observedAt, String refreshedAt,
+                  long timeoutSeconds) {}
+
+    record NodeDevice(String driver, String pool, String device, String uuid, String health, String message, String reason,
+                      String since, List<Source> sources) {}
+
+    record NodeDevices(String node, List<NodeDevice> items, @JsonProperty("continue") String continueToken) {}
+
+    record Error(int status, String message) {}
+
+    static PodDevices pod(PodDeviceStatus status, Instant at) {
+        return new PodDevices(status.getPod().getNamespace(), status.getPod().getName(), status.getNode(), status.getCluster(),
+                at == null ? null : at.toString(), status.getVersion(), status.getUpdatedAt().toString(), status.getSummary().name(),
+                status.getContainers().stream().map(QueryViews::container).toList());
+    }
+
+    private static Container container(ContainerDeviceStatus container) {
+        return new Container(container.getName(), container.getClaims().stream().map(QueryViews::claim).toList());
+    }
+
+    private static Claim claim(ClaimDeviceStatus claim) {
+        return new Claim(claim.getClaimName(), claim.getClaimNamespace(), claim.getDevices().stream().map(QueryViews::device).toList());
+    }
+
+    private static Device device(DeviceStatus device) {
+        return new Device(device.getDevice().getDriver(), device.getDevice().getPool(), device.getDevice().getDevice(),
+                device.getResourceId(), device.getHealth().name(), device.getMessage(), device.getReason(), device.getSince().toString());
+    }
+
+    static Transition transition(HealthTransition t) {
+        return new Transition(t.getId(), t.getAt().toString(), t.getFrom().name(), t.getTo().name(), t.getSource().name(),
+                t.getReason(), t.getMessage(), t.getSeverity().name(),
+                t.getAffectedPods().stream().map(p -> p.getNamespace() + "/" + p.getName()).toList());
+    }
+
+    static NodeDevice nodeDevice(DeviceState state) {
+        return new NodeDevice(state.driver(), state.pool(), state.device(), state.uuid(), state.health().name(), state.message(),
+                state.reason(), state.since() == 0 ? null : Instant.ofEpochMilli(state.since()).toString(),
+                state.sources().values().stream().map(QueryViews::source).toList());
+    }
+
+    private static Source source(SourceReport s) {
+        return new Source(s.kind().name(), s.name(), s.health().name(), s.message(), s.reason(),
+                Instant.ofEpochMilli(s.observedAt()).toString(), Instant.ofEpochMilli(s.refreshedAt()).toString(), s.timeoutMs() / 1000);
+    }
+}

@@ -1,0 +1,137 @@
+package io.devhealth.processor;
+
+import static io.devhealth.processor.TopologyFixture.NODE;
+import static io.devhealth.processor.TopologyFixture.T0;
+import static io.devhealth.processor.TopologyFixture.report;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.devhealth.processor.internals.InvalidInputException;
+import io.devhealth.schema.avro.DeadLetter;
+import io.devhealth.schema.avro.DeviceHealthReport;
+import io.devhealth.schema.avro.DeviceRef;
+import io.devhealth.schema.avro.DeviceReportEnvelope;
+import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.HealthTransition;
+import java.nio.charset.StandardCharsets;
+import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.test.TestRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Delivery (DESIGN §4.6) and bad input (§4.7): duplicates change nothing, poison records become dead letters. */
+class BadInputAndDuplicatesTest {
+
+    private final TopologyFixture fixture = new TopologyFixture();
+
+    @AfterEach
+    void tearDown() {
+        fixture.close();
+    }
+
+    private double deadLetterCount() {
+        return fixture.meters.find("devhealth.processor.dead.letters").counters().stream().mapToDouble(c -> c.count()).sum();
+    }
+
+    @Test
+    void shouldIgnoreAReplayedRecordEntirely() {
+        fixture.allocate("train-0", "gpu-0");
+        DeviceHealthReport unhealthy = report("gpu-0", HealthStatus.UNHEALTHY, T0.plusSeconds(1)).setMessage("XID 79")
+                .setCollectorEpoch(TopologyFixture.EPOCH).setSequence(100).build();
+        DeviceHealthReport healthy = report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(2))
+                .setCollectorEpoch(TopologyFixture.EPOCH).setSequence(101).build();
+        fixture.sendRaw(new DeviceReportEnvelope(unhealthy), T0.plusSeconds(1));
+        fixture.sendRaw(new DeviceReportEnvelope(healthy), T0.plusSeconds(2));
+        fixture.transitions.readValuesToList();
+        fixture.podStatus.readValuesToList();
+
+        // A producer retry or a spool replay delivers the Unhealthy report again.
+        fixture.sendRaw(new DeviceReportEnvelope(unhealthy), T0.plusSeconds(3));
+
+        assertThat(fixture.transitions.isEmpty()).isTrue();
+        assertThat(fixture.podStatus.isEmpty()).isTrue();
+        assertThat(fixture.meters.get("devhealth.processor.duplicates").tag("input", "device-reports").counter().count()).isEqualTo(1.0);
+    }
+
+    @Test
+    void shouldDropRecordsOfAnEarlierCollectorRunButAcceptTheNewRun() {
+        DeviceHealthReport newRun = report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(10))
+                .setCollectorEpoch(TopologyFixture.EPOCH + 5_000).setSequence(1).build();
+        DeviceHealthReport oldRun = report("gpu-0", HealthStatus.UNHEALTHY, T0.plusSeconds(11))
+                .setCollectorEpoch(TopologyFixture.EPOCH).setSequence(900).build();
+        fixture.sendRaw(new DeviceReportEnvelope(newRun), T0.plusSeconds(10));
+        fixture.sendRaw(new DeviceReportEnvelope(oldRun), T0.plusSeconds(11));
+
+        assertThat(fixture.transitions.readValuesToList()).extracting(HealthTransition::getTo).containsExactly(HealthStatus.HEALTHY);
+    }
+
+    @Test
+    void shouldIgnoreAReplayedAllocationSnapshot() {
+        fixture.allocate("train-0", "gpu-0");
+        fixture.allocate("train-1", "gpu-0");
+        fixture.podStatus.readValuesToList();
+        // An old snapshot (lower sequence) would bring train-0 back: it must not.
+        TestInputTopic<String, byte[]> raw = fixture.driver.createInputTopic(fixture.topics.nodeAllocations(),
+                Serdes.String().serializer(), Serdes.ByteArray().serializer());
+        byte[] oldSnapshot = fixture.serdes.nodeAllocations().serializer().serialize(fixture.topics.nodeAllocations(),
+                io.devhealth.schema.avro.NodeAllocations.newBuilder().setNode(NODE).setObservedAt(T0)
+                        .setCollectorEpoch(TopologyFixture.EPOCH).setSequence(1).build());
+        raw.pipeInput(NODE, oldSnapshot);
+
+        assertThat(fixture.podStatus.isEmpty()).isTrue();
+        assertThat(fixture.meters.get("devhealth.processor.duplicates").tag("input", "node-allocations").counter().count()).isEqualTo(1.0);
+    }
+
+    @Test
+    void shouldSendAnUndecodableRecordToTheDeadLetterTopicAndGoOn() {
+        byte[] garbage = "not avro at all".getBytes(StandardCharsets.UTF_8);
+        fixture.rawReports.pipeInput(new TestRecord<>(NODE, garbage, T0));
+        fixture.send(report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(1)));
+
+        TestRecord<byte[], DeadLetter> letter = fixture.deadLetters.readRecord();
+        assertThat(new String(letter.key(), StandardCharsets.UTF_8)).isEqualTo(NODE);
+        DeadLetter value = letter.value();
+        assertThat(value.getStage()).isEqualTo("processor");
+        assertThat(value.getSourceTopic()).isEqualTo(fixture.topics.deviceReports());
+        assertThat(value.getSourcePartition()).isEqualTo(0);
+        assertThat(value.getSourceOffset()).isEqualTo(0L);
+        assertThat(bytes(value.getValue())).isEqualTo(garbage);
+        assertThat(value.getReason()).startsWith("undecodable record");
+        assertThat(value.getErrorClass()).isEqualTo(SerializationException.class.getName());
+        assertThat(fixture.transitions.readValuesToList()).as("processing went on").hasSize(1);
+        assertThat(deadLetterCount()).isEqualTo(1.0);
+    }
+
+    @Test
+    void shouldSendAnInvalidRecordToTheDeadLetterTopicWithoutTouchingState() {
+        DeviceReportEnvelope noIdentity = new DeviceReportEnvelope(DeviceHealthReport.newBuilder().setNode(NODE)
+                .setDevice(DeviceRef.newBuilder().build()).setHealth(HealthStatus.UNHEALTHY).setObservedAt(T0)
+                .setCollectorEpoch(TopologyFixture.EPOCH).setSequence(50).build());
+        byte[] original = fixture.encode(noIdentity);
+        fixture.rawReports.pipeInput(new TestRecord<>(NODE, original, T0));
+        // The invalid record did not advance the de-duplication watermark: a valid one with a lower sequence still counts.
+        fixture.send(report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(1)));
+
+        DeadLetter value = fixture.deadLetters.readValue();
+        assertThat(value.getReason()).startsWith("invalid record").contains("device identity");
+        assertThat(value.getErrorClass()).isEqualTo(InvalidInputException.class.getName());
+        assertThat(bytes(value.getValue())).isEqualTo(original);
+        assertThat(fixture.transitions.readValuesToList()).hasSize(1);
+        assertThat(fixture.meters.get("devhealth.processor.dead.letters").tag("kind", "invalid").counter().count()).isEqualTo(1.0);
+    }
+
+    @Test
+    void shouldSendARecordWithoutKeyToTheDeadLetterTopic() {
+        fixture.reports.pipeInput(null, new DeviceReportEnvelope(report("gpu-0", HealthStatus.HEALTHY, T0).build()), T0);
+
+        assertThat(fixture.deadLetters.readValue().getReason()).contains("key");
+        assertThat(fixture.transitions.isEmpty()).isTrue();
+    }
+
+    private static byte[] bytes(java.nio.ByteBuffer buffer) {
+        byte[] out = new byte[buffer.remaining()];
+        buffer.duplicate().get(out);
+        return out;
+    }
+}

@@ -1,0 +1,245 @@
+package io.devhealth.processor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.devhealth.schema.Topics;
+import io.devhealth.schema.avro.ClaimAllocation;
+import io.devhealth.schema.avro.ClaimDevice;
+import io.devhealth.schema.avro.ContainerAllocation;
+import io.devhealth.schema.avro.DeadLetter;
+import io.devhealth.schema.avro.DeviceHealthReport;
+import io.devhealth.schema.avro.DeviceRef;
+import io.devhealth.schema.avro.DeviceReportEnvelope;
+import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.PodAllocation;
+import io.devhealth.schema.avro.SourceKind;
+import io.devhealth.schema.serde.SchemaRegistries;
+import io.devhealth.schema.serde.SchemaRegistryClient;
+import io.devhealth.testkit.kafka.EmbeddedKafkaCluster;
+import io.devhealth.testkit.kafka.KafkaClusterExtension;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The post-mortem query API end to end: a real broker, the real app (exactly-once), HTTP. */
+@ExtendWith(KafkaClusterExtension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class QueryApiIT {
+
+    private static final String NODE = "node-q";
+    private static final String DRIVER = "gpu.example.com";
+    private static final Duration WAIT = Duration.ofSeconds(60);
+
+    private final ObjectMapper json = new ObjectMapper();
+    private final HttpClient http = HttpClient.newHttpClient();
+    private final Instant t1 = Instant.now().truncatedTo(ChronoUnit.MILLIS).minusSeconds(5);
+    private final Instant t2 = t1.plusSeconds(2);
+    private EmbeddedKafkaCluster kafka;
+    private Topics topics;
+    private SchemaRegistryClient registry;
+    private String registryUrl;
+    private StreamProcessorApp app;
+    private String base;
+
+    @BeforeAll
+    void start(EmbeddedKafkaCluster cluster, @TempDir Path state) throws Exception {
+        kafka = cluster;
+        topics = new Topics(EmbeddedKafkaCluster.uniqueName("qa") + ".");
+        kafka.createTopics(2, topics.deviceReports(), topics.nodeAllocations(), topics.deviceInventory(), topics.healthTransitions(),
+                topics.fleetStats(), topics.deadLetters());
+        kafka.createCompactedTopics(2, topics.podDeviceStatus());
+        registryUrl = "mem://" + EmbeddedKafkaCluster.uniqueName("registry");
+        registry = SchemaRegistries.fromUrl(registryUrl);
+        app = new StreamProcessorApp(new ProcessorConfig(Map.of(
+                ProcessorConfig.BOOTSTRAP_SERVERS, kafka.bootstrapServers(),
+                ProcessorConfig.SCHEMA_REGISTRY_URL, registryUrl,
+                ProcessorConfig.TOPIC_PREFIX, topics.prefix(),
+                ProcessorConfig.APPLICATION_ID, EmbeddedKafkaCluster.uniqueName("qa-app"),
+                ProcessorConfig.STATE_DIR, Files.createDirectories(state.resolve("state")).toString(),
+                ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1",
+                ProcessorConfig.QUERY_PORT, "0",
+                ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1",
+                "kafka." + ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest")));
+        app.start();
+        base = "http://127.0.0.1:" + app.queryAddress().port();
+        await("RUNNING").atMost(WAIT).until(() -> get("/readyz").statusCode() == 200);
+
+        ProcessorSerdes serdes = ProcessorSerdes.over(registry);
+        Properties producerProps = new Properties();
+        producerProps.putAll(kafka.clientProperties());
+        producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(producerProps, new StringSerializer(), new ByteArraySerializer())) {
+            NodeAllocations allocation = NodeAllocations.newBuilder().setNode(NODE).setObservedAt(t1.minusSeconds(1))
+                    .setCollectorEpoch(1).setSequence(1)
+                    .setPods(List.of(new PodAllocation("ml", "train-q", List.of(ContainerAllocation.newBuilder().setName("main")
+                            .setClaims(List.of(new ClaimAllocation("train-q-gpu", "ml", List.of(ClaimDevice.newBuilder()
+                                    .setDriver(DRIVER).setPool(NODE).setDevice("gpu-0").build())))).build()))))
+                    .build();
+            producer.send(new ProducerRecord<>(topics.nodeAllocations(), null, t1.minusSeconds(1).toEpochMilli(), NODE,
+                    serdes.nodeAllocations().serializer().serialize(topics.nodeAllocations(), allocation))).get();
+            send(producer, serdes, report(HealthStatus.HEALTHY, t1, 2, null));
+            producer.send(new ProducerRecord<>(topics.deviceReports(), NODE, "garbage".getBytes(StandardCharsets.UTF_8))).get();
+            send(producer, serdes, report(HealthStatus.UNHEALTHY, t2, 3, "XID-79"));
+        }
+    }
+
+    private static DeviceHealthReport report(HealthStatus health, Instant at, long sequence, String reason) {
+        return DeviceHealthReport.newBuilder().setNode(NODE).setSource(SourceKind.DRA).setSourceName(DRIVER)
+                .setDevice(DeviceRef.newBuilder().setDriver(DRIVER).setPool(NODE).setDevice("gpu-0").build())
+                .setHealth(health).setReason(reason).setMessage(reason == null ? null : "XID 79: GPU has fallen off the bus")
+                .setTimeoutSeconds(3600L).setObservedAt(at).setCollectorEpoch(1).setSequence(sequence).build();
+    }
+
+    private void send(KafkaProducer<String, byte[]> producer, ProcessorSerdes serdes, DeviceHealthReport report) throws Exception {
+        producer.send(new ProducerRecord<>(topics.deviceReports(), null, report.getObservedAt().toEpochMilli(), NODE,
+                serdes.deviceReports().serializer().serialize(topics.deviceReports(), new DeviceReportEnvelope(report)))).get();
+    }
+
+    @AfterAll
+    void stop() {
+        if (app != null) {
+            app.close();
+        }
+    }
+
+    private HttpResponse<String> get(String path) throws IOException, InterruptedException {
+        return http.send(HttpRequest.newBuilder(URI.create(base + path)).GET().build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private JsonNode getJson(String path, int expectedStatus) throws Exception {
+        HttpResponse<String> response = get(path);
+        assertThat(response.statusCode()).as(path + " -> " + response.body()).isEqualTo(expectedStatus);
+        assertThat(response.headers().firstValue("Content-Type")).hasValue("application/json");
+        return json.readTree(response.body());
+    }
+
+    private void awaitUnhealthy() {
+        await("device Unhealthy").atMost(WAIT).until(() -> {
+            HttpResponse<String> response = get("/v1/nodes/" + NODE + "/devices");
+            return response.statusCode() == 200 && response.body().contains("\"UNHEALTHY\"");
+        });
+    }
+
+    @Test
+    void shouldListTheDevicesOfANodeWithEachSourcesWord() throws Exception {
+        awaitUnhealthy();
+        JsonNode devices = getJson("/v1/nodes/" + NODE + "/devices", 200);
+
+        assertThat(devices.get("items")).hasSize(1);
+        JsonNode gpu = devices.get("items").get(0);
+        assertThat(gpu.get("device").asText()).isEqualTo("gpu-0");
+        assertThat(gpu.get("health").asText()).isEqualTo("UNHEALTHY");
+        assertThat(gpu.get("reason").asText()).isEqualTo("XID-79");
+        assertThat(gpu.get("sources").get(0).get("name").asText()).isEqualTo(DRIVER);
+        assertThat(devices.get("continue").isNull()).isTrue();
+    }
+
+    @Test
+    void shouldPageThroughADevicesHistory() throws Exception {
+        awaitUnhealthy();
+        String path = "/v1/devices/" + NODE + "/" + DRIVER + "/" + NODE + "/gpu-0/history";
+
+        JsonNode all = getJson(path, 200);
+        assertThat(all.get("items")).extracting(i -> i.get("from").asText() + "->" + i.get("to").asText())
+                .containsExactly("UNKNOWN->HEALTHY", "HEALTHY->UNHEALTHY");
+        assertThat(all.get("items").get(1).get("affectedPods").get(0).asText()).isEqualTo("ml/train-q");
+
+        List<String> paged = new ArrayList<>();
+        JsonNode page = getJson(path + "?limit=1", 200);
+        paged.add(page.get("items").get(0).get("to").asText());
+        assertThat(page.get("continue").isNull()).isFalse();
+        page = getJson(path + "?limit=1&continue=" + page.get("continue").asText(), 200);
+        paged.add(page.get("items").get(0).get("to").asText());
+        assertThat(paged).containsExactly("HEALTHY", "UNHEALTHY");
+
+        JsonNode window = getJson(path + "?from=" + t2 + "&to=" + t2.plusSeconds(1), 200);
+        assertThat(window.get("items")).hasSize(1);
+    }
+
+    @Test
+    void shouldAnswerAPodsDevicesNowAndAsOfAnEarlierTime() throws Exception {
+        awaitUnhealthy();
+        await("pod status").atMost(WAIT).until(() -> get("/v1/pods/ml/train-q/devices").body().contains("UNHEALTHY"));
+
+        JsonNode now = getJson("/v1/pods/ml/train-q/devices", 200);
+        assertThat(now.get("summary").asText()).isEqualTo("UNHEALTHY");
+        JsonNode device = now.get("containers").get(0).get("claims").get(0).get("devices").get(0);
+        assertThat(device.get("message").asText()).isEqualTo("XID 79: GPU has fallen off the bus");
+
+        JsonNode before = getJson("/v1/pods/ml/train-q/devices?at=" + t1.plusSeconds(1), 200);
+        assertThat(before.get("summary").asText()).isEqualTo("HEALTHY");
+    }
+
+    @Test
+    void shouldAnswerClearErrors() throws Exception {
+        awaitUnhealthy();
+        assertThat(getJson("/v1/pods/ml/nope/devices", 404).get("message").asText()).contains("ml/nope");
+        assertThat(getJson("/v1/nodes/no-such-node/devices", 404).get("status").asInt()).isEqualTo(404);
+        assertThat(getJson("/v1/devices/" + NODE + "/" + DRIVER + "/" + NODE + "/gpu-9/history", 404).get("message").asText())
+                .contains("gpu-9");
+        assertThat(getJson("/v1/pods/ml/train-q/devices?at=yesterday", 400).get("message").asText()).contains("RFC 3339");
+        assertThat(getJson("/v1/nodes/" + NODE + "/devices?limit=0", 400).get("message").asText()).contains("limit");
+        assertThat(getJson("/v1/nodes/" + NODE + "/devices?continue=bm90LWEtdG9rZW4", 400).get("message").asText()).contains("continue");
+        assertThat(getJson("/v1/nothing", 404).get("status").asInt()).isEqualTo(404);
+    }
+
+    @Test
+    void shouldServeHealthReadinessAndMetrics() throws Exception {
+        awaitUnhealthy();
+        assertThat(get("/healthz").statusCode()).isEqualTo(200);
+        assertThat(get("/readyz").statusCode()).isEqualTo(200);
+        String metrics = get("/metrics").body();
+        assertThat(metrics).contains("devhealth_processor_transitions_total").contains("devhealth_processor_dead_letters_total");
+    }
+
+    @Test
+    void shouldDeadLetterTheGarbageRecordUnderExactlyOnce() {
+        Map<String, Object> props = kafka.clientProperties();
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, EmbeddedKafkaCluster.uniqueName("dlq-reader"));
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        List<DeadLetter> letters = new ArrayList<>();
+        var deserializer = ProcessorSerdes.over(registry).deadLetters().deserializer();
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            consumer.subscribe(List.of(topics.deadLetters()));
+            await("dead letter").atMost(WAIT).until(() -> {
+                consumer.poll(Duration.ofMillis(200)).forEach(r -> letters.add(deserializer.deserialize(topics.deadLetters(), r.value())));
+                return !letters.isEmpty();
+            });
+        }
+        assertThat(letters).singleElement().satisfies(letter -> {
+            assertThat(StandardCharsets.UTF_8.decode(letter.getValue()).toString()).isEqualTo("garbage");
+            assertThat(letter.getSourceTopic()).isEqualTo(topics.deviceReports());
+        });
+    }
+}

@@ -1,0 +1,157 @@
+package io.devhealth.processor;
+
+import io.devhealth.schema.Topics;
+import io.devhealth.schema.avro.ClaimAllocation;
+import io.devhealth.schema.avro.ClaimDevice;
+import io.devhealth.schema.avro.ContainerAllocation;
+import io.devhealth.schema.avro.DeadLetter;
+import io.devhealth.schema.avro.DeviceHealthReport;
+import io.devhealth.schema.avro.DeviceRef;
+import io.devhealth.schema.avro.DeviceReportEnvelope;
+import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.HealthTransition;
+import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.NodeHeartbeat;
+import io.devhealth.schema.avro.PodAllocation;
+import io.devhealth.schema.avro.PodDeviceStatus;
+import io.devhealth.schema.avro.ReportKind;
+import io.devhealth.schema.avro.SourceKind;
+import io.devhealth.schema.avro.SourceState;
+import io.devhealth.schema.avro.SourceStatus;
+import io.devhealth.schema.serde.SchemaRegistries;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Properties;
+import java.util.UUID;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TestOutputTopic;
+import org.apache.kafka.streams.TopologyTestDriver;
+
+/**
+ * The production topology in a TopologyTestDriver, with a collector-like way of feeding it: records
+ * carry (epoch, sequence), observedAt equals the record timestamp, and the driver's wall clock starts
+ * at {@link #T0}.
+ */
+final class TopologyFixture implements AutoCloseable {
+
+    static final String NODE = "node-a";
+    static final String DRIVER = "gpu.example.com";
+    static final Instant T0 = Instant.parse("2026-11-29T10:00:00Z");
+    static final long EPOCH = T0.toEpochMilli();
+
+    final Topics topics = Topics.withDefaultPrefix();
+    final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    final ProcessorSerdes serdes;
+    final TopologyTestDriver driver;
+    final TestInputTopic<String, DeviceReportEnvelope> reports;
+    final TestInputTopic<String, byte[]> rawReports;
+    final TestInputTopic<String, NodeAllocations> allocations;
+    final TestOutputTopic<String, PodDeviceStatus> podStatus;
+    final TestOutputTopic<String, HealthTransition> transitions;
+    final TestOutputTopic<byte[], DeadLetter> deadLetters;
+    private long sequence;
+    private Instant wall = T0;
+
+    TopologyFixture() {
+        this(TimeoutPolicy.defaults());
+    }
+
+    TopologyFixture(TimeoutPolicy timeouts) {
+        serdes = ProcessorSerdes.over(SchemaRegistries.inMemory("topology-test-" + UUID.randomUUID()));
+        Properties props = new Properties();
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "topology-test");
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+        try {
+            props.put(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("dh-tt").toString());
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        DeadLetterHandler.configure(props, topics.deadLetters(), serdes.deadLetters().serializer(), meters);
+        TopologyOptions options = TopologyOptions.defaults().withTimeouts(timeouts).withMeters(meters);
+        driver = new TopologyTestDriver(DeviceHealthTopology.build(topics, serdes, options), props, T0);
+        reports = driver.createInputTopic(topics.deviceReports(), Serdes.String().serializer(), serdes.deviceReports().serializer());
+        rawReports = driver.createInputTopic(topics.deviceReports(), Serdes.String().serializer(), Serdes.ByteArray().serializer());
+        allocations = driver.createInputTopic(topics.nodeAllocations(), Serdes.String().serializer(), serdes.nodeAllocations().serializer());
+        podStatus = driver.createOutputTopic(topics.podDeviceStatus(), Serdes.String().deserializer(), serdes.podDeviceStatus().deserializer());
+        transitions = driver.createOutputTopic(topics.healthTransitions(), Serdes.String().deserializer(),
+                serdes.healthTransitions().deserializer());
+        deadLetters = driver.createOutputTopic(topics.deadLetters(), Serdes.ByteArray().deserializer(),
+                serdes.deadLetters().deserializer());
+    }
+
+    /** The driver's wall clock now. */
+    Instant wall() {
+        return wall;
+    }
+
+    /** Advances the wall clock the way a running processor lives it: one punctuation per second. */
+    void runFor(Duration duration) {
+        for (long s = 0; s < duration.toSeconds(); s++) {
+            jumpWallClock(Duration.ofSeconds(1));
+        }
+    }
+
+    /** Advances the wall clock in one step: one punctuation after {@code duration}, as after a stall. */
+    void jumpWallClock(Duration duration) {
+        wall = wall.plus(duration);
+        driver.advanceWallClockTime(duration);
+    }
+
+    static DeviceRef device(String device) {
+        return DeviceRef.newBuilder().setDriver(DRIVER).setPool(NODE).setDevice(device).build();
+    }
+
+    static DeviceHealthReport.Builder report(String device, HealthStatus health, Instant at) {
+        return DeviceHealthReport.newBuilder()
+                .setNode(NODE).setSource(SourceKind.DRA).setSourceName(DRIVER)
+                .setDevice(device(device))
+                .setHealth(health).setKind(ReportKind.CHANGE).setObservedAt(at);
+    }
+
+    /** Sends a report as the collector would: next sequence of the current epoch, timestamp = observedAt. */
+    void send(DeviceHealthReport.Builder report) {
+        DeviceHealthReport built = report.setCollectorEpoch(EPOCH).setSequence(++sequence).build();
+        reports.pipeInput(NODE, new DeviceReportEnvelope(built), built.getObservedAt());
+    }
+
+    void sendRaw(DeviceReportEnvelope envelope, Instant timestamp) {
+        reports.pipeInput(NODE, envelope, timestamp);
+    }
+
+    void heartbeat(Instant at, SourceStatus driverStatus) {
+        NodeHeartbeat heartbeat = NodeHeartbeat.newBuilder().setNode(NODE).setObservedAt(at)
+                .setSources(List.of(SourceState.newBuilder().setSource(SourceKind.DRA).setSourceName(DRIVER)
+                        .setState(driverStatus).setSince(T0).build()))
+                .setCollectorEpoch(EPOCH).setSequence(++sequence).build();
+        reports.pipeInput(NODE, new DeviceReportEnvelope(heartbeat), at);
+    }
+
+    void allocate(String pod, String... devices) {
+        List<ClaimDevice> claimDevices = Arrays.stream(devices)
+                .map(d -> ClaimDevice.newBuilder().setDriver(DRIVER).setPool(NODE).setDevice(d)
+                        .setCdiIds(List.of(DRIVER + "/gpu=" + d)).build())
+                .toList();
+        NodeAllocations snapshot = NodeAllocations.newBuilder().setNode(NODE).setObservedAt(wall())
+                .setCollectorEpoch(EPOCH).setSequence(++sequence)
+                .setPods(List.of(new PodAllocation("ml", pod, List.of(ContainerAllocation.newBuilder().setName("main")
+                        .setClaims(List.of(new ClaimAllocation(pod + "-gpu", "ml", claimDevices))).build()))))
+                .build();
+        allocations.pipeInput(NODE, snapshot, wall());
+    }
+
+    /** Raw bytes of a value, to pipe a duplicate exactly as it was sent. */
+    byte[] encode(DeviceReportEnvelope envelope) {
+        return serdes.deviceReports().serializer().serialize(topics.deviceReports(), envelope);
+    }
+
+    @Override
+    public void close() {
+        driver.close();
+    }
+}
