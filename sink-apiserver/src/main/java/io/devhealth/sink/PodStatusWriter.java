@@ -151,7 +151,9 @@ public final class PodStatusWriter {
             }
             String json = client.getKubernetesSerialization().asJson(plan.ops());
             try {
-                Pod written = api.call(() -> client.pods().inNamespace(namespace).withName(name).subresource("status")
+                // resource(pod): fabric8 would otherwise GET the pod again before every PATCH.
+                Pod current = pod;
+                Pod written = api.call(() -> client.pods().inNamespace(namespace).resource(current).subresource("status")
                         .patch(PatchContext.of(PatchType.JSON), json));
                 metrics.written();
                 fieldSupport.observe(written, plan.fieldContainers(), clock.instant());
