@@ -1,83 +1,146 @@
 package io.devhealth.sink;
 
 import io.devhealth.schema.avro.PodDeviceStatus;
-import io.devhealth.schema.serde.AvroSerde;
-import io.devhealth.schema.serde.SchemaRegistryClient;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.github.resilience4j.core.IntervalFunction;
+import io.github.resilience4j.ratelimiter.RequestNotPermitted;
+import io.github.resilience4j.retry.Retry;
+import io.github.resilience4j.retry.RetryConfig;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import io.fabric8.kubernetes.client.KubernetesClientException;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.errors.RecordDeserializationException;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Consumes pod-device-status and writes each pod's latest status, committing offsets only after
- * the writes of a batch are done (or decided dropped), so a crash re-writes rather than loses.
+ * Consumes pod-device-status and brings each pod's status in line, one batch at a time:
+ * <ol>
+ *   <li>poll; group the records by pod (one write per pod per batch: the latest version wins, and
+ *       terminated containers fold every status of the batch, see {@link TerminatedDeviceHealth});</li>
+ *   <li>pause every assigned partition and write the pods on a bounded pool ({@code write.concurrency}),
+ *       at most one write per pod at a time, every API request through the shared token bucket;</li>
+ *   <li>keep polling (paused) so the group membership stays alive; when every pod is written, dropped
+ *       (404) or dead-lettered (422, undecodable), commit the batch's offsets and resume.</li>
+ * </ol>
+ * A pod whose write keeps failing with 429/5xx/timeouts or an unreachable API server is retried (with
+ * backoff) until it succeeds: the batch stays open, so consumption stays paused — nothing is committed
+ * past it, nothing later is read, nothing reorders. Partitions revoked meanwhile are abandoned
+ * uncommitted (their new owner writes them again; writes are idempotent).
+ *
+ * <p>Between batches, when the consumer has caught up, it performs the terminated-pod actions that no
+ * record triggers ({@link TerminationSchedule}): the last status as of termination, and the freeze.
  */
 public final class PodStatusSink implements Runnable, AutoCloseable {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(PodStatusSink.class);
 
-    private final SinkConfig config;
-    private final KafkaConsumer<String, PodDeviceStatus> consumer;
+    private final Consumer<String, byte[]> consumer;
+    private final String topic;
+    private final Function<byte[], PodDeviceStatus> decoder;
     private final PodStatusWriter writer;
+    private final DeadLetterPublisher deadLetters;
+    private final PodStatusMemory memory;
+    private final TerminationSchedule terminations;
+    private final SinkMetrics metrics;
+    private final Clock clock;
+    private final Duration terminationWindow;
+    private final Duration requestTimeout;
+    private final ExecutorService pool;
+    private final Retry writeRetry;
     private final AtomicBoolean running = new AtomicBoolean(true);
+    private final AtomicBoolean unreachable = new AtomicBoolean();
+    private final List<ConsumerRecord<String, byte[]>> pending = new ArrayList<>();
+    private Batch batch;
 
-    public PodStatusSink(SinkConfig config, SchemaRegistryClient registry, PodStatusWriter writer) {
-        this.config = config;
+    PodStatusSink(Consumer<String, byte[]> consumer, String topic, Function<byte[], PodDeviceStatus> decoder, PodStatusWriter writer,
+                  DeadLetterPublisher deadLetters, PodStatusMemory memory, TerminationSchedule terminations, SinkMetrics metrics,
+                  Clock clock, SinkConfig config) {
+        this.consumer = consumer;
+        this.topic = topic;
+        this.decoder = decoder;
         this.writer = writer;
-        Map<String, Object> props = new HashMap<>(config.kafkaClientProperties());
-        props.put(ConsumerConfig.GROUP_ID_CONFIG, config.groupId());
-        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        props.putIfAbsent(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        props.putIfAbsent(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        this.consumer = new KafkaConsumer<>(props, new StringDeserializer(),
-                AvroSerde.of(PodDeviceStatus.class, registry).deserializer());
+        this.deadLetters = deadLetters;
+        this.memory = memory;
+        this.terminations = terminations;
+        this.metrics = metrics;
+        this.clock = clock;
+        this.terminationWindow = config.terminationWindow();
+        this.requestTimeout = config.apiRequestTimeout();
+        AtomicInteger threads = new AtomicInteger();
+        ThreadFactory factory = runnable -> {
+            Thread thread = new Thread(runnable, "devhealth-sink-writer-" + threads.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        };
+        this.pool = Executors.newFixedThreadPool(config.writeConcurrency(), factory);
+        // A pod whose requests gave up (ApiCallPolicy's bounded retry) is set aside and tried again at the
+        // longest interval, without limit: the batch, and so consumption, waits for the API server.
+        this.writeRetry = Retry.of("pod-write", RetryConfig.custom()
+                .maxAttempts(Integer.MAX_VALUE)
+                .intervalFunction(IntervalFunction.ofRandomized(config.retryMaxInterval(), 0.5))
+                .retryOnException(PodStatusSink::worthRepeating)
+                .build());
+        writeRetry.getEventPublisher().onRetry(event -> {
+            if (unreachable.compareAndSet(false, true)) {
+                metrics.apiUnreachable(true);
+                LOGGER.warn("api server not answering, consumption paused until it does error=\"{}\"",
+                        event.getLastThrowable().getMessage());
+            }
+        });
+    }
+
+    private static boolean worthRepeating(Throwable error) {
+        return ApiCallPolicy.isRetryable(error) || error instanceof WriteConflictsExhaustedException
+                || error instanceof RequestNotPermitted || error instanceof KafkaException;
     }
 
     @Override
     public void run() {
-        consumer.subscribe(List.of(config.topics().podDeviceStatus()));
+        consumer.subscribe(List.of(topic), new Rebalance());
         try {
             while (running.get()) {
-                ConsumerRecords<String, PodDeviceStatus> records;
-                try {
-                    records = consumer.poll(Duration.ofMillis(500));
-                } catch (RecordDeserializationException e) {
-                    LOGGER.error("undecodable pod status skipped topic={} partition={} offset={} error=\"{}\"",
-                            e.topicPartition().topic(), e.topicPartition().partition(), e.offset(), e.getMessage());
-                    consumer.seek(e.topicPartition(), e.offset() + 1);
-                    continue;
+                ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(batch == null ? 500 : 100));
+                records.forEach(pending::add);
+                if (batch != null && batch.isDone()) {
+                    finishBatch();
                 }
-                // Only the latest status of each pod in a batch matters.
-                Map<String, PodDeviceStatus> latest = new LinkedHashMap<>();
-                for (ConsumerRecord<String, PodDeviceStatus> record : records) {
-                    if (record.value() != null) {
-                        latest.merge(record.key(), record.value(), (a, b) -> b.getVersion() >= a.getVersion() ? b : a);
+                if (batch == null) {
+                    if (!pending.isEmpty()) {
+                        startBatch(new ArrayList<>(pending));
+                        pending.clear();
+                    } else {
+                        startMaintenance();
                     }
-                }
-                for (PodDeviceStatus status : latest.values()) {
-                    try {
-                        writer.write(status);
-                    } catch (KubernetesClientException e) {
-                        // Error classes (retry with backoff, dead-letter on 422, pause when unreachable)
-                        // are the sink issue's work; until then a failed write is logged and dropped.
-                        LOGGER.error("pod status write failed pod={} version={} code={} error=\"{}\"",
-                                status.getPod().getNamespace() + "/" + status.getPod().getName(), status.getVersion(), e.getCode(), e.getMessage());
-                    }
-                }
-                if (!records.isEmpty()) {
-                    consumer.commitSync();
                 }
             }
         } catch (WakeupException e) {
@@ -85,13 +148,340 @@ public final class PodStatusSink implements Runnable, AutoCloseable {
                 throw e;
             }
         } finally {
+            pool.shutdownNow();
+            try {
+                pool.awaitTermination(requestTimeout.toMillis() + 1_000, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
             consumer.close();
         }
     }
+
+    // ---- batches -------------------------------------------------------------------------------------
+
+    private void startBatch(List<ConsumerRecord<String, byte[]>> records) {
+        Map<String, List<ConsumerRecord<String, byte[]>>> byPod = new LinkedHashMap<>();
+        Batch next = new Batch();
+        for (ConsumerRecord<String, byte[]> record : records) {
+            next.track(new TopicPartition(record.topic(), record.partition()), record.offset());
+            byPod.computeIfAbsent(record.key() == null ? "" : record.key(), k -> new ArrayList<>()).add(record);
+        }
+        for (Map.Entry<String, List<ConsumerRecord<String, byte[]>>> pod : byPod.entrySet()) {
+            ConsumerRecord<String, byte[]> first = pod.getValue().get(0);
+            TopicPartition partition = new TopicPartition(first.topic(), first.partition());
+            next.works.add(new Work(partition, pool.submit(() -> repeatUntilDone(() -> writeRecords(pod.getValue())))));
+        }
+        consumer.pause(consumer.assignment());
+        batch = next;
+    }
+
+    private void finishBatch() {
+        Map<TopicPartition, OffsetAndMetadata> commits = new HashMap<>();
+        Set<TopicPartition> failed = new HashSet<>();
+        for (Work work : batch.works) {
+            if (!succeeded(work.future)) {
+                failed.add(work.partition);
+            }
+        }
+        Set<TopicPartition> assigned = consumer.assignment();
+        batch.next.forEach((partition, next) -> {
+            if (!assigned.contains(partition)) {
+                return;
+            }
+            if (failed.contains(partition)) {
+                // Unexpected: read the partition's batch again rather than skip it.
+                consumer.seek(partition, batch.first.get(partition));
+            } else {
+                commits.put(partition, new OffsetAndMetadata(next));
+            }
+        });
+        if (!commits.isEmpty()) {
+            consumer.commitSync(commits);
+        }
+        batch = null;
+        consumer.resume(consumer.paused());
+        if (unreachable.compareAndSet(true, false)) {
+            metrics.apiUnreachable(false);
+            LOGGER.info("api server answering again, consumption resumed");
+        }
+    }
+
+    private static boolean succeeded(Future<?> future) {
+        try {
+            future.get();
+            return true;
+        } catch (CancellationException | ExecutionException e) {
+            LOGGER.error("pod write failed unexpectedly, its records will be read again error=\"{}\"", String.valueOf(e.getCause()), e);
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    private void repeatUntilDone(Runnable task) {
+        writeRetry.executeRunnable(task);
+    }
+
+    /** All records of one pod key in this batch, in offset order. */
+    private void writeRecords(List<ConsumerRecord<String, byte[]>> records) {
+        List<Decoded> statuses = new ArrayList<>();
+        for (ConsumerRecord<String, byte[]> record : records) {
+            if (record.value() == null) {
+                // A tombstone: the processor forgot the pod (deleted); nothing to write.
+                if (record.key() != null) {
+                    memory.forget(record.key());
+                }
+                continue;
+            }
+            try {
+                statuses.add(new Decoded(decoder.apply(record.value()), record));
+            } catch (RuntimeException e) {
+                deadLetters.publish(record, "undecodable pod-device-status: " + e.getMessage(), e);
+                metrics.deadLettered("undecodable");
+            }
+        }
+        // A null key groups statuses of several pods: split them again by the pod they name.
+        Map<String, List<Decoded>> byPod = new LinkedHashMap<>();
+        statuses.forEach(d -> byPod.computeIfAbsent(PodStatusMemory.key(d.status()), k -> new ArrayList<>()).add(d));
+        for (List<Decoded> pod : byPod.values()) {
+            writePod(pod);
+        }
+    }
+
+    private void writePod(List<Decoded> decoded) {
+        // Latest version wins; equal versions keep Kafka's order (the sort is stable).
+        decoded.sort(Comparator.comparingLong(d -> d.status().getVersion()));
+        Decoded latest = decoded.get(decoded.size() - 1);
+        String key = PodStatusMemory.key(latest.status());
+        PodStatusMemory.Entry known = memory.get(key).orElse(null);
+        if (known != null && known.frozen()) {
+            metrics.skipped("frozen");
+            return;
+        }
+        if (known != null && decoded.size() == 1 && known.appliedVersion() == latest.status().getVersion()
+                && latest.status().equals(known.lastStatus())) {
+            metrics.skipped("repeated");
+            return;
+        }
+        if (decoded.size() > 1) {
+            metrics.skipped("superseded", decoded.size() - 1);
+        }
+        List<PodDeviceStatus> statuses = decoded.stream().map(Decoded::status).toList();
+        try {
+            PodStatusWriter.Result result = metrics.writeDuration().record(() ->
+                    writer.write(statuses, known == null ? null : known.lastStatus()));
+            after(key, latest.status(), result);
+        } catch (InvalidPodStatusException e) {
+            metrics.deadLettered("invalid");
+            deadLetters.publish(latest.record(), e.getMessage(), e);
+            memory.applied(latest.status());
+        } catch (RuntimeException e) {
+            if (worthRepeating(e)) {
+                throw e;
+            }
+            // Not the API server's fault and not fixable by retrying: keep it, with the reason.
+            LOGGER.error("pod status write failed pod={} version={} error=\"{}\"", key, latest.status().getVersion(), e.toString(), e);
+            metrics.deadLettered("unexpected");
+            deadLetters.publish(latest.record(), "unexpected error writing pod status: " + e, e);
+        }
+    }
+
+    private void after(String key, PodDeviceStatus status, PodStatusWriter.Result result) {
+        switch (result.outcome()) {
+            case WRITTEN -> memory.applied(status);
+            case UNCHANGED -> {
+                metrics.skipped("unchanged");
+                memory.applied(status);
+            }
+            case POD_GONE -> {
+                metrics.dropped("pod_gone");
+                memory.forget(key);
+                terminations.remove(key);
+            }
+            case FROZEN -> {
+                metrics.skipped("frozen");
+                memory.frozen(key);
+                terminations.remove(key);
+            }
+        }
+        if (result.frozenNow()) {
+            memory.frozen(key);
+            terminations.remove(key);
+        } else if (result.outcome() != PodStatusWriter.Outcome.POD_GONE && result.outcome() != PodStatusWriter.Outcome.FROZEN
+                && result.podFinishedAt().isPresent()) {
+            terminations.schedule(status.getPod().getNamespace(), status.getPod().getName(), null,
+                    result.podFinishedAt().get().plus(terminationWindow));
+        }
+    }
+
+    // ---- terminated pods ------------------------------------------------------------------------------
+
+    /** From the pod watcher: the pod reached Succeeded or Failed. */
+    void onPodTerminated(Pod pod) {
+        String key = pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
+        Instant finished = TerminatedDeviceHealth.podFinishedAt(pod).orElse(clock.instant());
+        PodStatusMemory.Entry known = memory.get(key).orElse(null);
+        if (known != null && known.frozen()) {
+            return;
+        }
+        if (known != null && known.lastStatus() != null) {
+            // Terminated containers get the field now (default mode), frozen after the window.
+            terminations.schedule(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), clock.instant(),
+                    finished.plus(terminationWindow));
+        } else if (PodStatusWriter.hasCondition(pod, PodStatusWriter.CONDITION_TYPE) && !PodStatusWriter.isFinal(pod)) {
+            // Written before this sink started: freeze it when due.
+            terminations.schedule(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), null,
+                    finished.plus(terminationWindow));
+        }
+    }
+
+    /** From the pod watcher: the pod was deleted. */
+    void onPodDeleted(Pod pod) {
+        String key = pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
+        terminations.remove(key);
+        memory.forget(key);
+    }
+
+    private void startMaintenance() {
+        Instant now = clock.instant();
+        List<TerminationSchedule.Entry> due = terminations.due(now, caughtUp());
+        if (due.isEmpty()) {
+            return;
+        }
+        Batch next = new Batch();
+        for (TerminationSchedule.Entry entry : due) {
+            boolean freeze = !now.isBefore(entry.freezeDue());
+            next.works.add(new Work(null, pool.submit(() -> repeatUntilDone(() -> maintain(entry, freeze)))));
+        }
+        consumer.pause(consumer.assignment());
+        batch = next;
+    }
+
+    private void maintain(TerminationSchedule.Entry entry, boolean freeze) {
+        PodStatusMemory.Entry known = memory.get(entry.key()).orElse(null);
+        List<PodDeviceStatus> last = known == null || known.lastStatus() == null ? List.of() : List.of(known.lastStatus());
+        try {
+            PodStatusWriter.Result result = freeze
+                    ? writer.freeze(entry.namespace(), entry.name(), last, null)
+                    : writer.write(last, null);
+            if (freeze || result.frozenNow() || result.outcome() == PodStatusWriter.Outcome.POD_GONE
+                    || result.outcome() == PodStatusWriter.Outcome.FROZEN) {
+                terminations.remove(entry.key());
+            } else {
+                terminations.written(entry.key());
+            }
+            if (result.frozenNow() || result.outcome() == PodStatusWriter.Outcome.FROZEN) {
+                memory.frozen(entry.key());
+            } else if (result.outcome() == PodStatusWriter.Outcome.POD_GONE) {
+                memory.forget(entry.key());
+            }
+        } catch (InvalidPodStatusException e) {
+            // Nothing to dead-letter (no record triggered it); the status in Kafka is already kept.
+            LOGGER.error("terminated pod status rejected pod={} error=\"{}\"", entry.key(), e.getMessage());
+            terminations.remove(entry.key());
+        }
+    }
+
+    /** Every assigned partition has been read to its end: no status still waits in Kafka. */
+    private boolean caughtUp() {
+        for (TopicPartition partition : consumer.assignment()) {
+            OptionalLong lag = consumer.currentLag(partition);
+            if (lag.isEmpty() || lag.getAsLong() > 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    // ---- lifecycle ----------------------------------------------------------------------------------
 
     @Override
     public void close() {
         running.set(false);
         consumer.wakeup();
+    }
+
+    private final class Rebalance implements ConsumerRebalanceListener {
+
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            abandon(partitions, true);
+        }
+
+        @Override
+        public void onPartitionsLost(Collection<TopicPartition> partitions) {
+            abandon(partitions, false);
+        }
+
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            if (batch != null) {
+                consumer.pause(partitions);
+            }
+        }
+
+        /** Stops the writes of partitions we no longer own; commits those whose writes had all finished. */
+        private void abandon(Collection<TopicPartition> partitions, boolean commit) {
+            pending.removeIf(r -> partitions.contains(new TopicPartition(r.topic(), r.partition())));
+            if (batch == null) {
+                return;
+            }
+            Set<TopicPartition> unfinished = new HashSet<>();
+            for (Work work : batch.works) {
+                if (work.partition != null && partitions.contains(work.partition) && !work.future.isDone()) {
+                    work.future.cancel(true);
+                }
+            }
+            for (Work work : batch.works) {
+                if (work.partition == null || !partitions.contains(work.partition)) {
+                    continue;
+                }
+                try {
+                    work.future.get(requestTimeout.toMillis() + 1_000, TimeUnit.MILLISECONDS);
+                } catch (CancellationException | ExecutionException | TimeoutException e) {
+                    unfinished.add(work.partition);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    unfinished.add(work.partition);
+                }
+            }
+            Map<TopicPartition, OffsetAndMetadata> commits = new HashMap<>();
+            for (TopicPartition partition : partitions) {
+                Long next = batch.next.remove(partition);
+                batch.first.remove(partition);
+                if (commit && next != null && !unfinished.contains(partition)) {
+                    commits.put(partition, new OffsetAndMetadata(next));
+                }
+            }
+            batch.works.removeIf(w -> w.partition != null && partitions.contains(w.partition));
+            if (!commits.isEmpty()) {
+                consumer.commitSync(commits);
+            }
+            LOGGER.info("partitions revoked during writes partitions={} committed={} abandoned={}", partitions, commits.keySet(), unfinished);
+        }
+    }
+
+    private record Decoded(PodDeviceStatus status, ConsumerRecord<String, byte[]> record) {
+    }
+
+    private record Work(TopicPartition partition, Future<?> future) {
+    }
+
+    /** The writes of one poll's records (or of one round of terminated-pod actions), and their offsets. */
+    private static final class Batch {
+        final List<Work> works = new ArrayList<>();
+        final Map<TopicPartition, Long> first = new HashMap<>();
+        final Map<TopicPartition, Long> next = new HashMap<>();
+
+        void track(TopicPartition partition, long offset) {
+            first.merge(partition, offset, Math::min);
+            next.merge(partition, offset + 1, Math::max);
+        }
+
+        boolean isDone() {
+            return works.stream().allMatch(w -> w.future.isDone());
+        }
     }
 }

@@ -1,29 +1,84 @@
 package io.devhealth.sink;
 
+import io.devhealth.schema.avro.PodDeviceStatus;
+import io.devhealth.schema.serde.AvroDeserializer;
+import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.SchemaRegistries;
+import io.devhealth.schema.serde.SchemaRegistryClient;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** The sink-apiserver service: {@link PodStatusSink} on its own thread, over one Kubernetes client. */
+/**
+ * The sink-apiserver service: {@link PodStatusSink} on its own thread, the {@link TerminatedPodWatcher},
+ * one Kubernetes client whose every request passes {@link ApiCallPolicy}, and the meters in
+ * {@link #meterRegistry()} (Prometheus by default).
+ */
 public final class SinkApp implements AutoCloseable {
 
+    private static final Logger LOGGER = LoggerFactory.getLogger(SinkApp.class);
+
     private final KubernetesClient client;
+    private final MeterRegistry registry;
     private final PodStatusSink sink;
+    private final DeadLetterPublisher deadLetters;
+    private final TerminatedPodWatcher watcher;
     private final Thread thread;
 
     public SinkApp(SinkConfig config) {
+        this(config, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), Clock.systemUTC());
+    }
+
+    public SinkApp(SinkConfig config, MeterRegistry registry, Clock clock) {
+        this.registry = registry;
         this.client = new KubernetesClientBuilder().withConfig(kubernetesConfig(config)).build();
-        PodStatusWriter writer = new PodStatusWriter(client, config.mode(), Clock.systemUTC());
-        this.sink = new PodStatusSink(config, SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals()), writer);
+        SinkMetrics metrics = new SinkMetrics(registry);
+        ApiCallPolicy api = new ApiCallPolicy(config.apiQps(), config.apiBurst(), config.retryMaxAttempts(),
+                config.retryInitialInterval(), config.retryMaxInterval(), metrics);
+        PodEventRecorder events = new PodEventRecorder(client, api, metrics, clock, config.eventsEnabled(),
+                config.eventsPerPodBurst(), config.eventsPerPodInterval());
+        PodStatusWriter writer = new PodStatusWriter(client, PodStatusWriter.Settings.of(config), api,
+                new FieldSupport(config.fieldRecheckInterval(), metrics), events, metrics, clock);
+        SchemaRegistryClient schemaRegistry = SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals());
+        AvroDeserializer<PodDeviceStatus> deserializer = AvroSerde.of(PodDeviceStatus.class, schemaRegistry).deserializer();
+        String topic = config.topics().podDeviceStatus();
+        this.deadLetters = DeadLetterPublisher.create(config, schemaRegistry, clock);
+        this.sink = new PodStatusSink(consumer(config), topic, bytes -> deserializer.deserialize(topic, bytes), writer, deadLetters,
+                new PodStatusMemory(config.trackedPodsMax()), new TerminationSchedule(config.trackedPodsMax()), metrics, clock, config);
+        this.watcher = config.terminationWatch() ? new TerminatedPodWatcher(client, sink::onPodTerminated, sink::onPodDeleted) : null;
         this.thread = new Thread(sink, "devhealth-sink");
+    }
+
+    static KafkaConsumer<String, byte[]> consumer(SinkConfig config) {
+        Map<String, Object> props = new HashMap<>(config.kafkaClientProperties());
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, config.groupId());
+        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        props.putIfAbsent(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        props.putIfAbsent(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        // Values stay bytes until a writer decodes them, so an undecodable one is dead-lettered as it was.
+        return new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer());
     }
 
     static Config kubernetesConfig(SinkConfig config) {
         // autoConfigure reads the in-cluster service account or ~/.kube/config.
-        ConfigBuilder builder = new ConfigBuilder(Config.autoConfigure(null));
+        ConfigBuilder builder = new ConfigBuilder(Config.autoConfigure(null))
+                // ApiCallPolicy is the only retry (with Retry-After and jitter); fabric8's own would multiply it.
+                .withRequestRetryBackoffLimit(0)
+                .withRequestTimeout((int) config.apiRequestTimeout().toMillis());
         if (!config.kubernetesMaster().isEmpty()) {
             builder.withMasterUrl(config.kubernetesMaster());
         }
@@ -31,13 +86,26 @@ public final class SinkApp implements AutoCloseable {
     }
 
     public void start() {
+        if (watcher != null) {
+            watcher.start();
+        }
         thread.start();
+        LOGGER.info("sink started");
+    }
+
+    /** The sink's meters; a {@code PrometheusMeterRegistry} unless another was given. */
+    public MeterRegistry meterRegistry() {
+        return registry;
     }
 
     @Override
     public void close() throws InterruptedException {
+        if (watcher != null) {
+            watcher.close();
+        }
         sink.close();
-        thread.join(10_000);
+        thread.join(30_000);
+        deadLetters.close();
         client.close();
     }
 }

@@ -2,6 +2,7 @@ package io.devhealth.sink;
 
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.config.ServiceConfig;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 import org.apache.kafka.common.config.ConfigDef;
@@ -18,6 +19,21 @@ public final class SinkConfig extends ServiceConfig {
     public static final String MODE = "mode";
     public static final String KUBERNETES_MASTER = "kubernetes.master";
     public static final String FIELD_MANAGER = "field.manager";
+    public static final String API_QPS = "api.qps";
+    public static final String API_BURST = "api.burst";
+    public static final String API_REQUEST_TIMEOUT_MS = "api.request.timeout.ms";
+    public static final String WRITE_CONCURRENCY = "write.concurrency";
+    public static final String RETRY_MAX_ATTEMPTS = "retry.max.attempts";
+    public static final String RETRY_INITIAL_INTERVAL_MS = "retry.initial.interval.ms";
+    public static final String RETRY_MAX_INTERVAL_MS = "retry.max.interval.ms";
+    public static final String CONFLICT_MAX_ATTEMPTS = "conflict.max.attempts";
+    public static final String TERMINATION_WINDOW_MS = "termination.window.ms";
+    public static final String TERMINATION_WATCH = "termination.watch";
+    public static final String TRACKED_PODS_MAX = "tracked.pods.max";
+    public static final String EVENTS_ENABLED = "events.enabled";
+    public static final String EVENTS_PER_POD_BURST = "events.per.pod.burst";
+    public static final String EVENTS_PER_POD_INTERVAL_MS = "events.per.pod.interval.ms";
+    public static final String FIELD_RECHECK_INTERVAL_MS = "field.recheck.interval.ms";
 
     /** Which pods get which fields. */
     public enum Mode {
@@ -47,7 +63,42 @@ public final class SinkConfig extends ServiceConfig {
             .define(KUBERNETES_MASTER, Type.STRING, "", Importance.MEDIUM,
                     "API server URL; empty means in-cluster service account or ~/.kube/config.")
             .define(FIELD_MANAGER, Type.STRING, "devhealth-sink", Importance.LOW,
-                    "Name recorded as the writer of the fields the sink changes.");
+                    "Name recorded as the writer of the fields the sink changes.")
+            .define(API_QPS, Type.DOUBLE, 20.0, ConfigDef.Range.between(0.1, 10_000), Importance.MEDIUM,
+                    "Token-bucket rate of every API request the sink makes (reads, patches, events), per sink instance. "
+                            + "The default suits a shared API server (client-go's default is 5; the kubelet's 50).")
+            .define(API_BURST, Type.INT, 40, ConfigDef.Range.between(1, 100_000), Importance.MEDIUM,
+                    "Requests allowed at once before the rate applies (the bucket's size).")
+            .define(API_REQUEST_TIMEOUT_MS, Type.INT, 10_000, ConfigDef.Range.between(100, 600_000), Importance.LOW,
+                    "Timeout of one API request; a timed-out request is retried with backoff.")
+            .define(WRITE_CONCURRENCY, Type.INT, 4, ConfigDef.Range.between(1, 256), Importance.MEDIUM,
+                    "Pods written at the same time; writes for one pod are always serialized.")
+            .define(RETRY_MAX_ATTEMPTS, Type.INT, 6, ConfigDef.Range.between(1, 100), Importance.LOW,
+                    "Attempts of one request on 429, 5xx, timeouts or an unreachable API server before the pod is "
+                            + "set aside and consumption pauses until the API server answers again.")
+            .define(RETRY_INITIAL_INTERVAL_MS, Type.LONG, 500L, ConfigDef.Range.between(1, 600_000), Importance.LOW,
+                    "First backoff; doubled per attempt with ±50% jitter. A Retry-After from the server wins when longer.")
+            .define(RETRY_MAX_INTERVAL_MS, Type.LONG, 30_000L, ConfigDef.Range.between(1, 3_600_000), Importance.LOW,
+                    "Longest backoff between attempts, and between re-tries of a set-aside pod.")
+            .define(CONFLICT_MAX_ATTEMPTS, Type.INT, 10, ConfigDef.Range.between(1, 1000), Importance.LOW,
+                    "Re-reads after a conflict (409, or a failed resourceVersion test) before the write is retried later.")
+            .define(TERMINATION_WINDOW_MS, Type.LONG, 120_000L, ConfigDef.Range.atLeast(0), Importance.MEDIUM,
+                    "After a container's finishedAt, Unhealthy reports still apply for this long (failures are often "
+                            + "reported after the crash); then the terminated pod's device status is frozen.")
+            .define(TERMINATION_WATCH, Type.BOOLEAN, true, Importance.LOW,
+                    "Watch pods that reach Succeeded/Failed (list/watch pods) so that terminated pods get their final "
+                            + "status and are frozen even when no new device status arrives.")
+            .define(TRACKED_PODS_MAX, Type.INT, 100_000, ConfigDef.Range.between(100, 10_000_000), Importance.LOW,
+                    "Pods whose last device status is kept in memory (least recently used are forgotten first).")
+            .define(EVENTS_ENABLED, Type.BOOLEAN, true, Importance.LOW,
+                    "Create a Kubernetes Event on the pod for each device health transition that affects it.")
+            .define(EVENTS_PER_POD_BURST, Type.INT, 5, ConfigDef.Range.between(1, 1000), Importance.LOW,
+                    "Events one pod may get at once; further ones need a token refilled every events.per.pod.interval.ms.")
+            .define(EVENTS_PER_POD_INTERVAL_MS, Type.LONG, 60_000L, ConfigDef.Range.between(1, 86_400_000), Importance.LOW,
+                    "Refill interval of one pod's event tokens.")
+            .define(FIELD_RECHECK_INTERVAL_MS, Type.LONG, 3_600_000L, ConfigDef.Range.between(1000, 604_800_000), Importance.LOW,
+                    "After the API server was seen dropping allocatedResourcesStatus (ResourceHealthStatus gate off), "
+                            + "write only the condition and try the field again after this long.");
 
     public SinkConfig(Map<?, ?> values) {
         super(DEFINITION, values);
@@ -83,5 +134,65 @@ public final class SinkConfig extends ServiceConfig {
 
     public String fieldManager() {
         return getString(FIELD_MANAGER);
+    }
+
+    public double apiQps() {
+        return getDouble(API_QPS);
+    }
+
+    public int apiBurst() {
+        return getInt(API_BURST);
+    }
+
+    public Duration apiRequestTimeout() {
+        return Duration.ofMillis(getInt(API_REQUEST_TIMEOUT_MS));
+    }
+
+    public int writeConcurrency() {
+        return getInt(WRITE_CONCURRENCY);
+    }
+
+    public int retryMaxAttempts() {
+        return getInt(RETRY_MAX_ATTEMPTS);
+    }
+
+    public Duration retryInitialInterval() {
+        return Duration.ofMillis(getLong(RETRY_INITIAL_INTERVAL_MS));
+    }
+
+    public Duration retryMaxInterval() {
+        return Duration.ofMillis(getLong(RETRY_MAX_INTERVAL_MS));
+    }
+
+    public int conflictMaxAttempts() {
+        return getInt(CONFLICT_MAX_ATTEMPTS);
+    }
+
+    public Duration terminationWindow() {
+        return Duration.ofMillis(getLong(TERMINATION_WINDOW_MS));
+    }
+
+    public boolean terminationWatch() {
+        return getBoolean(TERMINATION_WATCH);
+    }
+
+    public int trackedPodsMax() {
+        return getInt(TRACKED_PODS_MAX);
+    }
+
+    public boolean eventsEnabled() {
+        return getBoolean(EVENTS_ENABLED);
+    }
+
+    public int eventsPerPodBurst() {
+        return getInt(EVENTS_PER_POD_BURST);
+    }
+
+    public Duration eventsPerPodInterval() {
+        return Duration.ofMillis(getLong(EVENTS_PER_POD_INTERVAL_MS));
+    }
+
+    public Duration fieldRecheckInterval() {
+        return Duration.ofMillis(getLong(FIELD_RECHECK_INTERVAL_MS));
     }
 }

@@ -18,21 +18,30 @@ final class PodStatusFixtures {
     private PodStatusFixtures() {}
 
     static DeviceStatus device(String device, HealthStatus health, String message) {
+        return device(device, health, message, T0);
+    }
+
+    static DeviceStatus device(String device, HealthStatus health, String message, Instant since) {
         return DeviceStatus.newBuilder()
                 .setDevice(DeviceRef.newBuilder().setDriver("gpu.example.com").setPool("node-a").setDevice(device).build())
                 .setResourceId("gpu.example.com/gpu=" + device)
                 .setHealth(health)
                 .setMessage(message)
-                .setSince(T0)
+                .setSince(since)
                 .build();
     }
 
     static PodDeviceStatus status(String namespace, String pod, String container, String resourceClaim, HealthStatus summary,
                                   DeviceStatus... devices) {
+        return status(1, namespace, pod, container, resourceClaim, summary, devices);
+    }
+
+    static PodDeviceStatus status(long version, String namespace, String pod, String container, String resourceClaim,
+                                  HealthStatus summary, DeviceStatus... devices) {
         return PodDeviceStatus.newBuilder()
                 .setPod(new PodRef(namespace, pod, null))
                 .setNode("node-a")
-                .setVersion(1)
+                .setVersion(version)
                 .setUpdatedAt(T0)
                 .setSummary(summary)
                 .setContainers(List.of(ContainerDeviceStatus.newBuilder().setName(container)

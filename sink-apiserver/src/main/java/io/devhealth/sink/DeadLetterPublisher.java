@@ -1,0 +1,80 @@
+package io.devhealth.sink;
+
+import io.devhealth.schema.avro.DeadLetter;
+import io.devhealth.schema.serde.AvroSerde;
+import io.devhealth.schema.serde.SchemaRegistryClient;
+import java.nio.ByteBuffer;
+import java.time.Clock;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Sends records the sink cannot use to the dead-letter topic, with their original bytes, where they came
+ * from, and why (for a rejected write: the API server's answer). Synchronous: the source offset is
+ * committed only after the dead letter is acknowledged.
+ */
+final class DeadLetterPublisher implements AutoCloseable {
+
+    private static final Logger LOGGER = LoggerFactory.getLogger(DeadLetterPublisher.class);
+    static final String STAGE = "sink";
+
+    private final Producer<String, DeadLetter> producer;
+    private final String topic;
+    private final Clock clock;
+
+    DeadLetterPublisher(Producer<String, DeadLetter> producer, String topic, Clock clock) {
+        this.producer = producer;
+        this.topic = topic;
+        this.clock = clock;
+    }
+
+    static DeadLetterPublisher create(SinkConfig config, SchemaRegistryClient registry, Clock clock) {
+        Map<String, Object> props = new HashMap<>(config.kafkaClientProperties());
+        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
+        props.put(ProducerConfig.ACKS_CONFIG, "all");
+        props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        props.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, config.groupId() + "-dlq");
+        return new DeadLetterPublisher(new KafkaProducer<>(props, new StringSerializer(),
+                AvroSerde.of(DeadLetter.class, registry).serializer()), config.topics().deadLetters(), clock);
+    }
+
+    /** Publishes and waits for the acknowledgement; throws {@link KafkaException} when Kafka does not take it. */
+    void publish(ConsumerRecord<String, byte[]> source, String reason, Throwable error) {
+        DeadLetter letter = DeadLetter.newBuilder()
+                .setStage(STAGE)
+                .setSourceTopic(source.topic())
+                .setSourcePartition(source.partition())
+                .setSourceOffset(source.offset())
+                .setKey(source.key() == null ? null : ByteBuffer.wrap(source.key().getBytes(java.nio.charset.StandardCharsets.UTF_8)))
+                .setValue(source.value() == null ? null : ByteBuffer.wrap(source.value()))
+                .setReason(reason)
+                .setErrorClass(error == null ? null : error.getClass().getName())
+                .setFailedAt(clock.instant())
+                .build();
+        try {
+            producer.send(new ProducerRecord<>(topic, source.key(), letter)).get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new KafkaException("interrupted while dead-lettering", e);
+        } catch (ExecutionException e) {
+            throw new KafkaException("dead letter not acknowledged", e.getCause());
+        }
+        LOGGER.warn("record dead-lettered topic={} partition={} offset={} key={} dlq={} reason=\"{}\"", source.topic(),
+                source.partition(), source.offset(), source.key(), topic, reason);
+    }
+
+    @Override
+    public void close() {
+        producer.close();
+    }
+}

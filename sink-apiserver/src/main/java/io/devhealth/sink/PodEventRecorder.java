@@ -1,0 +1,138 @@
+package io.devhealth.sink;
+
+import io.github.resilience4j.ratelimiter.RateLimiter;
+import io.github.resilience4j.ratelimiter.RateLimiterConfig;
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.EventBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Creates a core/v1 Event on the pod for each device-health transition that affects it:
+ * {@code DeviceUnhealthy} and {@code DeviceHealthUnknown} (Warning), {@code DeviceRecovered} (Normal).
+ * Rate-limited per pod (a flapping GPU must not flood etcd): {@code burst} events at once, then one per
+ * {@code interval}. Events are best-effort: a failure is logged and counted, never retried, and never
+ * fails the status write (the condition already says the same).
+ */
+final class PodEventRecorder {
+
+    private static final Logger LOGGER = LoggerFactory.getLogger(PodEventRecorder.class);
+    static final String COMPONENT = "devhealth-sink";
+    private static final int MAX_MESSAGE_BYTES = 1024;
+    private static final int MAX_TRACKED_PODS = 10_000;
+
+    private final KubernetesClient client;
+    private final ApiCallPolicy api;
+    private final SinkMetrics metrics;
+    private final Clock clock;
+    private final boolean enabled;
+    private final RateLimiterConfig perPod;
+    private final String instance;
+    private final Map<String, RateLimiter> limiters = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, RateLimiter> eldest) {
+            return size() > MAX_TRACKED_PODS;
+        }
+    };
+
+    PodEventRecorder(KubernetesClient client, ApiCallPolicy api, SinkMetrics metrics, Clock clock, boolean enabled, int burst,
+                     Duration interval) {
+        this.client = client;
+        this.api = api;
+        this.metrics = metrics;
+        this.clock = clock;
+        this.enabled = enabled;
+        this.perPod = RateLimiterConfig.custom()
+                .limitForPeriod(burst)
+                .limitRefreshPeriod(interval.multipliedBy(burst))
+                .timeoutDuration(Duration.ZERO)
+                .build();
+        this.instance = hostname();
+    }
+
+    /** The condition went from {@code from} (null: none yet) to {@code to}; records the event if it is one. */
+    void transition(Pod pod, String from, String to, String message) {
+        if (!enabled || to.equals(from)) {
+            return;
+        }
+        String reason;
+        String type;
+        switch (to) {
+            case "False" -> {
+                reason = "DeviceUnhealthy";
+                type = "Warning";
+            }
+            case "Unknown" -> {
+                reason = "DeviceHealthUnknown";
+                type = "Warning";
+            }
+            default -> {
+                if (from == null) {
+                    return; // first sight of a healthy pod is not news
+                }
+                reason = "DeviceRecovered";
+                type = "Normal";
+            }
+        }
+        String key = pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
+        if (!limiter(key).acquirePermission()) {
+            metrics.event("rate_limited");
+            LOGGER.debug("pod event rate-limited pod={} reason={}", key, reason);
+            return;
+        }
+        Instant now = clock.instant().truncatedTo(ChronoUnit.SECONDS);
+        Event event = new EventBuilder()
+                .withNewMetadata()
+                    .withNamespace(pod.getMetadata().getNamespace())
+                    .withName(pod.getMetadata().getName() + "." + Long.toHexString(clock.millis()) + String.format(Locale.ROOT, "%04x",
+                            ThreadLocalRandom.current().nextInt(0x10000)))
+                .endMetadata()
+                .withNewInvolvedObject()
+                    .withApiVersion("v1")
+                    .withKind("Pod")
+                    .withNamespace(pod.getMetadata().getNamespace())
+                    .withName(pod.getMetadata().getName())
+                    .withUid(pod.getMetadata().getUid())
+                    .withFieldPath("status.conditions{" + PodStatusWriter.CONDITION_TYPE + "}")
+                .endInvolvedObject()
+                .withType(type)
+                .withReason(reason)
+                .withMessage(io.devhealth.schema.HealthMessages.truncateUtf8(message, MAX_MESSAGE_BYTES))
+                .withNewSource().withComponent(COMPONENT).endSource()
+                .withReportingComponent("devhealth.io/sink")
+                .withReportingInstance(instance)
+                .withFirstTimestamp(now.toString())
+                .withLastTimestamp(now.toString())
+                .withCount(1)
+                .build();
+        try {
+            api.once(() -> client.v1().events().inNamespace(pod.getMetadata().getNamespace()).resource(event).create());
+            metrics.event("created");
+            LOGGER.info("pod event created pod={} reason={} type={}", key, reason, type);
+        } catch (RuntimeException e) {
+            metrics.event("failed");
+            LOGGER.warn("pod event not created pod={} reason={} error=\"{}\"", key, reason, e.getMessage());
+        }
+    }
+
+    private synchronized RateLimiter limiter(String pod) {
+        // The limiter reads time from the injected clock, so tests need no sleeping.
+        return limiters.computeIfAbsent(pod, name -> RateLimiter.of("events-" + name, perPod,
+                () -> clock.instant().getEpochSecond() * 1_000_000_000L + clock.instant().getNano()));
+    }
+
+    private static String hostname() {
+        String host = System.getenv("HOSTNAME");
+        return host == null || host.isEmpty() ? COMPONENT : host;
+    }
+}

@@ -1,0 +1,197 @@
+package io.devhealth.sink;
+
+import io.devhealth.schema.avro.ClaimDeviceStatus;
+import io.devhealth.schema.avro.ContainerDeviceStatus;
+import io.devhealth.schema.avro.DeviceRef;
+import io.devhealth.schema.avro.DeviceStatus;
+import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.PodDeviceStatus;
+import io.fabric8.kubernetes.api.model.ContainerStatus;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.ResourceHealth;
+import io.fabric8.kubernetes.api.model.ResourceStatus;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Device health of terminated containers "as of termination" (the post-mortem view, upstream #132978):
+ * a device's report applies when its health began at or before the container's {@code finishedAt}, or
+ * when it is Unhealthy and began within the post-termination window (failures are often reported after
+ * the crash they caused). Anything later (a recovery after the job died, a report after the window, a
+ * device going silent because the node drained) does not change what the pod shows.
+ *
+ * <p>Statuses are folded in the order they were produced, starting from what the pod already shows
+ * (what was written before, by us or the kubelet), else from the last status the sink remembers, so
+ * that coalescing several statuses into one write never hides an in-window Unhealthy report.
+ */
+final class TerminatedDeviceHealth {
+
+    static final String NO_REPORT_MESSAGE = "no device health report at or before the container finished";
+
+    private TerminatedDeviceHealth() {}
+
+    /** When the container finished, if it is terminated (a restarted container is live again). */
+    static Optional<Instant> finishedAt(ContainerStatus container) {
+        if (container.getState() == null || container.getState().getTerminated() == null) {
+            return Optional.empty();
+        }
+        String finished = container.getState().getTerminated().getFinishedAt();
+        return Optional.of(finished == null || finished.isEmpty() ? Instant.EPOCH : Instant.parse(finished));
+    }
+
+    /** Every container of the pod that has a status is terminated; then returns the latest finishedAt. */
+    static Optional<Instant> podFinishedAt(Pod pod) {
+        if (pod.getStatus() == null || pod.getStatus().getContainerStatuses() == null
+                || pod.getStatus().getContainerStatuses().isEmpty()) {
+            return Optional.empty();
+        }
+        Instant latest = Instant.EPOCH;
+        for (ContainerStatus container : pod.getStatus().getContainerStatuses()) {
+            Optional<Instant> finished = finishedAt(container);
+            if (finished.isEmpty()) {
+                return Optional.empty();
+            }
+            latest = finished.get().isAfter(latest) ? finished.get() : latest;
+        }
+        return Optional.of(latest);
+    }
+
+    /**
+     * The status the pod should show: live containers get the latest status; terminated containers get
+     * health as of their finishedAt, folded over {@code statuses} (oldest first, not empty).
+     */
+    static PodDeviceStatus effective(Pod pod, List<PodDeviceStatus> statuses, PodDeviceStatus remembered, Duration window) {
+        PodDeviceStatus latest = statuses.get(statuses.size() - 1);
+        Map<String, ContainerStatus> containerStatuses = new HashMap<>();
+        if (pod.getStatus() != null && pod.getStatus().getContainerStatuses() != null) {
+            pod.getStatus().getContainerStatuses().forEach(c -> containerStatuses.put(c.getName(), c));
+        }
+        List<ContainerDeviceStatus> containers = new ArrayList<>();
+        boolean changed = false;
+        for (ContainerDeviceStatus container : latest.getContainers()) {
+            ContainerStatus containerStatus = containerStatuses.get(container.getName());
+            Optional<Instant> finished = containerStatus == null ? Optional.empty() : finishedAt(containerStatus);
+            if (finished.isEmpty()) {
+                containers.add(container);
+                continue;
+            }
+            changed = true;
+            containers.add(asOf(container, containerStatus, finished.get(), window, statuses, remembered));
+        }
+        if (!changed) {
+            return latest;
+        }
+        PodDeviceStatus result = PodDeviceStatus.newBuilder(latest).setContainers(containers).build();
+        result.setSummary(summary(result));
+        return result;
+    }
+
+    private static ContainerDeviceStatus asOf(ContainerDeviceStatus container, ContainerStatus containerStatus, Instant finished,
+                                              Duration window, List<PodDeviceStatus> statuses, PodDeviceStatus remembered) {
+        Instant windowEnd = finished.plus(window);
+        List<ClaimDeviceStatus> claims = new ArrayList<>();
+        for (ClaimDeviceStatus claim : container.getClaims()) {
+            List<DeviceStatus> devices = new ArrayList<>();
+            for (DeviceStatus device : claim.getDevices()) {
+                DeviceStatus state = shown(containerStatus, device)
+                        .or(() -> find(remembered, container.getName(), claim.getClaimName(), device.getDevice())
+                                .filter(d -> !d.getSince().isAfter(finished)))
+                        .orElse(null);
+                for (PodDeviceStatus status : statuses) {
+                    DeviceStatus report = find(status, container.getName(), claim.getClaimName(), device.getDevice()).orElse(null);
+                    if (report != null && applies(report, finished, windowEnd)) {
+                        state = report;
+                    }
+                }
+                devices.add(state != null ? state : DeviceStatus.newBuilder(device)
+                        .setHealth(HealthStatus.UNKNOWN).setMessage(NO_REPORT_MESSAGE).setReason(null).build());
+            }
+            claims.add(ClaimDeviceStatus.newBuilder(claim).setDevices(devices).build());
+        }
+        return ContainerDeviceStatus.newBuilder(container).setClaims(claims).build();
+    }
+
+    static boolean applies(DeviceStatus report, Instant finished, Instant windowEnd) {
+        if (!report.getSince().isAfter(finished)) {
+            return true;
+        }
+        return report.getHealth() == HealthStatus.UNHEALTHY && !report.getSince().isAfter(windowEnd);
+    }
+
+    /** What the pod shows for this device now (written before, by the sink or the kubelet). */
+    private static Optional<DeviceStatus> shown(ContainerStatus containerStatus, DeviceStatus device) {
+        if (containerStatus.getAllocatedResourcesStatus() == null) {
+            return Optional.empty();
+        }
+        for (ResourceStatus entry : containerStatus.getAllocatedResourcesStatus()) {
+            if (entry.getResources() == null || entry.getName() == null || !entry.getName().startsWith("claim:")) {
+                continue;
+            }
+            for (ResourceHealth health : entry.getResources()) {
+                if (device.getResourceId().equals(health.getResourceID())) {
+                    return Optional.of(DeviceStatus.newBuilder(device)
+                            .setHealth(parse(health.getHealth()))
+                            .setMessage(health.getMessage())
+                            .build());
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static Optional<DeviceStatus> find(PodDeviceStatus status, String container, String claimName, DeviceRef device) {
+        if (status == null) {
+            return Optional.empty();
+        }
+        for (ContainerDeviceStatus c : status.getContainers()) {
+            if (!c.getName().equals(container)) {
+                continue;
+            }
+            for (ClaimDeviceStatus claim : c.getClaims()) {
+                if (!claim.getClaimName().equals(claimName)) {
+                    continue;
+                }
+                for (DeviceStatus d : claim.getDevices()) {
+                    if (d.getDevice().equals(device)) {
+                        return Optional.of(d);
+                    }
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    static HealthStatus parse(String health) {
+        if ("Healthy".equals(health)) {
+            return HealthStatus.HEALTHY;
+        }
+        if ("Unhealthy".equals(health)) {
+            return HealthStatus.UNHEALTHY;
+        }
+        return HealthStatus.UNKNOWN;
+    }
+
+    /** UNHEALTHY if any device is, else UNKNOWN if any is, else HEALTHY (the processor's rule). */
+    static HealthStatus summary(PodDeviceStatus status) {
+        HealthStatus worst = HealthStatus.HEALTHY;
+        for (ContainerDeviceStatus container : status.getContainers()) {
+            List<DeviceStatus> all = new ArrayList<>();
+            container.getClaims().forEach(c -> all.addAll(c.getDevices()));
+            container.getDevicePluginResources().forEach(r -> all.addAll(r.getDevices()));
+            for (DeviceStatus device : all) {
+                if (device.getHealth() == HealthStatus.UNHEALTHY) {
+                    return HealthStatus.UNHEALTHY;
+                }
+                if (device.getHealth() == HealthStatus.UNKNOWN) {
+                    worst = HealthStatus.UNKNOWN;
+                }
+            }
+        }
+        return worst;
+    }
+}

@@ -1,0 +1,80 @@
+package io.devhealth.sink;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.devhealth.testkit.kube.PodFixtures;
+import io.devhealth.testkit.time.MutableClock;
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+@EnableKubernetesMockClient(crud = true)
+class PodEventRecorderTest {
+
+    KubernetesMockServer server;
+    KubernetesClient client;
+
+    private final MutableClock clock = MutableClock.at("2026-11-29T10:00:00Z");
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private Pod pod;
+    private PodEventRecorder recorder;
+
+    @BeforeEach
+    void setUp() {
+        pod = PodFixtures.createRunning(client, PodFixtures.podWithClaim("ml", "train-0", "node-a", "main", "gpu", "train-0-gpu-x1", "gpu"));
+        SinkMetrics metrics = new SinkMetrics(registry);
+        recorder = new PodEventRecorder(client, new ApiCallPolicy(1_000, 1_000, 1, Duration.ofMillis(1), Duration.ofMillis(1), metrics),
+                metrics, clock, true, 2, Duration.ofMinutes(1));
+    }
+
+    private List<Event> events() {
+        return client.v1().events().inNamespace("ml").list().getItems().stream()
+                .sorted(Comparator.comparing(Event::getMetadata, Comparator.comparing(m -> m.getName()))).toList();
+    }
+
+    @Test
+    void shouldRecordUnhealthyAndRecoveredOnThePod() {
+        recorder.transition(pod, "True", "False", "gpu.example.com/node-a/gpu-0 Unhealthy: XID 79");
+        clock.advance(Duration.ofSeconds(1));
+        recorder.transition(pod, "False", "True", "all allocated devices are healthy");
+
+        assertThat(events()).extracting(Event::getReason, Event::getType)
+                .containsExactlyInAnyOrder(org.assertj.core.groups.Tuple.tuple("DeviceUnhealthy", "Warning"),
+                        org.assertj.core.groups.Tuple.tuple("DeviceRecovered", "Normal"));
+        assertThat(events()).allSatisfy(e -> {
+            assertThat(e.getInvolvedObject().getKind()).isEqualTo("Pod");
+            assertThat(e.getInvolvedObject().getName()).isEqualTo("train-0");
+            assertThat(e.getInvolvedObject().getUid()).isEqualTo(pod.getMetadata().getUid());
+            assertThat(e.getSource().getComponent()).isEqualTo(PodEventRecorder.COMPONENT);
+        });
+    }
+
+    @Test
+    void shouldNotRecordTheFirstSightOfAHealthyPodNorAnUnchangedStatus() {
+        recorder.transition(pod, null, "True", "all allocated devices are healthy");
+        recorder.transition(pod, "False", "False", "still broken");
+
+        assertThat(events()).isEmpty();
+    }
+
+    @Test
+    void shouldRateLimitEventsPerPodAndRefillWithTime() {
+        for (int i = 0; i < 5; i++) {
+            recorder.transition(pod, i % 2 == 0 ? "True" : "False", i % 2 == 0 ? "False" : "True", "flap " + i);
+        }
+        assertThat(events()).hasSize(2);
+        assertThat(registry.get("devhealth.sink.events").tag("result", "rate_limited").counter().count()).isEqualTo(3);
+
+        clock.advance(Duration.ofMinutes(2));
+        recorder.transition(pod, "True", "False", "again");
+        assertThat(events()).hasSize(3);
+    }
+}

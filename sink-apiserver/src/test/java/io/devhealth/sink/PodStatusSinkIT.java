@@ -1,0 +1,293 @@
+package io.devhealth.sink;
+
+import static io.devhealth.sink.PodStatusFixtures.device;
+import static io.devhealth.sink.PodStatusFixtures.status;
+import static io.devhealth.testkit.assertions.PodStatusAssert.assertThatPod;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.devhealth.schema.Topics;
+import io.devhealth.schema.avro.DeadLetter;
+import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.PodDeviceStatus;
+import io.devhealth.schema.serde.AvroSerde;
+import io.devhealth.schema.serde.SchemaRegistries;
+import io.devhealth.testkit.UniqueNames;
+import io.devhealth.testkit.kafka.EmbeddedKafkaCluster;
+import io.devhealth.testkit.kafka.KafkaClusterExtension;
+import io.devhealth.testkit.kube.FaultInjectingKubernetesApi;
+import io.devhealth.testkit.kube.FaultInjectingKubernetesApi.Fault;
+import io.devhealth.testkit.kube.PodFixtures;
+import io.fabric8.kubernetes.api.model.ContainerStatus;
+import io.fabric8.kubernetes.api.model.ContainerStatusBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.ResourceStatus;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The whole sink against a real Kafka broker and the mock API server with injected faults: records in,
+ * pod status out, offsets committed only behind finished writes.
+ */
+@ExtendWith(KafkaClusterExtension.class)
+class PodStatusSinkIT {
+
+    private static final Duration WAIT = Duration.ofSeconds(60);
+    private static final int PARTITIONS = 2;
+
+    private final EmbeddedKafkaCluster kafka;
+    private final Topics topics = new Topics(UniqueNames.uniqueName("sink") + ".");
+    private final String group = UniqueNames.uniqueName("sink-group");
+    private final String registryUrl = "mem://" + UniqueNames.uniqueName("registry");
+    private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    private FaultInjectingKubernetesApi api;
+    private KubernetesClient kube;
+    private KafkaProducer<String, byte[]> producer;
+    private SinkApp sink;
+
+    PodStatusSinkIT(EmbeddedKafkaCluster kafka) {
+        this.kafka = kafka;
+    }
+
+    @BeforeEach
+    void setUp() {
+        kafka.createCompactedTopics(PARTITIONS, topics.podDeviceStatus());
+        kafka.createTopics(1, topics.deadLetters());
+        api = FaultInjectingKubernetesApi.start();
+        kube = api.newClient(Duration.ofSeconds(30));
+        Map<String, Object> props = new HashMap<>(kafka.clientProperties());
+        producer = new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer());
+    }
+
+    @AfterEach
+    void tearDown() throws InterruptedException {
+        if (sink != null) {
+            sink.close();
+        }
+        producer.close();
+        api.close();
+    }
+
+    private void startSink(SinkConfig.Mode mode, Duration terminationWindow) {
+        Map<String, Object> config = new HashMap<>();
+        config.put(SinkConfig.BOOTSTRAP_SERVERS, kafka.bootstrapServers());
+        config.put(SinkConfig.SCHEMA_REGISTRY_URL, registryUrl);
+        config.put(SinkConfig.TOPIC_PREFIX, topics.prefix());
+        config.put(SinkConfig.GROUP_ID, group);
+        config.put(SinkConfig.MODE, mode.name().toLowerCase().replace('_', '-'));
+        config.put(SinkConfig.KUBERNETES_MASTER, api.url());
+        config.put(SinkConfig.API_REQUEST_TIMEOUT_MS, "1000");
+        config.put(SinkConfig.RETRY_INITIAL_INTERVAL_MS, "20");
+        config.put(SinkConfig.RETRY_MAX_INTERVAL_MS, "300");
+        config.put(SinkConfig.TERMINATION_WINDOW_MS, String.valueOf(terminationWindow.toMillis()));
+        sink = new SinkApp(new SinkConfig(config), meters, Clock.systemUTC());
+        sink.start();
+    }
+
+    private byte[] send(PodDeviceStatus status) {
+        String key = status.getPod().getNamespace() + "/" + status.getPod().getName();
+        byte[] value = AvroSerde.of(PodDeviceStatus.class, SchemaRegistries.fromUrl(registryUrl)).serializer()
+                .serialize(topics.podDeviceStatus(), status);
+        sendRaw(key, value);
+        return value;
+    }
+
+    private void sendRaw(String key, byte[] value) {
+        try {
+            producer.send(new ProducerRecord<>(topics.podDeviceStatus(), key, value)).get();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private Pod createPod(String name) {
+        return PodFixtures.createRunning(kube, PodFixtures.podWithClaim("ml", name, "node-a", "main", "gpu", name + "-gpu", "gpu"));
+    }
+
+    private static PodDeviceStatus gpu(long version, String pod, HealthStatus health, String message) {
+        return status(version, "ml", pod, "main", pod + "-gpu", health, device("gpu-0", health, message));
+    }
+
+    private Pod pod(String name) {
+        return kube.pods().inNamespace("ml").withName(name).get();
+    }
+
+    private static String health(Pod pod) {
+        List<ResourceStatus> entries = pod.getStatus().getContainerStatuses().get(0).getAllocatedResourcesStatus();
+        return entries == null || entries.isEmpty() ? null
+                : entries.get(0).getResources().get(0).getHealth() + "|" + entries.get(0).getResources().get(0).getMessage();
+    }
+
+    private boolean committedToEnd() throws Exception {
+        Map<TopicPartition, OffsetAndMetadata> committed = kafka.admin().listConsumerGroupOffsets(group)
+                .partitionsToOffsetAndMetadata().get();
+        try (KafkaConsumer<String, String> probe = new KafkaConsumer<>(kafka.clientProperties(), new StringDeserializer(),
+                new StringDeserializer())) {
+            List<TopicPartition> partitions = new ArrayList<>();
+            for (int p = 0; p < PARTITIONS; p++) {
+                partitions.add(new TopicPartition(topics.podDeviceStatus(), p));
+            }
+            Map<TopicPartition, Long> ends = probe.endOffsets(partitions);
+            return ends.entrySet().stream().allMatch(e -> e.getValue() == 0
+                    || (committed.get(e.getKey()) != null && committed.get(e.getKey()).offset() == e.getValue()));
+        }
+    }
+
+    private long committed() throws Exception {
+        return kafka.admin().listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get().values().stream()
+                .mapToLong(OffsetAndMetadata::offset).sum();
+    }
+
+    private List<DeadLetter> deadLetters(int atLeast) {
+        Map<String, Object> props = new HashMap<>(kafka.clientProperties());
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, UniqueNames.uniqueName("dlq-reader"));
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        List<DeadLetter> found = new ArrayList<>();
+        try (KafkaConsumer<String, DeadLetter> consumer = new KafkaConsumer<>(props, new StringDeserializer(),
+                AvroSerde.of(DeadLetter.class, SchemaRegistries.fromUrl(registryUrl)).deserializer())) {
+            consumer.subscribe(List.of(topics.deadLetters()));
+            await("dead letters").atMost(WAIT).until(() -> {
+                consumer.poll(Duration.ofMillis(200)).forEach(r -> found.add(r.value()));
+                return found.size() >= atLeast;
+            });
+        }
+        return found;
+    }
+
+    private static ContainerStatus withoutDeviceHealth(ContainerStatus status) {
+        return new ContainerStatusBuilder(status).withAllocatedResourcesStatus((List<ResourceStatus>) null).build();
+    }
+
+    @Test
+    void shouldConvergeToTheLatestStatusOfEveryPodUnderTwentyPercentInjectedFailures() throws Exception {
+        List<String> pods = List.of("job-0", "job-1", "job-2", "job-3", "job-4", "job-5");
+        Map<String, ContainerStatus> kubeletView = new HashMap<>();
+        pods.forEach(p -> kubeletView.put(p, createPod(p).getStatus().getContainerStatuses().get(0)));
+        // One in five reads and patches of the pods fails; a few patches also conflict first.
+        api.injectRandomly(0.2, 42, r -> r.path().contains("/namespaces/ml/pods/"),
+                Fault.status(500), Fault.status(503), Fault.status(429), Fault.slow(Duration.ofMillis(1500)));
+        api.injectNext(3, FaultInjectingKubernetesApi.method("PATCH"), Fault.status(409));
+        startSink(SinkConfig.Mode.ALL, Duration.ofMinutes(2));
+
+        // Four rounds of changes; the last one decides: even pods recover, odd pods stay broken.
+        for (int version = 1; version <= 4; version++) {
+            for (int i = 0; i < pods.size(); i++) {
+                boolean healthy = version == 1 || (version == 4 && i % 2 == 0);
+                send(gpu(version, pods.get(i), healthy ? HealthStatus.HEALTHY : HealthStatus.UNHEALTHY,
+                        healthy ? null : "XID " + (version == 4 ? 48 : 79)));
+            }
+            Thread.sleep(150);
+        }
+
+        // The test's own reads meet the injected faults too: ignore those and read again.
+        await("every pod at its latest status").atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            for (int i = 0; i < pods.size(); i++) {
+                assertThat(health(pod(pods.get(i)))).as(pods.get(i)).isEqualTo(i % 2 == 0 ? "Healthy|null" : "Unhealthy|XID 48");
+                assertThatPod(pod(pods.get(i))).hasCondition(PodStatusWriter.CONDITION_TYPE, i % 2 == 0 ? "True" : "False");
+            }
+        });
+        await("offsets committed").atMost(WAIT).until(this::committedToEnd);
+        assertThat(api.injectedCount()).isGreaterThan(5);
+        api.stopInjecting();
+        for (String p : pods) {
+            // ready, restartCount, state, imageID, containerID, started…: exactly as the kubelet left them.
+            assertThat(withoutDeviceHealth(pod(p).getStatus().getContainerStatuses().get(0))).isEqualTo(withoutDeviceHealth(kubeletView.get(p)));
+        }
+        assertThat(meters.find("devhealth.sink.dead.letters").counters()).isEmpty();
+    }
+
+    @Test
+    void shouldPauseWhileTheApiServerIsUnreachableAndResumeWithoutLossOrReordering() throws Exception {
+        createPod("job-0");
+        startSink(SinkConfig.Mode.ALL, Duration.ofMinutes(2));
+        send(gpu(1, "job-0", HealthStatus.HEALTHY, null));
+        await("first status").atMost(WAIT).until(() -> "Healthy|null".equals(health(pod("job-0"))));
+        await("first commit").atMost(WAIT).until(() -> committed() == 1);
+
+        api.goDown();
+        send(gpu(2, "job-0", HealthStatus.UNHEALTHY, "XID 79"));
+        await("paused").atMost(WAIT).until(() -> meters.get("devhealth.sink.api.unreachable").gauge().value() == 1.0);
+        send(gpu(3, "job-0", HealthStatus.UNHEALTHY, "XID 94"));
+        Thread.sleep(1_000);
+        assertThat(committed()).as("nothing committed while the writes wait").isEqualTo(1);
+
+        api.comeBack();
+        await("latest status after the outage").atMost(WAIT).until(() -> "Unhealthy|XID 94".equals(health(pod("job-0"))));
+        await("all committed").atMost(WAIT).until(() -> committed() == 3);
+        assertThat(meters.get("devhealth.sink.api.unreachable").gauge().value()).isZero();
+    }
+
+    @Test
+    void shouldDeadLetterRejectedAndUndecodableRecordsAndKeepGoing() throws Exception {
+        createPod("job-0");
+        api.injectNext(1, FaultInjectingKubernetesApi.method("PATCH"), Fault.status(422));
+        startSink(SinkConfig.Mode.ALL, Duration.ofMinutes(2));
+
+        byte[] rejected = send(gpu(1, "job-0", HealthStatus.UNHEALTHY, "XID 79"));
+        List<DeadLetter> first = deadLetters(1);
+        sendRaw("ml/job-0", "not avro".getBytes(StandardCharsets.UTF_8));
+        send(gpu(2, "job-0", HealthStatus.UNHEALTHY, "XID 94"));
+
+        await("later status written").atMost(WAIT).until(() -> "Unhealthy|XID 94".equals(health(pod("job-0"))));
+        await("all committed").atMost(WAIT).until(this::committedToEnd);
+        List<DeadLetter> letters = deadLetters(2);
+        assertThat(first).singleElement().satisfies(letter -> {
+            assertThat(letter.getStage()).isEqualTo("sink");
+            assertThat(letter.getReason()).contains("code=422").contains("injected fault 422");
+            assertThat(letter.getValue()).isEqualTo(ByteBuffer.wrap(rejected));
+            assertThat(letter.getSourceTopic()).isEqualTo(topics.podDeviceStatus());
+        });
+        assertThat(letters).anySatisfy(letter -> assertThat(letter.getReason()).startsWith("undecodable"));
+    }
+
+    @Test
+    void shouldFinishAndFreezeAPodThatTerminatesWithoutANewStatus() throws Exception {
+        createPod("job-0");
+        startSink(SinkConfig.Mode.TERMINATED, Duration.ofSeconds(3));
+        Instant now = Instant.now().truncatedTo(ChronoUnit.SECONDS);
+        send(status(1, "ml", "job-0", "main", "job-0-gpu", HealthStatus.UNHEALTHY,
+                device("gpu-0", HealthStatus.UNHEALTHY, "XID 79", now.minusSeconds(5))));
+        await("condition on the live pod").atMost(WAIT).untilAsserted(() ->
+                assertThatPod(pod("job-0")).hasCondition(PodStatusWriter.CONDITION_TYPE, "False"));
+        assertThat(health(pod("job-0"))).as("live containers are the kubelet's in the default mode").isNull();
+
+        PodFixtures.markTerminated(kube, "ml", "job-0", 1, now);
+
+        await("field written on termination").atMost(WAIT).until(() -> "Unhealthy|XID 79".equals(health(pod("job-0"))));
+        await("frozen after the window").atMost(WAIT).untilAsserted(() ->
+                assertThatPod(pod("job-0")).hasCondition(PodStatusWriter.FINAL_CONDITION_TYPE, "True"));
+        String resourceVersion = pod("job-0").getMetadata().getResourceVersion();
+
+        send(status(2, "ml", "job-0", "main", "job-0-gpu", HealthStatus.HEALTHY,
+                device("gpu-0", HealthStatus.HEALTHY, null, Instant.now())));
+        await("later status consumed").atMost(WAIT).until(this::committedToEnd);
+        assertThat(pod("job-0").getMetadata().getResourceVersion()).isEqualTo(resourceVersion);
+        Set<String> conditions = pod("job-0").getStatus().getConditions().stream().map(c -> c.getType()).collect(Collectors.toSet());
+        assertThat(conditions).contains(PodStatusWriter.CONDITION_TYPE, PodStatusWriter.FINAL_CONDITION_TYPE);
+    }
+}

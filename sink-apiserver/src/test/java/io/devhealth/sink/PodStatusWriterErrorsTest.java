@@ -1,0 +1,203 @@
+package io.devhealth.sink;
+
+import static io.devhealth.sink.PodStatusFixtures.device;
+import static io.devhealth.sink.PodStatusFixtures.status;
+import static io.devhealth.testkit.kube.FaultInjectingKubernetesApi.method;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.PodDeviceStatus;
+import io.devhealth.testkit.kube.FaultInjectingKubernetesApi;
+import io.devhealth.testkit.kube.FaultInjectingKubernetesApi.Fault;
+import io.devhealth.testkit.kube.FaultInjectingKubernetesApi.Request;
+import io.devhealth.testkit.kube.PodFixtures;
+import io.devhealth.testkit.time.MutableClock;
+import io.fabric8.kubernetes.api.model.ContainerStatus;
+import io.fabric8.kubernetes.api.model.ContainerStatusBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The writer's reaction to each class of API-server error, on the mock with injected faults. */
+class PodStatusWriterErrorsTest {
+
+    private static final String STATUS_PATH = "/api/v1/namespaces/ml/pods/train-0/status";
+
+    private final MutableClock clock = MutableClock.at("2026-11-29T10:00:00Z");
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final SinkMetrics metrics = new SinkMetrics(registry);
+    private FaultInjectingKubernetesApi api;
+    private KubernetesClient client;
+
+    @BeforeEach
+    void start() {
+        api = FaultInjectingKubernetesApi.start();
+        KubernetesClient setup = api.newClient(Duration.ofSeconds(30));
+        PodFixtures.createRunning(setup, PodFixtures.podWithClaim("ml", "train-0", "node-a", "main", "gpu", "train-0-gpu-x1", "gpu"));
+        // Short timeouts make the injected slow answers time out quickly; the first request warms the client up.
+        client = api.newClient(Duration.ofMillis(500));
+        setup.pods().inNamespace("ml").withName("train-0").get();
+        api.clearRequests();
+    }
+
+    @AfterEach
+    void stop() {
+        api.close();
+    }
+
+    private PodStatusWriter writer(SinkConfig.Mode mode) {
+        ApiCallPolicy policy = new ApiCallPolicy(1_000, 1_000, 4, Duration.ofMillis(5), Duration.ofMillis(20), metrics);
+        return new PodStatusWriter(client, new PodStatusWriter.Settings(mode, Duration.ofMinutes(2), 5), policy,
+                new FieldSupport(Duration.ofHours(1), metrics), null, metrics, clock);
+    }
+
+    private static PodDeviceStatus unhealthy() {
+        return status("ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.UNHEALTHY, device("gpu-0", HealthStatus.UNHEALTHY, "XID 79"));
+    }
+
+    private Pod pod() {
+        return client.pods().inNamespace("ml").withName("train-0").get();
+    }
+
+    private List<Request> patches() {
+        return api.requests().stream().filter(r -> "PATCH".equals(r.method())).toList();
+    }
+
+    private double count(String name, String tag, String value) {
+        var counter = registry.find(name).tag(tag, value).counter();
+        return counter == null ? 0 : counter.count();
+    }
+
+    private static ContainerStatus withoutDeviceHealth(ContainerStatus status) {
+        return new ContainerStatusBuilder(status).withAllocatedResourcesStatus((List<io.fabric8.kubernetes.api.model.ResourceStatus>) null).build();
+    }
+
+    @Test
+    void shouldDropStatusWhenPodDisappearsBeforeThePatch() {
+        api.injectNext(1, method("PATCH"), Fault.status(404));
+
+        assertThat(writer(SinkConfig.Mode.ALL).write(unhealthy())).isEqualTo(PodStatusWriter.Outcome.POD_GONE);
+        assertThat(patches()).hasSize(1);
+    }
+
+    @Test
+    void shouldReReadAndRetryOnConflict() {
+        api.injectNext(2, method("PATCH"), Fault.status(409));
+
+        assertThat(writer(SinkConfig.Mode.ALL).write(unhealthy())).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
+
+        assertThat(patches()).hasSize(3);
+        assertThat(api.requests().stream().filter(r -> "GET".equals(r.method()))).hasSize(3);
+        assertThat(pod().getStatus().getContainerStatuses().get(0).getAllocatedResourcesStatus()).isNotEmpty();
+    }
+
+    @Test
+    void shouldGiveUpAfterTooManyConflictsSoTheWriteIsRepeatedLater() {
+        api.injectNext(100, method("PATCH"), Fault.status(409));
+
+        assertThatThrownBy(() -> writer(SinkConfig.Mode.ALL).write(unhealthy())).isInstanceOf(WriteConflictsExhaustedException.class);
+        assertThat(patches()).hasSize(5);
+    }
+
+    @Test
+    void shouldReportInvalidWithTheServersAnswerAndNotRetryWhenThePodDidNotMove() {
+        api.injectNext(1, method("PATCH"), Fault.status(422));
+
+        assertThatThrownBy(() -> writer(SinkConfig.Mode.ALL).write(unhealthy()))
+                .isInstanceOf(InvalidPodStatusException.class)
+                .hasMessageContaining("code=422").hasMessageContaining("reason=Invalid").hasMessageContaining("injected fault 422")
+                .satisfies(e -> assertThat(((InvalidPodStatusException) e).patch()).contains("allocatedResourcesStatus"));
+        assertThat(patches()).hasSize(1);
+        assertThat(pod().getStatus().getContainerStatuses().get(0).getAllocatedResourcesStatus()).isNullOrEmpty();
+    }
+
+    @Test
+    void shouldBackOffAndRetryTooManyRequestsServerErrorsAndTimeouts() {
+        api.injectNext(1, method("GET"), Fault.status(503));
+        api.injectNext(1, method("PATCH"), Fault.status(500));
+        api.injectNext(1, method("PATCH"), Fault.slow(Duration.ofSeconds(2)));
+
+        assertThat(writer(SinkConfig.Mode.ALL).write(unhealthy())).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
+
+        assertThat(count("devhealth.sink.api.retries", "class", "transient")).isEqualTo(3);
+        assertThat(registry.get("devhealth.sink.writes").counter().count()).isEqualTo(1);
+        assertThat(pod().getStatus().getContainerStatuses().get(0).getAllocatedResourcesStatus()).isNotEmpty();
+    }
+
+    @Test
+    void shouldWaitAtLeastTheRetryAfterTheServerAsksFor() {
+        api.injectNext(1, method("PATCH"), Fault.tooManyRequests(1));
+        long start = System.nanoTime();
+
+        assertThat(writer(SinkConfig.Mode.ALL).write(unhealthy())).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
+
+        // The backoff alone would be 5 ms; Retry-After: 1 s wins.
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofSeconds(1));
+        assertThat(count("devhealth.sink.api.retries", "class", "transient")).isEqualTo(1);
+    }
+
+    @Test
+    void shouldThrowUnreachableOnceRetriesAreSpentSoTheSinkPauses() {
+        PodStatusWriter writer = writer(SinkConfig.Mode.ALL);
+        api.goDown();
+
+        assertThatThrownBy(() -> writer.write(unhealthy()))
+                .isInstanceOf(KubernetesClientException.class)
+                .satisfies(e -> assertThat(ApiErrorClass.of(e)).isEqualTo(ApiErrorClass.UNREACHABLE));
+        assertThat(count("devhealth.sink.api.retries", "class", "unreachable")).isEqualTo(3);
+
+        api.comeBack();
+        assertThat(writer.write(unhealthy())).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
+    }
+
+    @Test
+    void shouldKeepOnlyTheConditionWhenTheApiServerDropsTheField() {
+        // What a kube-apiserver with the ResourceHealthStatus gate off returns: the patch applied, the field gone.
+        Pod dropped = new PodBuilder(pod()).editStatus().editFirstContainerStatus().withAllocatedResourcesStatus(List.of())
+                .endContainerStatus().endStatus().build();
+        api.server().expect().patch().withPath(STATUS_PATH).andReturn(200, dropped).once();
+        PodStatusWriter writer = writer(SinkConfig.Mode.ALL);
+
+        assertThat(writer.write(unhealthy())).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
+        assertThat(patches().get(0).body()).contains("allocatedResourcesStatus");
+        assertThat(registry.get("devhealth.sink.field.dropped").counter().count()).isEqualTo(1);
+        assertThat(registry.get("devhealth.sink.field.supported").gauge().value()).isZero();
+
+        api.clearRequests();
+        assertThat(writer.write(unhealthy())).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
+        assertThat(patches()).singleElement().satisfies(p -> {
+            assertThat(p.body()).doesNotContain("allocatedResourcesStatus").contains(PodStatusWriter.CONDITION_TYPE);
+        });
+
+        // After the recheck interval the field is tried again, and a server that keeps it clears the alarm.
+        clock.advance(Duration.ofHours(1));
+        api.clearRequests();
+        writer.write(status(2, "ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.HEALTHY, device("gpu-0", HealthStatus.HEALTHY, null)));
+        assertThat(patches()).singleElement().satisfies(p -> assertThat(p.body()).contains("allocatedResourcesStatus"));
+        assertThat(registry.get("devhealth.sink.field.supported").gauge().value()).isEqualTo(1);
+    }
+
+    @Test
+    void shouldLeaveEveryKubeletFieldAsItWasUnderInjectedFailures() {
+        ContainerStatus before = pod().getStatus().getContainerStatuses().get(0);
+        api.injectNext(1, method("PATCH"), Fault.status(409));
+        api.injectNext(1, method("PATCH"), Fault.status(503));
+
+        writer(SinkConfig.Mode.ALL).write(unhealthy());
+
+        ContainerStatus after = pod().getStatus().getContainerStatuses().get(0);
+        assertThat(after.getAllocatedResourcesStatus()).isNotEmpty();
+        assertThat(withoutDeviceHealth(after)).isEqualTo(withoutDeviceHealth(before));
+        assertThat(pod().getStatus().getConditions()).filteredOn(c -> !c.getType().startsWith("devhealth.io/"))
+                .extracting(c -> c.getType() + "=" + c.getStatus())
+                .containsExactly("PodScheduled=True", "Initialized=True", "ContainersReady=True", "Ready=True");
+    }
+}

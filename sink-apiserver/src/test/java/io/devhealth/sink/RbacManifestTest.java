@@ -1,0 +1,88 @@
+package io.devhealth.sink;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.ServiceAccount;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding;
+import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** The RBAC manifest grants exactly what {@link RequiredPermissions} says the code uses: no more, no less. */
+class RbacManifestTest {
+
+    private static final Path MANIFEST = Path.of("..", "k8s", "base", "sink-apiserver", "rbac.yaml");
+
+    private List<HasMetadata> load() throws Exception {
+        try (InputStream in = Files.newInputStream(MANIFEST)) {
+            Object parsed = new KubernetesSerialization().unmarshal(in);
+            @SuppressWarnings("unchecked")
+            List<HasMetadata> items = parsed instanceof List<?> list ? (List<HasMetadata>) list : List.of((HasMetadata) parsed);
+            return items;
+        }
+    }
+
+    /** "group|resource" → verbs, for every (group, resource) pair a rule names. */
+    private static Map<String, Set<String>> flatten(List<PolicyRule> rules) {
+        Map<String, Set<String>> granted = new HashMap<>();
+        for (PolicyRule rule : rules) {
+            assertThat(rule.getResourceNames()).as("no resourceNames: pods are not known in advance").isNullOrEmpty();
+            for (String group : rule.getApiGroups()) {
+                for (String resource : rule.getResources()) {
+                    granted.computeIfAbsent(group + "|" + resource, k -> new HashSet<>()).addAll(rule.getVerbs());
+                }
+            }
+        }
+        return granted;
+    }
+
+    @Test
+    void shouldGrantExactlyTheVerbsTheCodeUses() throws Exception {
+        ClusterRole role = load().stream().filter(ClusterRole.class::isInstance).map(ClusterRole.class::cast).findFirst().orElseThrow();
+
+        Map<String, Set<String>> required = new HashMap<>();
+        RequiredPermissions.ALL.forEach(p -> required.computeIfAbsent(p.apiGroup() + "|" + p.resource(), k -> new HashSet<>())
+                .addAll(p.verbs()));
+        assertThat(flatten(role.getRules())).isEqualTo(required);
+    }
+
+    @Test
+    void shouldHaveNoWildcardsAndNoWritesBeyondStatusAndEvents() throws Exception {
+        ClusterRole role = load().stream().filter(ClusterRole.class::isInstance).map(ClusterRole.class::cast).findFirst().orElseThrow();
+
+        flatten(role.getRules()).forEach((resource, verbs) -> {
+            assertThat(resource).doesNotContain("*");
+            assertThat(verbs).doesNotContain("*", "delete", "deletecollection", "update", "escalate", "bind", "impersonate");
+            if (resource.equals("|pods")) {
+                assertThat(verbs).as("spec and metadata of pods are not ours").doesNotContain("patch", "create");
+            }
+        });
+    }
+
+    @Test
+    void shouldBindTheRoleToTheSinksServiceAccount() throws Exception {
+        List<HasMetadata> items = load();
+        ServiceAccount account = items.stream().filter(ServiceAccount.class::isInstance).map(ServiceAccount.class::cast).findFirst().orElseThrow();
+        ClusterRoleBinding binding = items.stream().filter(ClusterRoleBinding.class::isInstance).map(ClusterRoleBinding.class::cast)
+                .findFirst().orElseThrow();
+        ClusterRole role = items.stream().filter(ClusterRole.class::isInstance).map(ClusterRole.class::cast).findFirst().orElseThrow();
+
+        assertThat(binding.getRoleRef().getKind()).isEqualTo("ClusterRole");
+        assertThat(binding.getRoleRef().getName()).isEqualTo(role.getMetadata().getName());
+        assertThat(binding.getSubjects()).singleElement().satisfies(subject -> {
+            assertThat(subject.getKind()).isEqualTo("ServiceAccount");
+            assertThat(subject.getName()).isEqualTo(account.getMetadata().getName());
+            assertThat(subject.getNamespace()).isEqualTo(account.getMetadata().getNamespace());
+        });
+    }
+}

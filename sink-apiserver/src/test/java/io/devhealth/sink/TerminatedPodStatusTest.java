@@ -1,0 +1,153 @@
+package io.devhealth.sink;
+
+import static io.devhealth.sink.PodStatusFixtures.T0;
+import static io.devhealth.sink.PodStatusFixtures.device;
+import static io.devhealth.sink.PodStatusFixtures.status;
+import static io.devhealth.testkit.assertions.PodStatusAssert.assertThatPod;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.PodDeviceStatus;
+import io.devhealth.testkit.kube.PodFixtures;
+import io.devhealth.testkit.time.MutableClock;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Post-mortem device health for terminated pods, the scenario of upstream #132978: a batch job's GPU
+ * fails, the job crashes, the driver reports the failure only after the crash, and the kubelet (whose
+ * claim info is already gone) never shows it. devhealth does, as of the container's finishedAt.
+ */
+@EnableKubernetesMockClient(crud = true)
+class TerminatedPodStatusTest {
+
+    private static final String ENTRY = "claim:gpu/gpu";
+    private static final String GPU = "gpu.example.com/gpu=gpu-0";
+    /** When the job's container finished. */
+    private static final Instant FINISHED = T0.plusSeconds(60);
+
+    KubernetesMockServer server;
+    KubernetesClient client;
+
+    private final MutableClock clock = MutableClock.at("2026-11-29T10:00:00Z");
+    private PodStatusWriter writer;
+
+    @BeforeEach
+    void createJob() {
+        PodFixtures.createRunning(client, PodFixtures.podWithClaim("ml", "train-0", "node-a", "main", "gpu", "train-0-gpu-x1", "gpu"));
+        SinkMetrics metrics = new SinkMetrics(new SimpleMeterRegistry());
+        writer = new PodStatusWriter(client, new PodStatusWriter.Settings(SinkConfig.Mode.TERMINATED, Duration.ofMinutes(2), 5),
+                new ApiCallPolicy(1_000, 1_000, 1, Duration.ofMillis(1), Duration.ofMillis(1), metrics),
+                new FieldSupport(Duration.ofHours(1), metrics), null, metrics, clock);
+    }
+
+    private Pod pod() {
+        return client.pods().inNamespace("ml").withName("train-0").get();
+    }
+
+    private static PodDeviceStatus gpu(long version, HealthStatus health, String message, Instant since) {
+        return status(version, "ml", "train-0", "main", "train-0-gpu-x1", health, device("gpu-0", health, message, since));
+    }
+
+    @Test
+    void shouldShowAFailureReportedAfterTheCrashOnTheTerminatedPod() {
+        // While the job runs: healthy; the default mode leaves the field to the kubelet and sets the condition.
+        PodDeviceStatus healthy = gpu(1, HealthStatus.HEALTHY, null, T0);
+        writer.write(List.of(healthy), null);
+        assertThatPod(pod()).hasCondition(PodStatusWriter.CONDITION_TYPE, "True").container("main").hasNoResourceHealth(ENTRY);
+
+        // The job crashes at FINISHED; the driver reports XID 79 ten seconds later.
+        PodFixtures.markTerminated(client, "ml", "train-0", 1, FINISHED);
+        clock.set(FINISHED.plusSeconds(15));
+        PodDeviceStatus failed = gpu(2, HealthStatus.UNHEALTHY, "XID 79: GPU has fallen off the bus", FINISHED.plusSeconds(10));
+        assertThat(writer.write(List.of(failed), healthy).outcome()).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
+
+        assertThatPod(pod())
+                .hasCondition(PodStatusWriter.CONDITION_TYPE, "False", "DeviceUnhealthy")
+                .container("main").isTerminatedWithExitCode(1).hasResourceHealth(ENTRY, GPU, "Unhealthy", "XID 79: GPU has fallen off the bus");
+    }
+
+    @Test
+    void shouldKeepHealthAsOfTerminationWhenTheDeviceRecoversAfterwards() {
+        PodFixtures.markTerminated(client, "ml", "train-0", 1, FINISHED);
+        PodDeviceStatus failed = gpu(1, HealthStatus.UNHEALTHY, "XID 79", FINISHED.minusSeconds(5));
+        PodDeviceStatus reset = gpu(2, HealthStatus.HEALTHY, null, FINISHED.plusSeconds(30));
+
+        // Both in one batch: the recovery after the crash must not hide the failure that explains it.
+        writer.write(List.of(failed, reset), null);
+
+        assertThatPod(pod()).hasCondition(PodStatusWriter.CONDITION_TYPE, "False")
+                .container("main").hasResourceHealth(ENTRY, GPU, "Unhealthy");
+
+        // And in a later batch: the pod already shows it, so the recovery is again ignored.
+        writer.write(List.of(gpu(3, HealthStatus.HEALTHY, null, FINISHED.plusSeconds(40))), reset);
+        assertThatPod(pod()).container("main").hasResourceHealth(ENTRY, GPU, "Unhealthy");
+    }
+
+    @Test
+    void shouldIgnoreUnhealthyReportsThatBeganAfterThePostTerminationWindow() {
+        PodFixtures.markTerminated(client, "ml", "train-0", 0, FINISHED);
+        writer.write(List.of(gpu(1, HealthStatus.HEALTHY, null, T0)), null);
+        clock.set(FINISHED.plus(Duration.ofMinutes(3)));
+
+        writer.write(List.of(gpu(2, HealthStatus.UNHEALTHY, "XID 48", FINISHED.plus(Duration.ofMinutes(2)).plusSeconds(1))), null);
+
+        assertThatPod(pod()).hasCondition(PodStatusWriter.CONDITION_TYPE, "True")
+                .container("main").hasResourceHealth(ENTRY, GPU, "Healthy");
+    }
+
+    @Test
+    void shouldSayUnknownWhenNoReportCoversTheTimeOfTermination() {
+        PodFixtures.markTerminated(client, "ml", "train-0", 0, FINISHED);
+
+        writer.write(List.of(gpu(1, HealthStatus.HEALTHY, null, FINISHED.plusSeconds(20))), null);
+
+        assertThatPod(pod()).hasCondition(PodStatusWriter.CONDITION_TYPE, "Unknown")
+                .container("main").hasResourceHealth(ENTRY, GPU, "Unknown", TerminatedDeviceHealth.NO_REPORT_MESSAGE);
+    }
+
+    @Test
+    void shouldFreezeAfterTheWindowAndNeverWriteAgainEvenAfterARestart() {
+        PodFixtures.markTerminated(client, "ml", "train-0", 1, FINISHED);
+        PodDeviceStatus failed = gpu(1, HealthStatus.UNHEALTHY, "XID 79", FINISHED.plusSeconds(10));
+        clock.set(FINISHED.plusSeconds(20));
+        writer.write(List.of(failed), null);
+
+        // Not due yet: nothing happens.
+        assertThat(writer.freeze("ml", "train-0", List.of(failed), null).outcome()).isEqualTo(PodStatusWriter.Outcome.UNCHANGED);
+
+        clock.set(FINISHED.plus(Duration.ofMinutes(2)));
+        PodStatusWriter.Result frozen = writer.freeze("ml", "train-0", List.of(failed), null);
+        assertThat(frozen.frozenNow()).isTrue();
+        assertThatPod(pod()).hasCondition(PodStatusWriter.FINAL_CONDITION_TYPE, "True", "PostTerminationWindowElapsed")
+                .hasCondition(PodStatusWriter.CONDITION_TYPE, "False");
+        String resourceVersion = pod().getMetadata().getResourceVersion();
+
+        // A new writer (a restarted sink, nothing in memory) reads the marker from the pod itself.
+        SinkMetrics metrics = new SinkMetrics(new SimpleMeterRegistry());
+        PodStatusWriter restarted = new PodStatusWriter(client, new PodStatusWriter.Settings(SinkConfig.Mode.TERMINATED, Duration.ofMinutes(2), 5),
+                new ApiCallPolicy(1_000, 1_000, 1, Duration.ofMillis(1), Duration.ofMillis(1), metrics),
+                new FieldSupport(Duration.ofHours(1), metrics), null, metrics, clock);
+        PodDeviceStatus late = gpu(2, HealthStatus.UNHEALTHY, "XID 79 again", FINISHED.plusSeconds(30));
+        assertThat(restarted.write(List.of(late), null).outcome()).isEqualTo(PodStatusWriter.Outcome.FROZEN);
+        assertThat(pod().getMetadata().getResourceVersion()).isEqualTo(resourceVersion);
+        assertThatPod(pod()).container("main").hasResourceHealth(ENTRY, GPU, "Unhealthy", "XID 79");
+    }
+
+    @Test
+    void shouldNotFreezeAPodDevhealthNeverWrote() {
+        PodFixtures.markTerminated(client, "ml", "train-0", 0, FINISHED);
+        clock.set(FINISHED.plus(Duration.ofHours(1)));
+
+        assertThat(writer.freeze("ml", "train-0", List.of(), null).outcome()).isEqualTo(PodStatusWriter.Outcome.UNCHANGED);
+        assertThatPod(pod()).doesNotHaveCondition(PodStatusWriter.FINAL_CONDITION_TYPE);
+    }
+}
