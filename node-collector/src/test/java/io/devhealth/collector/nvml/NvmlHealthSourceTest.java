@@ -218,7 +218,7 @@ class NvmlHealthSourceTest {
         recorder.stubAtReport[0] = stub;
         stub.queueEvents(0, NvmlStub.EVENT_XID, 31, NvmlStub.NO_INSTANCE, NvmlStub.NO_INSTANCE, 400_000)
                 .queueXid(1, 79)
-                .queueEvents(0, NvmlStub.EVENT_XID, 31, NvmlStub.NO_INSTANCE, NvmlStub.NO_INSTANCE, 399_999);
+                .queueEvents(0, NvmlStub.EVENT_XID, 31, NvmlStub.NO_INSTANCE, NvmlStub.NO_INSTANCE, 400_000);
         awaitHealth(gpu(1), HealthStatus.UNHEALTHY, "XID 79");
         await().atMost(Duration.ofSeconds(60)).until(() -> stub.pendingEvents() == 0);
         int gpu1Index = -1;
@@ -231,7 +231,7 @@ class NvmlHealthSourceTest {
         }
         // GPU 1's failure went out while GPU 0's storm was still being drained, not after it.
         assertThat(recorder.pendingAtReport.get(gpu1Index)).isPositive();
-        assertThat(stub.deliveredEvents()).isEqualTo(800_000);
+        assertThat(stub.deliveredEvents()).isEqualTo(800_001);
         // 800,000 events, one report for GPU 0 (the storm keeps its health and reasons).
         assertThat(after.stream().filter(r -> gpu(0).equals(r.getDevice().getUuid()))).hasSize(1);
         // The keep-alive carries the count.
