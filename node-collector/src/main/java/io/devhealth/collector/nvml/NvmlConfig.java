@@ -1,0 +1,123 @@
+package io.devhealth.collector.nvml;
+
+import io.devhealth.schema.config.ServiceConfig;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+import org.apache.kafka.common.config.AbstractConfig;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigDef.Importance;
+import org.apache.kafka.common.config.ConfigDef.Type;
+
+/**
+ * Settings of the NVML health source. Declared once in {@link #define(ConfigDef)} so that the
+ * collector's {@code ConfigDef} carries them (env vars via {@link ServiceConfig#envName}, e.g.
+ * {@code nvml.policy.file} → {@code DEVHEALTH_NVML_POLICY_FILE}); {@link #from(AbstractConfig)}
+ * reads them back.
+ *
+ * @param enabled whether the collector runs the NVML source at all
+ * @param libraryPath {@code libnvidia-ml.so.1} or the directory holding it; null = the dynamic loader's search
+ * @param policyFile JSON merged over the shipped {@link HealthPolicy}; null = the defaults
+ * @param pollInterval how often readings are polled
+ * @param eventWaitTimeout the timeout of one {@code nvmlEventSetWait_v2}
+ * @param healthTimeout stamped on reports as timeoutSeconds; unchanged devices are re-sent at half of it
+ * @param evaluateInterval how often coalesced events are turned into reports (new findings also trigger at once)
+ * @param reinitInterval how soon NVML is re-initialised after it failed or a GPU was lost
+ * @param rescanInterval how often GPUs and MIG instances are re-enumerated although nothing failed
+ */
+public record NvmlConfig(boolean enabled, Path libraryPath, Path policyFile, Duration pollInterval, Duration eventWaitTimeout,
+        Duration healthTimeout, Duration evaluateInterval, Duration reinitInterval, Duration rescanInterval) {
+
+    public static final String ENABLED = "nvml.enabled";
+    public static final String LIBRARY_PATH = "nvml.library.path";
+    public static final String POLICY_FILE = "nvml.policy.file";
+    public static final String POLL_INTERVAL = "nvml.poll.interval.ms";
+    public static final String EVENT_WAIT_TIMEOUT = "nvml.event.wait.timeout.ms";
+    public static final String HEALTH_TIMEOUT = "nvml.health.timeout.seconds";
+    public static final String EVALUATE_INTERVAL = "nvml.evaluate.interval.ms";
+    public static final String REINIT_INTERVAL = "nvml.reinit.interval.ms";
+    public static final String RESCAN_INTERVAL = "nvml.rescan.interval.ms";
+
+    public NvmlConfig {
+        Objects.requireNonNull(pollInterval);
+        Objects.requireNonNull(eventWaitTimeout);
+        Objects.requireNonNull(healthTimeout);
+        Objects.requireNonNull(evaluateInterval);
+        Objects.requireNonNull(reinitInterval);
+        Objects.requireNonNull(rescanInterval);
+        if (healthTimeout.toSeconds() < 2) {
+            throw new IllegalArgumentException("healthTimeout must be at least 2 s");
+        }
+    }
+
+    /** Adds the NVML options to {@code definition} and returns it. */
+    public static ConfigDef define(ConfigDef definition) {
+        return definition
+                .define(ENABLED, Type.BOOLEAN, true, Importance.MEDIUM,
+                        "Watch GPUs through NVML (libnvidia-ml.so.1). Without the library the source reports itself UNSUPPORTED in the heartbeat; nothing fails.")
+                .define(LIBRARY_PATH, Type.STRING, "", Importance.LOW,
+                        "Path of libnvidia-ml.so.1, or of the directory holding it; empty = the dynamic loader's search path (ld.so.cache).")
+                .define(POLICY_FILE, Type.STRING, "", Importance.MEDIUM,
+                        "JSON health policy merged over the shipped defaults (XID → UNHEALTHY | HEALTHY_WITH_MESSAGE | IGNORE, untilReset, thresholds); empty = defaults.")
+                .define(POLL_INTERVAL, Type.LONG, 10_000L, ConfigDef.Range.atLeast(100), Importance.LOW,
+                        "How often readings (row remapping, retired pages, ECC, temperature, NVLink, clocks, power, recovery action) are polled.")
+                .define(EVENT_WAIT_TIMEOUT, Type.LONG, 5_000L, ConfigDef.Range.between(10, 60_000), Importance.LOW,
+                        "Timeout of one nvmlEventSetWait_v2 call; also bounds how long stopping the event thread takes.")
+                .define(HEALTH_TIMEOUT, Type.LONG, 30L, ConfigDef.Range.atLeast(2), Importance.LOW,
+                        "Health timeout stamped on NVML reports; unchanged devices are re-sent (KEEPALIVE) at half of it.")
+                .define(EVALUATE_INTERVAL, Type.LONG, 1_000L, ConfigDef.Range.atLeast(10), Importance.LOW,
+                        "How often coalesced NVML events are evaluated; the first event of a new kind is evaluated at once.")
+                .define(REINIT_INTERVAL, Type.LONG, 30_000L, ConfigDef.Range.atLeast(10), Importance.LOW,
+                        "How soon NVML is initialised again after it failed, or after a GPU was lost (to see it come back after a reset).")
+                .define(RESCAN_INTERVAL, Type.LONG, 300_000L, ConfigDef.Range.atLeast(1_000), Importance.LOW,
+                        "How often GPUs and MIG instances are enumerated again although nothing failed.");
+    }
+
+    /** The NVML settings of a config whose definition went through {@link #define(ConfigDef)}. */
+    public static NvmlConfig from(AbstractConfig config) {
+        return new NvmlConfig(
+                config.getBoolean(ENABLED),
+                optionalPath(config.getString(LIBRARY_PATH)),
+                optionalPath(config.getString(POLICY_FILE)),
+                Duration.ofMillis(config.getLong(POLL_INTERVAL)),
+                Duration.ofMillis(config.getLong(EVENT_WAIT_TIMEOUT)),
+                Duration.ofSeconds(config.getLong(HEALTH_TIMEOUT)),
+                Duration.ofMillis(config.getLong(EVALUATE_INTERVAL)),
+                Duration.ofMillis(config.getLong(REINIT_INTERVAL)),
+                Duration.ofMillis(config.getLong(RESCAN_INTERVAL)));
+    }
+
+    /** The documented defaults. */
+    public static NvmlConfig defaults() {
+        return from(new AbstractConfig(define(new ConfigDef()), java.util.Map.of(), false) {});
+    }
+
+    private static Path optionalPath(String value) {
+        return value == null || value.isBlank() ? null : Path.of(value.trim());
+    }
+
+    public NvmlConfig withLibraryPath(Path path) {
+        return new NvmlConfig(enabled, path, policyFile, pollInterval, eventWaitTimeout, healthTimeout, evaluateInterval,
+                reinitInterval, rescanInterval);
+    }
+
+    public NvmlConfig withPolicyFile(Path path) {
+        return new NvmlConfig(enabled, libraryPath, path, pollInterval, eventWaitTimeout, healthTimeout, evaluateInterval,
+                reinitInterval, rescanInterval);
+    }
+
+    /** The same settings with other timings (tests and the demo run faster than a node). */
+    public NvmlConfig withTimings(Duration poll, Duration eventWait, Duration evaluate, Duration reinit) {
+        return new NvmlConfig(enabled, libraryPath, policyFile, poll, eventWait, healthTimeout, evaluate, reinit, rescanInterval);
+    }
+
+    public NvmlConfig withHealthTimeout(Duration timeout) {
+        return new NvmlConfig(enabled, libraryPath, policyFile, pollInterval, eventWaitTimeout, timeout, evaluateInterval,
+                reinitInterval, rescanInterval);
+    }
+
+    /** Half the health timeout: how often an unchanged device is re-sent. */
+    public Duration keepAliveInterval() {
+        return healthTimeout.dividedBy(2);
+    }
+}

@@ -1,0 +1,25 @@
+/**
+ * GPU health from NVML: {@link io.devhealth.collector.nvml.NvmlHealthSource} (the source),
+ * {@link io.devhealth.collector.nvml.HealthPolicy} (what each signal means, as data; defaults in
+ * {@code default-health-policy.json}, which follow NVIDIA's XID catalogue) and
+ * {@link io.devhealth.collector.nvml.NvmlConfig} (settings). The JNA binding is in {@code .jna},
+ * the machinery in {@code .internals}.
+ *
+ * <h2>Recovery</h2>
+ * Findings whose rule says {@code untilReset} (the XIDs NVIDIA's catalogue answers with a GPU reset
+ * or reboot, double-bit ECC, a lost GPU) hold until one of these is seen on that GPU:
+ * <ol>
+ *   <li>a GPU that answered GPU_IS_LOST (or vanished from enumeration) answers again, after NVML was
+ *       re-initialised (every reinit interval while a GPU is lost);
+ *   <li>the recovery-action field returns to NONE after having asked for an action;
+ *   <li>a pending row remap or page retirement is no longer pending (both complete only on reset);
+ *   <li>the volatile uncorrected ECC counter or the energy counter went down (both restart when the
+ *       driver reloads; on a reset alone, UNCONFIRMED).
+ * </ol>
+ * Then every untilReset finding of the GPU and its MIG instances is removed, and a Healthy
+ * {@code RESET-DETECTED} finding says "GPU reset detected: …" for the default hold time. Findings
+ * without untilReset expire {@code holdSeconds} after their last occurrence; reading findings clear
+ * with the reading. A collector restart starts from what NVML shows then (sticky state is not
+ * persisted across restarts).
+ */
+package io.devhealth.collector.nvml;
