@@ -71,6 +71,8 @@ public final class PluginRegistryWatcher implements AutoCloseable {
         final Instant modifiedAt;
         State state = State.PROBING;
         ManagedChannel probeChannel;
+        int failures;
+        int rescansUntilRetry;
 
         Known(Object identity, Instant modifiedAt) {
             this.identity = identity;
@@ -140,7 +142,7 @@ public final class PluginRegistryWatcher implements AutoCloseable {
                 Instant modifiedAt = attributes.lastModifiedTime().toInstant();
                 Known previous = known.get(socket);
                 if (previous != null && Objects.equals(previous.identity, identity) && previous.modifiedAt.equals(modifiedAt)) {
-                    if (previous.state == State.FAILED) {
+                    if (previous.state == State.FAILED && --previous.rescansUntilRetry <= 0) {
                         probe(socket, previous);
                     }
                     continue;
@@ -216,9 +218,7 @@ public final class PluginRegistryWatcher implements AutoCloseable {
             return; // replaced or removed while GetInfo was in flight
         }
         if (error != null || info == null) {
-            entry.state = State.FAILED;
-            LOGGER.warn("dra registration GetInfo failed socket={} retryInMs={} error=\"{}\"", socket,
-                    rescanInterval.toMillis(), error == null ? "no PluginInfo" : error.toString());
+            failed(socket, entry, error == null ? "no PluginInfo" : error.toString());
             return;
         }
         if (!DRA_PLUGIN_TYPE.equals(info.getType())) {
@@ -227,13 +227,27 @@ public final class PluginRegistryWatcher implements AutoCloseable {
             return;
         }
         if (info.getName().isBlank() || info.getEndpoint().isBlank()) {
-            entry.state = State.FAILED;
-            LOGGER.warn("dra registration incomplete socket={} name={} endpoint={}", socket, info.getName(), info.getEndpoint());
+            failed(socket, entry, "incomplete PluginInfo name='" + info.getName() + "' endpoint='" + info.getEndpoint() + "'");
             return;
         }
         entry.state = State.REGISTERED;
         streams.register(new PluginRegistration(socket, entry.modifiedAt, streams.nextOrder(), info.getName(),
                 Path.of(info.getEndpoint()), info.getSupportedVersionsList()));
+    }
+
+    /**
+     * A socket that does not answer is asked again after 1, 2, 4 … 32 rescans: a stuck plugin must
+     * neither flood the log nor be forgotten. Logged as a warning the first time only.
+     */
+    private void failed(Path socket, Known entry, String error) {
+        entry.state = State.FAILED;
+        entry.failures++;
+        entry.rescansUntilRetry = 1 << Math.min(entry.failures - 1, 5);
+        if (entry.failures == 1) {
+            LOGGER.warn("dra registration GetInfo failed, will retry socket={} error=\"{}\"", socket, error);
+        } else {
+            LOGGER.debug("dra registration GetInfo failed again socket={} failures={} error=\"{}\"", socket, entry.failures, error);
+        }
     }
 
     private void ensureWatching() {

@@ -69,7 +69,7 @@ class DriverDiscoveryIT {
                 CollectorConfig.SCHEMA_REGISTRY_URL, "mem://unused",
                 CollectorConfig.DRA_REGISTRY_DIR, registry.toString(),
                 CollectorConfig.DRA_REGISTRY_RESCAN_INTERVAL, "200",
-                CollectorConfig.DRA_GETINFO_TIMEOUT, "500",
+                CollectorConfig.DRA_GETINFO_TIMEOUT, "2000",
                 CollectorConfig.RECONNECT_BACKOFF_MAX, "400",
                 CollectorConfig.POD_RESOURCES_SOCKET, tmp.resolve("no-kubelet.sock").toString(),
                 CollectorConfig.HEARTBEAT_INTERVAL, "60000"));
@@ -211,8 +211,8 @@ class DriverDiscoveryIT {
 
         startCollector(Map.of());
 
+        await().atMost(WAIT).until(() -> publisher.reportsFor("gpu-0").size() == 1);
         await().atMost(WAIT).until(() -> sourceState() == SourceStatus.UP);
-        assertThat(publisher.reportsFor("gpu-0")).hasSize(1);
         assertThat(hanging.socket()).exists();
     }
 
