@@ -35,6 +35,7 @@ public final class ResourceSliceInventory implements AutoCloseable {
     private final Clock clock;
     private final ScheduledExecutorService scheduler;
     private final Duration resendInterval;
+    private final boolean serverSideFilter;
     private final AtomicBoolean publishQueued = new AtomicBoolean();
     private SharedIndexInformer<ResourceSlice> informer;
     private List<InventoryDevice> lastPublished;
@@ -42,6 +43,16 @@ public final class ResourceSliceInventory implements AutoCloseable {
 
     public ResourceSliceInventory(KubernetesClient client, String cluster, String node, ReportPublisher publisher, Clock clock,
                                   ScheduledExecutorService scheduler, Duration resendInterval) {
+        this(client, cluster, node, publisher, clock, scheduler, resendInterval, true);
+    }
+
+    /**
+     * @param serverSideFilter false only against fabric8's mock API server, which cannot evaluate a
+     *     field selector on {@code spec.nodeName} (it returns nothing); the slices are then filtered here only
+     */
+    ResourceSliceInventory(KubernetesClient client, String cluster, String node, ReportPublisher publisher, Clock clock,
+                           ScheduledExecutorService scheduler, Duration resendInterval, boolean serverSideFilter) {
+        this.serverSideFilter = serverSideFilter;
         this.client = client;
         this.cluster = cluster;
         this.node = node;
@@ -52,9 +63,10 @@ public final class ResourceSliceInventory implements AutoCloseable {
     }
 
     public void start() {
-        informer = client.resources(ResourceSlice.class)
-                .withField("spec.nodeName", node)
-                .runnableInformer(0);
+        // The field selector keeps 10k collectors from each watching every slice of the cluster.
+        informer = serverSideFilter
+                ? client.resources(ResourceSlice.class).withField("spec.nodeName", node).runnableInformer(0)
+                : client.resources(ResourceSlice.class).runnableInformer(0);
         informer.addEventHandler(new ResourceEventHandler<>() {
             @Override
             public void onAdd(ResourceSlice slice) {

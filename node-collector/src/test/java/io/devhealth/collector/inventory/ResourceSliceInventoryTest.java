@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -26,6 +27,7 @@ class ResourceSliceInventoryTest {
     private static final String DRIVER = "gpu.nvidia.com";
 
     KubernetesClient client;
+    KubernetesMockServer server;
 
     private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
     private final RecordingPublisher publisher = new RecordingPublisher();
@@ -61,7 +63,7 @@ class ResourceSliceInventoryTest {
         client.resources(ResourceSlice.class).resource(slice("b-gpus", "node-b", "node-b", 1, "gpu-0")).create();
 
         try (ResourceSliceInventory inventory = new ResourceSliceInventory(client, "c1", "node-a", publisher, Clock.systemUTC(),
-                scheduler, Duration.ofMinutes(10))) {
+                scheduler, Duration.ofMinutes(10), false)) {
             inventory.start();
 
             await().atMost(Duration.ofSeconds(20)).until(() -> lastInventory().size() == 2);
@@ -83,10 +85,21 @@ class ResourceSliceInventoryTest {
     }
 
     @Test
+    void shouldAskTheApiServerForThisNodesSlicesOnly() throws Exception {
+        try (ResourceSliceInventory inventory = new ResourceSliceInventory(client, "", "node-a", publisher, Clock.systemUTC(),
+                scheduler, Duration.ofMinutes(10))) {
+            inventory.start();
+            await().atMost(Duration.ofSeconds(20)).until(inventory::synced);
+
+            assertThat(server.getLastRequest().getPath()).contains("fieldSelector=spec.nodeName%3Dnode-a");
+        }
+    }
+
+    @Test
     void shouldNotRepublishAnUnchangedInventoryBeforeTheResendInterval() throws Exception {
         client.resources(ResourceSlice.class).resource(slice("a-gpus", "node-a", "node-a", 1, "gpu-0")).create();
         try (ResourceSliceInventory inventory = new ResourceSliceInventory(client, "", "node-a", publisher, Clock.systemUTC(),
-                scheduler, Duration.ofMinutes(10))) {
+                scheduler, Duration.ofMinutes(10), false)) {
             inventory.start();
             await().atMost(Duration.ofSeconds(20)).until(() -> publisher.inventories().size() == 1);
 
