@@ -372,6 +372,10 @@ public final class DiskSpool implements AutoCloseable {
         } else {
             lastHandedOut = lastSequence; // everything after was evicted
         }
+        // Handed out means no longer evictable: keep the queue as short as what is waiting.
+        while (!evictable.isEmpty() && evictable.peekSequence() <= lastHandedOut) {
+            evictable.poll();
+        }
         return out;
     }
 
@@ -483,6 +487,11 @@ public final class DiskSpool implements AutoCloseable {
 
     public synchronized long bytes() {
         return bytes;
+    }
+
+    /** Keep-alives that could still be evicted (tests: the queue must not grow with acknowledged ones). */
+    synchronized int evictionCandidates() {
+        return evictable.size();
     }
 
     public long maxBytes() {

@@ -164,6 +164,21 @@ class DiskSpoolTest {
     }
 
     @Test
+    void shouldNotRememberKeepAlivesThatWereHandedOut() {
+        try (DiskSpool spool = open(1 << 20)) {
+            for (int i = 0; i < 1_000; i++) {
+                append(spool, Priority.KEEPALIVE, "k");
+            }
+            assertThat(spool.evictionCandidates()).isEqualTo(1_000);
+
+            spool.nextForSend(2_000).forEach(spool::acknowledge);
+
+            assertThat(spool.evictionCandidates()).isZero();
+            assertThat(spool.records()).isZero();
+        }
+    }
+
+    @Test
     void shouldHandOutAgainFromTheRewoundSequence() {
         try (DiskSpool spool = open(1 << 20)) {
             for (String s : List.of("a", "b", "c", "d")) {
