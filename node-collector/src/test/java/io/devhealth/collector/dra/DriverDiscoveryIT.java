@@ -217,6 +217,23 @@ class DriverDiscoveryIT {
     }
 
     @Test
+    void shouldKeepAnEndpointThatSpeaksGarbageDownAndKeepServingTheOtherDrivers() {
+        FakePluginRegistration garbage = track(FakePluginRegistration.garbage(tmp.resolve("garbage.sock")));
+        FakeDraDriver good = track(FakeDraDriver.builder().driverName("nic.example.com").serviceSocket(tmp.resolve("nic.sock"))
+                .start());
+        good.report(DeviceState.healthy("node-a", "nic-0"));
+        startCollector(Map.of(CollectorConfig.DRA_DRIVERS,
+                DRIVER + "=" + garbage.socket() + ",nic.example.com=" + good.serviceSocket(),
+                CollectorConfig.DRA_DISCOVERY_ENABLED, "false"));
+
+        await().atMost(WAIT).until(() -> publisher.reportsFor("nic-0").size() == 1);
+        await().atMost(WAIT).until(() -> publisher.lastSourceState(DRIVER).map(s -> s.getMessage()).orElse("")
+                .matches("(?s).*(INTERNAL|UNAVAILABLE).*"));
+        assertThat(sourceState()).isEqualTo(SourceStatus.DOWN);
+        assertThat(publisher.reportsFor("gpu-0")).isEmpty();
+    }
+
+    @Test
     void shouldShowAStreamLossInTheHeartbeatAndReportTheFullSnapshotAfterReconnecting() {
         FakeDraDriver driver = driver("d.sock", Set.of(FakeDraDriver.V1ALPHA1));
         driver.report(DeviceState.healthy("node-a", "gpu-0"), DeviceState.healthy("node-a", "gpu-1"));
