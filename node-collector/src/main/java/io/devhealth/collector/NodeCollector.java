@@ -37,6 +37,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -248,7 +249,7 @@ public final class NodeCollector implements DriverStreamListener, AutoCloseable 
 
     private void sourceState(String driver, SourceStatus status, String message) {
         sources.compute(driver, (d, previous) -> previous != null && previous.getState() == status
-                && java.util.Objects.equals(previous.getMessage(), message)
+                && Objects.equals(previous.getMessage(), message)
                 ? previous
                 : SourceState.newBuilder().setSource(SourceKind.DRA).setSourceName(d).setState(status)
                         .setSince(previous != null && previous.getState() == status ? previous.getSince() : clock.instant())

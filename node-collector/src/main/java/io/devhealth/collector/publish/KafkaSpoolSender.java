@@ -72,6 +72,7 @@ public final class KafkaSpoolSender implements AutoCloseable {
     private volatile boolean running = true;
     private volatile Instant lastLoopAt;
     private volatile boolean connected;
+    private volatile boolean delivered;
     private volatile Generation generation;
 
     /** One producer and what it was handed; a fatal error replaces both. */
@@ -123,6 +124,10 @@ public final class KafkaSpoolSender implements AutoCloseable {
         generation = new Generation(producerFactory.get());
         while (running) {
             lastLoopAt = clock.instant();
+            if (delivered) {
+                delivered = false;
+                backoff.reset();
+            }
             try {
                 Exception fatal = generation.fatal.get();
                 if (fatal != null) {
@@ -222,7 +227,7 @@ public final class KafkaSpoolSender implements AutoCloseable {
                     connected = true;
                     LOGGER.info("kafka delivering again node={} spoolRecords={}", node, spool.records());
                 }
-                backoff.reset();
+                delivered = true; // the sender thread resets its backoff (Backoff is not thread-safe)
             } else if (error instanceof RecordTooLargeException || error instanceof RecordBatchTooLargeException
                     || error instanceof InvalidRecordException) {
                 poison(entry, error);
