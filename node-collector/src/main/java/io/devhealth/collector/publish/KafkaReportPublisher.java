@@ -66,6 +66,9 @@ public final class KafkaReportPublisher implements ReportPublisher {
         props.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "devhealth-collector-" + node);
         // send() waits for metadata at most this long; the sender retries, the spool keeps the record.
         props.putIfAbsent(ProducerConfig.MAX_BLOCK_MS_CONFIG, 5_000);
+        // The spool holds the backlog, the producer at most spool.send.max.in.flight records: the 32 MiB default
+        // buffer would only inflate the heap of a process that should cost the node almost nothing.
+        props.putIfAbsent(ProducerConfig.BUFFER_MEMORY_CONFIG, 4L * 1024 * 1024);
         props.put(ProducerConfig.ACKS_CONFIG, "all");
         props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         props.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5);
