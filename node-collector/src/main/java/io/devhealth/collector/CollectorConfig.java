@@ -1,5 +1,6 @@
 package io.devhealth.collector;
 
+import io.devhealth.collector.dra.HealthApiVersion;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.config.ServiceConfig;
 import java.nio.file.Path;
@@ -7,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigDef.Importance;
 import org.apache.kafka.common.config.ConfigDef.Type;
@@ -27,6 +29,19 @@ public final class CollectorConfig extends ServiceConfig {
     public static final String ALLOCATIONS_RESEND_INTERVAL = "allocations.resend.interval.ms";
     public static final String RECONNECT_BACKOFF_MAX = "reconnect.backoff.max.ms";
     public static final String HEARTBEAT_INTERVAL = "heartbeat.interval.ms";
+    public static final String DRA_DISCOVERY_ENABLED = "dra.discovery.enabled";
+    public static final String DRA_REGISTRY_DIR = "dra.registry.dir";
+    public static final String DRA_REGISTRY_RESCAN_INTERVAL = "dra.registry.rescan.interval.ms";
+    public static final String DRA_GETINFO_TIMEOUT = "dra.registry.getinfo.timeout.ms";
+    public static final String SPOOL_DIR = "spool.dir";
+    public static final String SPOOL_MAX_BYTES = "spool.max.bytes";
+    public static final String SPOOL_FSYNC_INTERVAL = "spool.fsync.interval.ms";
+    public static final String SPOOL_MAX_IN_FLIGHT = "spool.send.max.in.flight";
+    public static final String INVENTORY_ENABLED = "inventory.enabled";
+    public static final String INVENTORY_RESEND_INTERVAL = "inventory.resend.interval.ms";
+    public static final String KUBERNETES_MASTER = "kubernetes.master";
+    public static final String HTTP_HOST = "http.host";
+    public static final String HTTP_PORT = "http.port";
 
     public static final ConfigDef DEFINITION = new ConfigDef()
             .define(NODE_NAME, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new ConfigDef.NonEmptyString(), Importance.HIGH,
@@ -38,8 +53,18 @@ public final class CollectorConfig extends ServiceConfig {
                     "Confluent-compatible schema registry URL (e.g. http://apicurio:8080/apis/ccompat/v7); mem://<name> for the embedded demo.")
             .define(TOPIC_PREFIX, Type.STRING, Topics.DEFAULT_PREFIX, Importance.MEDIUM, "Prefix of every topic name.")
             .define(DRA_DRIVERS, Type.LIST, "", Importance.HIGH,
-                    "Statically configured DRA drivers as <driver>=<service socket path>, comma separated. "
-                            + "Each is streamed with DRAResourceHealth v1alpha1.")
+                    "Statically configured DRA drivers as <driver>=<service socket path>[@v1|@v1alpha1], comma separated "
+                            + "(default API v1alpha1, the one released kubelets speak). A discovered registration of the same "
+                            + "driver supersedes the static one.")
+            .define(DRA_DISCOVERY_ENABLED, Type.BOOLEAN, true, Importance.HIGH,
+                    "Discover DRA drivers from the kubelet plugin registry (Registration.GetInfo on every *-reg.sock; read-only).")
+            .define(DRA_REGISTRY_DIR, Type.STRING, "/var/lib/kubelet/plugins_registry", Importance.MEDIUM,
+                    "The kubelet plugin registry directory (hostPath mount). It may appear after the collector starts.")
+            .define(DRA_REGISTRY_RESCAN_INTERVAL, Type.LONG, 10_000L, ConfigDef.Range.atLeast(100), Importance.LOW,
+                    "Periodic rescan of the plugin registry, besides inotify (which can miss events on a hostPath); "
+                            + "also the retry interval of registration sockets that did not answer GetInfo.")
+            .define(DRA_GETINFO_TIMEOUT, Type.LONG, 5_000L, ConfigDef.Range.atLeast(100), Importance.LOW,
+                    "Deadline of one Registration.GetInfo call; a hanging driver is asked again at the next rescan.")
             .define(DRA_DEFAULT_TIMEOUT, Type.LONG, 30L, ConfigDef.Range.atLeast(1), Importance.LOW,
                     "Health timeout assumed for devices whose driver sends no health_check_timeout_seconds; keep-alives are sent at half of it.")
             .define(POD_RESOURCES_SOCKET, Type.STRING, "/var/lib/kubelet/pod-resources/kubelet.sock", Importance.MEDIUM,
@@ -51,10 +76,33 @@ public final class CollectorConfig extends ServiceConfig {
             .define(RECONNECT_BACKOFF_MAX, Type.LONG, 30_000L, ConfigDef.Range.atLeast(100), Importance.LOW,
                     "Upper bound of the exponential backoff between reconnects to a DRA driver.")
             .define(HEARTBEAT_INTERVAL, Type.LONG, 10_000L, ConfigDef.Range.atLeast(100), Importance.LOW,
-                    "How often the node heartbeat (which sources are up) is published.");
+                    "How often the node heartbeat (which sources are up) is published.")
+            .define(SPOOL_DIR, Type.STRING, "", Importance.HIGH,
+                    "Directory of the disk spool every record passes through before Kafka (a hostPath in a DaemonSet, e.g. "
+                            + "/var/lib/devhealth/spool, so it outlives the pod). Empty: a temporary directory deleted at shutdown, "
+                            + "which does NOT survive a restart (a warning is logged); for the embedded demo and tests only.")
+            .define(SPOOL_MAX_BYTES, Type.LONG, 256L * 1024 * 1024, ConfigDef.Range.atLeast(64 * 1024), Importance.MEDIUM,
+                    "Disk budget of the spool's records. When full, the oldest unsent keep-alives are evicted first; other records "
+                            + "are rejected only when no keep-alive is left. Every drop is counted (devhealth_collector_spool_dropped_total).")
+            .define(SPOOL_FSYNC_INTERVAL, Type.LONG, 1_000L, ConfigDef.Range.atLeast(0), Importance.MEDIUM,
+                    "How often the spool's write-ahead log is fsynced. Accepted records survive a crash or kill -9 of the "
+                            + "collector regardless; this bounds what a crash of the whole node can lose. 0 = fsync every record.")
+            .define(SPOOL_MAX_IN_FLIGHT, Type.INT, 2_000, ConfigDef.Range.between(1, 100_000), Importance.LOW,
+                    "Most records handed to the Kafka producer and not yet acknowledged.")
+            .define(INVENTORY_ENABLED, Type.STRING, "auto", ConfigDef.ValidString.in("auto", "true", "false"), Importance.MEDIUM,
+                    "Publish the node's devices from its ResourceSlices (resource.k8s.io/v1) to device-inventory. auto: on when a "
+                            + "Kubernetes API is configured (in-cluster service account, KUBECONFIG or ~/.kube/config, or kubernetes.master).")
+            .define(INVENTORY_RESEND_INTERVAL, Type.LONG, 600_000L, ConfigDef.Range.atLeast(1_000), Importance.LOW,
+                    "An unchanged inventory is re-sent this often.")
+            .define(KUBERNETES_MASTER, Type.STRING, "", Importance.LOW,
+                    "Kubernetes API URL; empty: fabric8 auto-configuration (in-cluster service account or kubeconfig).")
+            .define(HTTP_HOST, Type.STRING, "0.0.0.0", Importance.LOW, "Address of the /metrics, /healthz and /readyz endpoint.")
+            .define(HTTP_PORT, Type.INT, -1, ConfigDef.Range.between(-1, 65_535), Importance.MEDIUM,
+                    "Port of the /metrics, /healthz and /readyz endpoint; -1 = no endpoint, 0 = any free port. "
+                            + "A DaemonSet sets one (e.g. 9102); the default is off so several collectors can share one JVM (demo).");
 
-    /** A DRA driver and the socket that serves its health stream. */
-    public record DriverEndpoint(String driverName, Path socket) {}
+    /** A statically configured DRA driver, the socket that serves its health stream, and the API version it speaks. */
+    public record DriverEndpoint(String driverName, Path socket, HealthApiVersion version) {}
 
     public CollectorConfig(Map<?, ?> values) {
         super(DEFINITION, values);
@@ -92,7 +140,19 @@ public final class CollectorConfig extends ServiceConfig {
             if (eq <= 0 || eq == entry.length() - 1) {
                 throw new ConfigException(DRA_DRIVERS, entry, "expected <driver>=<socket path>");
             }
-            endpoints.add(new DriverEndpoint(entry.substring(0, eq).trim(), Path.of(entry.substring(eq + 1).trim())));
+            String target = entry.substring(eq + 1).trim();
+            HealthApiVersion version = HealthApiVersion.V1ALPHA1;
+            int at = target.lastIndexOf('@');
+            if (at > 0) {
+                String suffix = target.substring(at + 1);
+                version = switch (suffix) {
+                    case "v1" -> HealthApiVersion.V1;
+                    case "v1alpha1" -> HealthApiVersion.V1ALPHA1;
+                    default -> throw new ConfigException(DRA_DRIVERS, entry, "unknown health API version '" + suffix + "'");
+                };
+                target = target.substring(0, at);
+            }
+            endpoints.add(new DriverEndpoint(entry.substring(0, eq).trim(), Path.of(target), version));
         }
         return endpoints;
     }
@@ -119,5 +179,62 @@ public final class CollectorConfig extends ServiceConfig {
 
     public Duration reconnectBackoffMax() {
         return Duration.ofMillis(getLong(RECONNECT_BACKOFF_MAX));
+    }
+
+    public boolean discoveryEnabled() {
+        return getBoolean(DRA_DISCOVERY_ENABLED);
+    }
+
+    public Path registryDirectory() {
+        return Path.of(getString(DRA_REGISTRY_DIR));
+    }
+
+    public Duration registryRescanInterval() {
+        return Duration.ofMillis(getLong(DRA_REGISTRY_RESCAN_INTERVAL));
+    }
+
+    public Duration getInfoTimeout() {
+        return Duration.ofMillis(getLong(DRA_GETINFO_TIMEOUT));
+    }
+
+    /** The spool directory, or empty for a temporary one. */
+    public Optional<Path> spoolDirectory() {
+        String dir = getString(SPOOL_DIR);
+        return dir.isBlank() ? Optional.empty() : Optional.of(Path.of(dir));
+    }
+
+    public long spoolMaxBytes() {
+        return getLong(SPOOL_MAX_BYTES);
+    }
+
+    public Duration spoolFsyncInterval() {
+        return Duration.ofMillis(getLong(SPOOL_FSYNC_INTERVAL));
+    }
+
+    public int spoolMaxInFlight() {
+        return getInt(SPOOL_MAX_IN_FLIGHT);
+    }
+
+    /** "auto", "true" or "false". */
+    public String inventoryEnabled() {
+        return getString(INVENTORY_ENABLED);
+    }
+
+    public Duration inventoryResendInterval() {
+        return Duration.ofMillis(getLong(INVENTORY_RESEND_INTERVAL));
+    }
+
+    public Optional<String> kubernetesMaster() {
+        String master = getString(KUBERNETES_MASTER);
+        return master.isBlank() ? Optional.empty() : Optional.of(master);
+    }
+
+    public String httpHost() {
+        return getString(HTTP_HOST);
+    }
+
+    /** -1 when the endpoint is off. */
+    public int httpPort() {
+        return getInt(HTTP_PORT);
     }
 }

@@ -1,93 +1,118 @@
 package io.devhealth.collector.publish;
 
+import io.devhealth.collector.ops.CollectorMetrics;
+import io.devhealth.collector.spool.DiskSpool;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.DeviceHealthReport;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.NodeDevices;
 import io.devhealth.schema.avro.NodeHeartbeat;
-import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.SchemaRegistryClient;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
- * Publishes to Kafka, keyed by node name, with an idempotent producer (acks=all): per-node order is
- * kept and a retried send is not duplicated by the broker.
+ * Publishes to Kafka durably: source → {@link SpoolingPublisher} → {@link DiskSpool} →
+ * {@link KafkaSpoolSender} → idempotent producer. At least once, per-node order kept, every record
+ * keyed by node name and identified by (spool epoch, sequence).
  */
 public final class KafkaReportPublisher implements ReportPublisher {
 
-    private static final Logger LOGGER = LoggerFactory.getLogger(KafkaReportPublisher.class);
+    private final DiskSpool spool;
+    private final SpoolingPublisher publisher;
+    private final KafkaSpoolSender sender;
 
-    private final String node;
-    private final Topics topics;
-    private final KafkaProducer<String, byte[]> producer;
-    private final Serializer<DeviceReportEnvelope> reportSerializer;
-    private final Serializer<NodeAllocations> allocationsSerializer;
-    private final long epoch;
-    private final AtomicLong sequence = new AtomicLong();
+    private KafkaReportPublisher(DiskSpool spool, SpoolingPublisher publisher, KafkaSpoolSender sender) {
+        this.spool = spool;
+        this.publisher = publisher;
+        this.sender = sender;
+    }
 
-    public KafkaReportPublisher(String node, Topics topics, Map<String, Object> clientProperties,
-                                SchemaRegistryClient registry, Clock clock) {
-        this.node = node;
-        this.topics = topics;
+    /**
+     * Opens the spool (replaying what an earlier run left) and starts sending.
+     *
+     * @param clientProperties Kafka producer settings; the delivery guarantees below are forced
+     */
+    public static KafkaReportPublisher start(String node, Topics topics, Map<String, Object> clientProperties,
+                                             SchemaRegistryClient registry, DiskSpool.Settings spoolSettings,
+                                             int maxInFlight, CollectorMetrics metrics, Clock clock) {
+        Map<String, Object> props = producerProperties(node, clientProperties);
+        DiskSpool spool = DiskSpool.open(spoolSettings, clock);
+        try {
+            metrics.bindSpool(spool, clock);
+            SpoolCodec codec = new SpoolCodec(spool);
+            KafkaSpoolSender sender = new KafkaSpoolSender(node, topics, spool, codec, registry,
+                    () -> new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer()), metrics, clock,
+                    maxInFlight, Duration.ofSeconds(5));
+            sender.start();
+            return new KafkaReportPublisher(spool, new SpoolingPublisher(spool, codec, metrics), sender);
+        } catch (RuntimeException e) {
+            spool.close();
+            throw e;
+        }
+    }
+
+    /** The producer settings; those that make delivery ordered, idempotent and unbounded in time cannot be overridden. */
+    static Map<String, Object> producerProperties(String node, Map<String, Object> clientProperties) {
         Map<String, Object> props = new HashMap<>(clientProperties);
-        props.putIfAbsent(ProducerConfig.ACKS_CONFIG, "all");
-        props.putIfAbsent(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         props.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 5);
         props.putIfAbsent(ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
         props.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "devhealth-collector-" + node);
-        this.producer = new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer());
-        this.reportSerializer = AvroSerde.of(DeviceReportEnvelope.class, registry).serializer();
-        this.allocationsSerializer = AvroSerde.of(NodeAllocations.class, registry).serializer();
-        // A new epoch per process start: sequences restart at 0, and (epoch, sequence) stays unique.
-        this.epoch = clock.millis();
+        // send() waits for metadata at most this long; the sender retries, the spool keeps the record.
+        props.putIfAbsent(ProducerConfig.MAX_BLOCK_MS_CONFIG, 5_000);
+        // The spool holds the backlog, the producer at most spool.send.max.in.flight records: the 32 MiB default
+        // buffer would only inflate the heap of a process that should cost the node almost nothing.
+        props.putIfAbsent(ProducerConfig.BUFFER_MEMORY_CONFIG, 4L * 1024 * 1024);
+        props.put(ProducerConfig.ACKS_CONFIG, "all");
+        props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        props.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5);
+        // Never give up on a record inside the producer: a failed batch could let later ones overtake it.
+        props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Integer.MAX_VALUE);
+        props.put(ProducerConfig.RETRIES_CONFIG, Integer.MAX_VALUE);
+        return props;
+    }
+
+    public DiskSpool spool() {
+        return spool;
+    }
+
+    public KafkaSpoolSender sender() {
+        return sender;
     }
 
     @Override
     public void publish(DeviceHealthReport report) {
-        report.setCollectorEpoch(epoch);
-        report.setSequence(sequence.incrementAndGet());
-        send(topics.deviceReports(), reportSerializer.serialize(topics.deviceReports(), new DeviceReportEnvelope(report)));
+        publisher.publish(report);
     }
 
     @Override
     public void publish(NodeHeartbeat heartbeat) {
-        heartbeat.setCollectorEpoch(epoch);
-        heartbeat.setSequence(sequence.incrementAndGet());
-        send(topics.deviceReports(), reportSerializer.serialize(topics.deviceReports(), new DeviceReportEnvelope(heartbeat)));
+        publisher.publish(heartbeat);
     }
 
     @Override
     public void publish(NodeAllocations allocations) {
-        allocations.setCollectorEpoch(epoch);
-        allocations.setSequence(sequence.incrementAndGet());
-        send(topics.nodeAllocations(), allocationsSerializer.serialize(topics.nodeAllocations(), allocations));
-    }
-
-    private void send(String topic, byte[] value) {
-        producer.send(new ProducerRecord<>(topic, node, value), (metadata, error) -> {
-            if (error != null) {
-                LOGGER.error("publish failed topic={} node={} error=\"{}\"", topic, node, error.toString());
-            }
-        });
-    }
-
-    public void flush() {
-        producer.flush();
+        publisher.publish(allocations);
     }
 
     @Override
+    public void publish(NodeDevices devices) {
+        publisher.publish(devices);
+    }
+
+    /** Stops sending (what is unacknowledged stays spooled for the next start) and closes the spool. */
+    @Override
     public void close() {
-        producer.close();
+        try {
+            sender.close();
+        } finally {
+            spool.close();
+        }
     }
 }

@@ -1,0 +1,108 @@
+package io.devhealth.collector.ops;
+
+import io.devhealth.collector.spool.DiskSpool;
+import io.devhealth.collector.spool.Priority;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The collector's meters (names as Prometheus shows them, {@code devhealth_collector_*}).
+ *
+ * <ul>
+ *   <li>{@code dra_streams_connected{driver}}: 1 while the driver's health stream is open</li>
+ *   <li>{@code reports_total{kind}}: records published, by kind (change, keepalive, absent, heartbeat, allocations, inventory)</li>
+ *   <li>{@code spool_records}, {@code spool_bytes}, {@code spool_max_bytes}, {@code spool_oldest_age_seconds}</li>
+ *   <li>{@code spool_dropped_total{priority,reason}}: records given up (evicted / rejected_full / failed)</li>
+ *   <li>{@code kafka_send_seconds}: from hand-off to the producer to the broker's acknowledgement</li>
+ *   <li>{@code kafka_poison_total}: records Kafka or the encoder can never take (logged, removed)</li>
+ *   <li>{@code kafka_send_failures_total}: failed attempts that will be retried</li>
+ * </ul>
+ */
+public final class CollectorMetrics {
+
+    private static final String PREFIX = "devhealth.collector.";
+
+    private final MeterRegistry registry;
+    private final Map<String, AtomicInteger> connected = new ConcurrentHashMap<>();
+    private final Map<String, Counter> reports = new ConcurrentHashMap<>();
+    private final Timer sendLatency;
+    private final Counter poison;
+    private final Counter sendFailures;
+
+    public CollectorMetrics(MeterRegistry registry) {
+        this.registry = registry;
+        this.sendLatency = Timer.builder(PREFIX + "kafka.send")
+                .description("Time from handing a spooled record to the producer to the broker's acknowledgement")
+                .publishPercentileHistogram(false)
+                .register(registry);
+        this.poison = Counter.builder(PREFIX + "kafka.poison")
+                .description("Spooled records that can never be sent (undecodable, too large); logged and removed")
+                .register(registry);
+        this.sendFailures = Counter.builder(PREFIX + "kafka.send.failures")
+                .description("Failed send attempts; the records stay spooled and are retried")
+                .register(registry);
+    }
+
+    public MeterRegistry registry() {
+        return registry;
+    }
+
+    public void streamConnected(String driver, boolean up) {
+        connected.computeIfAbsent(driver, d -> {
+            AtomicInteger value = new AtomicInteger();
+            Gauge.builder(PREFIX + "dra.streams.connected", value, AtomicInteger::get)
+                    .description("1 while the driver's DRAResourceHealth stream is open")
+                    .tag("driver", d)
+                    .register(registry);
+            return value;
+        }).set(up ? 1 : 0);
+    }
+
+    public void published(String kind) {
+        reports.computeIfAbsent(kind, k -> Counter.builder(PREFIX + "reports")
+                .description("Records accepted into the spool, by kind")
+                .tag("kind", k.toLowerCase(Locale.ROOT))
+                .register(registry)).increment();
+    }
+
+    public void sent(Duration latency) {
+        sendLatency.record(latency);
+    }
+
+    public void poison() {
+        poison.increment();
+    }
+
+    public void sendFailed() {
+        sendFailures.increment();
+    }
+
+    /** Gauges and drop counters read from the spool when scraped. */
+    public void bindSpool(DiskSpool spool, Clock clock) {
+        Gauge.builder(PREFIX + "spool.records", spool, DiskSpool::records).description("Records waiting in the spool").register(registry);
+        Gauge.builder(PREFIX + "spool.bytes", spool, DiskSpool::bytes).description("Bytes of records in the spool").register(registry);
+        Gauge.builder(PREFIX + "spool.max.bytes", spool, DiskSpool::maxBytes).description("The spool's disk budget").register(registry);
+        Gauge.builder(PREFIX + "spool.oldest.age.seconds", spool,
+                        s -> s.oldestAcceptedAt().map(t -> Duration.between(t, clock.instant()).toMillis() / 1000.0).orElse(0.0))
+                .description("Age of the oldest record not yet acknowledged by Kafka")
+                .register(registry);
+        for (Priority priority : Priority.values()) {
+            for (DiskSpool.DropReason reason : DiskSpool.DropReason.values()) {
+                FunctionCounter.builder(PREFIX + "spool.dropped", spool, s -> s.dropped(priority, reason))
+                        .description("Records the spool gave up: evicted or rejected for want of space, or failed to write")
+                        .tag("priority", priority.name().toLowerCase(Locale.ROOT))
+                        .tag("reason", reason.name().toLowerCase(Locale.ROOT))
+                        .register(registry);
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+package io.devhealth.collector.publish;
+
+import io.devhealth.collector.ops.CollectorMetrics;
+import io.devhealth.collector.spool.AppendResult;
+import io.devhealth.collector.spool.DiskSpool;
+import io.devhealth.collector.spool.Priority;
+import io.devhealth.collector.spool.RecordType;
+import io.devhealth.schema.avro.DeviceHealthReport;
+import io.devhealth.schema.avro.DeviceReportEnvelope;
+import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.NodeDevices;
+import io.devhealth.schema.avro.NodeHeartbeat;
+import io.devhealth.schema.avro.ReportKind;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Accepts every record into the {@link DiskSpool}, stamped there with the spool's epoch and the
+ * sequence it assigns, so the identity a record carries to Kafka is fixed before anything can be
+ * lost. Returns at once: a full spool drops (counted) rather than waits. Closing it does not close
+ * the spool.
+ */
+public final class SpoolingPublisher implements ReportPublisher {
+
+    private static final Logger LOGGER = LoggerFactory.getLogger(SpoolingPublisher.class);
+
+    private final DiskSpool spool;
+    private final SpoolCodec codec;
+    private final CollectorMetrics metrics;
+    private volatile boolean dropping;
+
+    public SpoolingPublisher(DiskSpool spool, SpoolCodec codec, CollectorMetrics metrics) {
+        this.spool = spool;
+        this.codec = codec;
+        this.metrics = metrics;
+    }
+
+    @Override
+    public void publish(DeviceHealthReport report) {
+        Priority priority = report.getKind() == ReportKind.KEEPALIVE ? Priority.KEEPALIVE : Priority.ESSENTIAL;
+        append(RecordType.DEVICE_REPORT, priority, report.getKind().name(), sequence -> {
+            report.setCollectorEpoch(spool.epoch());
+            report.setSequence(sequence);
+            return codec.encode(new DeviceReportEnvelope(report));
+        });
+    }
+
+    @Override
+    public void publish(NodeHeartbeat heartbeat) {
+        append(RecordType.DEVICE_REPORT, Priority.ESSENTIAL, "heartbeat", sequence -> {
+            heartbeat.setCollectorEpoch(spool.epoch());
+            heartbeat.setSequence(sequence);
+            return codec.encode(new DeviceReportEnvelope(heartbeat));
+        });
+    }
+
+    @Override
+    public void publish(NodeAllocations allocations) {
+        append(RecordType.NODE_ALLOCATIONS, Priority.ESSENTIAL, "allocations", sequence -> {
+            allocations.setCollectorEpoch(spool.epoch());
+            allocations.setSequence(sequence);
+            return codec.encode(allocations);
+        });
+    }
+
+    /** NodeDevices has no epoch/sequence fields (yet): they travel in the Kafka record headers only. */
+    @Override
+    public void publish(NodeDevices devices) {
+        append(RecordType.NODE_DEVICES, Priority.ESSENTIAL, "inventory", sequence -> codec.encode(devices));
+    }
+
+    private void append(RecordType type, Priority priority, String kind, java.util.function.LongFunction<byte[]> encoder) {
+        AppendResult result = spool.append(type, priority, encoder);
+        if (result.accepted()) {
+            metrics.published(kind);
+            if (dropping) {
+                dropping = false;
+                LOGGER.info("spool accepting again records={} bytes={}", spool.records(), spool.bytes());
+            }
+        } else if (!dropping) {
+            // Once per episode: every drop is counted (spool_dropped_total), a full spool must not flood the log.
+            dropping = true;
+            LOGGER.warn("spool dropping records kind={} outcome={} records={} bytes={} maxBytes={}", kind, result.outcome(),
+                    spool.records(), spool.bytes(), spool.maxBytes());
+        }
+    }
+
+    @Override
+    public void close() {
+        // The spool outlives this publisher; its owner closes it.
+    }
+}

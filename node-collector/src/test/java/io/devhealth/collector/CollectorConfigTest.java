@@ -1,0 +1,77 @@
+package io.devhealth.collector;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.devhealth.collector.dra.HealthApiVersion;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.kafka.common.config.ConfigException;
+import org.junit.jupiter.api.Test;
+
+class CollectorConfigTest {
+
+    private static Map<String, Object> required() {
+        return new HashMap<>(Map.of(CollectorConfig.NODE_NAME, "node-a", CollectorConfig.BOOTSTRAP_SERVERS, "k:9092",
+                CollectorConfig.SCHEMA_REGISTRY_URL, "mem://c"));
+    }
+
+    @Test
+    void shouldParseStaticDriversWithAnOptionalApiVersion() {
+        Map<String, Object> values = required();
+        values.put(CollectorConfig.DRA_DRIVERS, "a.example.com=/run/a/dra.sock, b.example.com=/run/b/dra.sock@v1");
+
+        CollectorConfig config = new CollectorConfig(values);
+
+        assertThat(config.driverEndpoints()).containsExactly(
+                new CollectorConfig.DriverEndpoint("a.example.com", Path.of("/run/a/dra.sock"), HealthApiVersion.V1ALPHA1),
+                new CollectorConfig.DriverEndpoint("b.example.com", Path.of("/run/b/dra.sock"), HealthApiVersion.V1));
+    }
+
+    @Test
+    void shouldRejectAnUnknownApiVersion() {
+        Map<String, Object> values = required();
+        values.put(CollectorConfig.DRA_DRIVERS, "a.example.com=/run/a/dra.sock@v2");
+
+        assertThatThrownBy(() -> new CollectorConfig(values)).isInstanceOf(ConfigException.class).hasMessageContaining("v2");
+    }
+
+    @Test
+    void shouldDocumentProductionDefaults() {
+        CollectorConfig config = new CollectorConfig(required());
+
+        assertThat(config.registryDirectory()).isEqualTo(Path.of("/var/lib/kubelet/plugins_registry"));
+        assertThat(config.discoveryEnabled()).isTrue();
+        assertThat(config.spoolDirectory()).isEmpty();
+        assertThat(config.spoolMaxBytes()).isEqualTo(256L * 1024 * 1024);
+        assertThat(config.spoolFsyncInterval().toMillis()).isEqualTo(1_000);
+        assertThat(config.httpPort()).isEqualTo(-1);
+        assertThat(config.inventoryEnabled()).isEqualTo("auto");
+    }
+
+    @Test
+    void shouldTurnInventoryOnAutomaticallyOnlyWhereAKubernetesApiIsConfigured() {
+        CollectorConfig auto = new CollectorConfig(required());
+        assertThat(NodeCollector.inventoryWanted(auto, Map.of("KUBERNETES_SERVICE_HOST", "10.0.0.1"))).isTrue();
+
+        Map<String, Object> off = required();
+        off.put(CollectorConfig.INVENTORY_ENABLED, "false");
+        assertThat(NodeCollector.inventoryWanted(new CollectorConfig(off), Map.of("KUBERNETES_SERVICE_HOST", "10.0.0.1"))).isFalse();
+
+        Map<String, Object> master = required();
+        master.put(CollectorConfig.KUBERNETES_MASTER, "https://api:6443");
+        assertThat(NodeCollector.inventoryWanted(new CollectorConfig(master), Map.of())).isTrue();
+    }
+
+    @Test
+    void shouldReadEveryOptionFromItsEnvironmentVariable() {
+        CollectorConfig config = CollectorConfig.fromEnvironment(Map.of(
+                "DEVHEALTH_NODE_NAME", "node-e", "DEVHEALTH_KAFKA_BOOTSTRAP_SERVERS", "k:9092",
+                "DEVHEALTH_SCHEMA_REGISTRY_URL", "mem://e", "DEVHEALTH_SPOOL_DIR", "/var/lib/devhealth/spool",
+                "DEVHEALTH_HTTP_PORT", "9102"), Map.of());
+
+        assertThat(config.spoolDirectory()).contains(Path.of("/var/lib/devhealth/spool"));
+        assertThat(config.httpPort()).isEqualTo(9102);
+    }
+}

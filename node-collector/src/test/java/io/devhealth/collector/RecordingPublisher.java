@@ -1,0 +1,77 @@
+package io.devhealth.collector;
+
+import io.devhealth.collector.publish.ReportPublisher;
+import io.devhealth.schema.avro.DeviceHealthReport;
+import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.NodeDevices;
+import io.devhealth.schema.avro.NodeHeartbeat;
+import io.devhealth.schema.avro.SourceState;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/** Keeps what the collector publishes, in order, for assertions. */
+public final class RecordingPublisher implements ReportPublisher {
+
+    private final List<DeviceHealthReport> reports = new CopyOnWriteArrayList<>();
+    private final List<NodeHeartbeat> heartbeats = new CopyOnWriteArrayList<>();
+    private final List<NodeAllocations> allocations = new CopyOnWriteArrayList<>();
+    private final List<NodeDevices> inventories = new CopyOnWriteArrayList<>();
+
+    @Override
+    public void publish(DeviceHealthReport report) {
+        reports.add(report);
+    }
+
+    @Override
+    public void publish(NodeHeartbeat heartbeat) {
+        heartbeats.add(heartbeat);
+    }
+
+    @Override
+    public void publish(NodeAllocations snapshot) {
+        allocations.add(snapshot);
+    }
+
+    @Override
+    public void publish(NodeDevices devices) {
+        inventories.add(devices);
+    }
+
+    public List<DeviceHealthReport> reports() {
+        return List.copyOf(reports);
+    }
+
+    public List<DeviceHealthReport> reportsFor(String device) {
+        return reports.stream().filter(r -> r.getDevice().getDevice().equals(device)).toList();
+    }
+
+    public List<NodeHeartbeat> heartbeats() {
+        return List.copyOf(heartbeats);
+    }
+
+    public List<NodeDevices> inventories() {
+        return List.copyOf(inventories);
+    }
+
+    /** The state of {@code sourceName} in the latest heartbeat that mentions it. */
+    public Optional<SourceState> lastSourceState(String sourceName) {
+        for (int i = heartbeats.size() - 1; i >= 0; i--) {
+            for (SourceState state : heartbeats.get(i).getSources()) {
+                if (state.getSourceName().equals(sourceName)) {
+                    return Optional.of(state);
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    public void clear() {
+        reports.clear();
+        heartbeats.clear();
+    }
+
+    @Override
+    public void close() {
+    }
+}

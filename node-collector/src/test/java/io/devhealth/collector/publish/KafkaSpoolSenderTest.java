@@ -1,0 +1,176 @@
+package io.devhealth.collector.publish;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.devhealth.collector.ops.CollectorMetrics;
+import io.devhealth.collector.spool.DiskSpool;
+import io.devhealth.schema.Topics;
+import io.devhealth.schema.avro.DeviceHealthReport;
+import io.devhealth.schema.avro.DeviceRef;
+import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.NodeDevices;
+import io.devhealth.schema.avro.ReportKind;
+import io.devhealth.schema.serde.SchemaRegistries;
+import io.devhealth.testkit.UniqueNames;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.apache.kafka.clients.producer.MockProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class KafkaSpoolSenderTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(10);
+
+    @TempDir
+    Path tmp;
+
+    private final Topics topics = new Topics("t.");
+    private final List<MockProducer<String, byte[]>> producers = new CopyOnWriteArrayList<>();
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private DiskSpool spool;
+    private SpoolingPublisher publisher;
+    private KafkaSpoolSender sender;
+
+    @BeforeEach
+    void setUp() {
+        spool = DiskSpool.open(new DiskSpool.Settings(tmp.resolve("spool"), 1 << 20, Duration.ofMillis(100)), Clock.systemUTC());
+        SpoolCodec codec = new SpoolCodec(spool);
+        CollectorMetrics metrics = new CollectorMetrics(registry);
+        publisher = new SpoolingPublisher(spool, codec, metrics);
+        sender = new KafkaSpoolSender("node-a", topics, spool, codec, SchemaRegistries.fromUrl("mem://" + UniqueNames.uniqueName("r")),
+                () -> {
+                    MockProducer<String, byte[]> producer = new MockProducer<>(false, null, new StringSerializer(), new ByteArraySerializer());
+                    producers.add(producer);
+                    return producer;
+                }, metrics, Clock.systemUTC(), 100, Duration.ofMillis(100));
+    }
+
+    @AfterEach
+    void tearDown() {
+        sender.close();
+        spool.close();
+    }
+
+    private static DeviceHealthReport report(int n) {
+        return DeviceHealthReport.newBuilder().setNode("node-a").setSourceName("d")
+                .setDevice(DeviceRef.newBuilder().setDriver("d").setPool("p").setDevice("gpu-0").build())
+                .setHealth(HealthStatus.HEALTHY).setKind(ReportKind.CHANGE).setMessage("m" + n).setObservedAt(Instant.now()).build();
+    }
+
+    private MockProducer<String, byte[]> producer(int index) {
+        await().atMost(WAIT).until(() -> producers.size() > index);
+        return producers.get(index);
+    }
+
+    private static List<String> sequences(List<ProducerRecord<String, byte[]>> records) {
+        return records.stream()
+                .map(r -> new String(r.headers().lastHeader(KafkaSpoolSender.SEQUENCE_HEADER).value(), StandardCharsets.US_ASCII))
+                .toList();
+    }
+
+    @Test
+    void shouldRemoveRecordsOnlyOnceKafkaAcknowledgedThem() {
+        for (int i = 0; i < 3; i++) {
+            publisher.publish(report(i));
+        }
+        sender.start();
+        MockProducer<String, byte[]> producer = producer(0);
+        await().atMost(WAIT).until(() -> producer.history().size() == 3);
+
+        assertThat(spool.records()).isEqualTo(3);
+        ProducerRecord<String, byte[]> first = producer.history().get(0);
+        assertThat(first.key()).isEqualTo("node-a");
+        assertThat(first.topic()).isEqualTo(topics.deviceReports());
+        assertThat(new String(first.headers().lastHeader(KafkaSpoolSender.EPOCH_HEADER).value(), StandardCharsets.US_ASCII))
+                .isEqualTo(Long.toString(spool.epoch()));
+
+        producer.completeNext();
+        producer.completeNext();
+        await().atMost(WAIT).until(() -> spool.records() == 1);
+        producer.completeNext();
+        await().atMost(WAIT).until(() -> spool.records() == 0);
+        assertThat(registry.get("devhealth.collector.kafka.send").timer().count()).isEqualTo(3);
+    }
+
+    @Test
+    void shouldSendInventoryToItsTopicWithItsSequenceInTheHeaders() {
+        publisher.publish(NodeDevices.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build());
+        sender.start();
+        MockProducer<String, byte[]> producer = producer(0);
+        await().atMost(WAIT).until(() -> producer.history().size() == 1);
+
+        assertThat(producer.history().get(0).topic()).isEqualTo(topics.deviceInventory());
+        assertThat(sequences(producer.history())).containsExactly("1");
+    }
+
+    @Test
+    void shouldRemoveARecordKafkaCanNeverTakeAndCountIt() {
+        publisher.publish(report(0));
+        publisher.publish(report(1));
+        sender.start();
+        MockProducer<String, byte[]> producer = producer(0);
+        await().atMost(WAIT).until(() -> producer.history().size() == 2);
+
+        producer.errorNext(new RecordTooLargeException("too large"));
+        producer.completeNext();
+
+        await().atMost(WAIT).until(() -> spool.records() == 0);
+        assertThat(registry.get("devhealth.collector.kafka.poison").counter().count()).isEqualTo(1);
+        assertThat(producers).hasSize(1);
+    }
+
+    @Test
+    void shouldResendEverythingUnacknowledgedInOrderWithANewProducerAfterAFatalError() {
+        for (int i = 0; i < 4; i++) {
+            publisher.publish(report(i));
+        }
+        sender.start();
+        MockProducer<String, byte[]> first = producer(0);
+        await().atMost(WAIT).until(() -> first.history().size() == 4);
+        first.completeNext(); // sequence 1 is in Kafka
+
+        first.errorNext(new TopicAuthorizationException("not allowed"));
+
+        MockProducer<String, byte[]> second = producer(1);
+        await().atMost(WAIT).until(() -> second.history().size() == 3);
+        assertThat(sequences(second.history())).containsExactly("2", "3", "4");
+        while (second.completeNext()) {
+            // acknowledge all
+        }
+        await().atMost(WAIT).until(() -> spool.records() == 0);
+    }
+
+    @Test
+    void shouldRetryFromTheRecordThatCouldNotBeHandedOverWithoutLettingLaterOnesOvertakeIt() {
+        publisher.publish(report(0));
+        sender.start();
+        MockProducer<String, byte[]> producer = producer(0);
+        await().atMost(WAIT).until(() -> producer.history().size() == 1);
+        producer.sendException = new TimeoutException("no metadata within max.block.ms");
+        publisher.publish(report(1));
+        publisher.publish(report(2));
+        await().atMost(WAIT).until(() -> registry.get("devhealth.collector.kafka.send.failures").counter().count() >= 1);
+
+        producer.sendException = null;
+
+        await().atMost(WAIT).until(() -> producer.history().size() == 3);
+        assertThat(sequences(producer.history())).containsExactly("1", "2", "3");
+        assertThat(spool.records()).isEqualTo(3);
+    }
+}
