@@ -1,6 +1,7 @@
 package io.devhealth.collector;
 
 import io.devhealth.collector.dra.HealthApiVersion;
+import io.devhealth.collector.nvml.NvmlConfig;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.config.ServiceConfig;
 import java.nio.file.Path;
@@ -43,7 +44,8 @@ public final class CollectorConfig extends ServiceConfig {
     public static final String HTTP_HOST = "http.host";
     public static final String HTTP_PORT = "http.port";
 
-    public static final ConfigDef DEFINITION = new ConfigDef()
+    /** Every collector option, the NVML source's ({@link NvmlConfig}) included. */
+    public static final ConfigDef DEFINITION = NvmlConfig.define(new ConfigDef()
             .define(NODE_NAME, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new ConfigDef.NonEmptyString(), Importance.HIGH,
                     "Name of the Kubernetes node this collector runs on (the downward API's spec.nodeName). Key of every record it writes.")
             .define(CLUSTER_NAME, Type.STRING, "", Importance.MEDIUM, "Cluster name stamped on every record, for fleets of several clusters.")
@@ -99,7 +101,12 @@ public final class CollectorConfig extends ServiceConfig {
             .define(HTTP_HOST, Type.STRING, "0.0.0.0", Importance.LOW, "Address of the /metrics, /healthz and /readyz endpoint.")
             .define(HTTP_PORT, Type.INT, -1, ConfigDef.Range.between(-1, 65_535), Importance.MEDIUM,
                     "Port of the /metrics, /healthz and /readyz endpoint; -1 = no endpoint, 0 = any free port. "
-                            + "A DaemonSet sets one (e.g. 9102); the default is off so several collectors can share one JVM (demo).");
+                            + "A DaemonSet sets one (e.g. 9102); the default is off so several collectors can share one JVM (demo)."));
+
+    /** The NVML source's settings (nvml.*). */
+    public NvmlConfig nvml() {
+        return NvmlConfig.from(this);
+    }
 
     /** A statically configured DRA driver, the socket that serves its health stream, and the API version it speaks. */
     public record DriverEndpoint(String driverName, Path socket, HealthApiVersion version) {}

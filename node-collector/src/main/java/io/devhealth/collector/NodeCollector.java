@@ -1,6 +1,8 @@
 package io.devhealth.collector;
 
 import io.devhealth.collector.dra.DriverStreamListener;
+import io.devhealth.collector.nvml.NvmlHealthSource;
+import io.devhealth.collector.nvml.NvmlListener;
 import io.devhealth.collector.dra.DriverStreams;
 import io.devhealth.collector.dra.HealthApiVersion;
 import io.devhealth.collector.dra.ObservedDevice;
@@ -9,7 +11,7 @@ import io.devhealth.collector.dra.PluginRegistryWatcher;
 import io.devhealth.collector.dra.SnapshotDiff;
 import io.devhealth.collector.inventory.ResourceSliceInventory;
 import io.devhealth.collector.ops.CollectorMetrics;
-import io.devhealth.collector.ops.HealthServer;
+import io.devhealth.schema.ops.HealthServer;
 import io.devhealth.collector.podresources.PodResourcesPoller;
 import io.devhealth.collector.publish.KafkaReportPublisher;
 import io.devhealth.collector.publish.ReportPublisher;
@@ -73,6 +75,7 @@ public final class NodeCollector implements DriverStreamListener, AutoCloseable 
     private PluginRegistryWatcher watcher;
     private PodResourcesPoller poller;
     private ResourceSliceInventory inventory;
+    private NvmlHealthSource nvml;
     private HealthServer http;
 
     /** A collector publishing to {@code publisher}; no inventory unless {@link #withInventory} is called. */
@@ -180,11 +183,32 @@ public final class NodeCollector implements DriverStreamListener, AutoCloseable 
                     scheduler, config.inventoryResendInterval());
             inventory.start();
         }
+        if (config.nvml().enabled()) {
+            startNvml();
+        }
         long heartbeatMs = config.heartbeatInterval().toMillis();
         scheduler.scheduleAtFixedRate(this::publishHeartbeat, heartbeatMs, heartbeatMs, TimeUnit.MILLISECONDS);
         LOGGER.info("collector started node={} staticDrivers={} discovery={} registry={} podResources={} inventory={} httpPort={}",
                 config.nodeName(), config.driverEndpoints().size(), config.discoveryEnabled(), config.registryDirectory(),
                 config.podResourcesSocket(), inventory != null, http == null ? -1 : http.port());
+    }
+
+    /** NVML watches the GPUs directly: on most GPU nodes the failure is seen there first (NVIDIA's DRA driver serves no health). */
+    private void startNvml() {
+        nvml = NvmlHealthSource.create(config.nvml(), config.clusterName(), config.nodeName(), new NvmlListener() {
+            @Override
+            public void onReport(DeviceHealthReport report) {
+                publisher.publish(report);
+            }
+
+            @Override
+            public void onSourceState(SourceState state) {
+                sources.put(state.getSourceName(), state);
+                publishHeartbeat();
+            }
+        }, clock);
+        sources.put(nvml.sourceState().getSourceName(), nvml.sourceState());
+        nvml.start();
     }
 
     /** The port of the HTTP endpoint, when it runs. */
@@ -298,6 +322,7 @@ public final class NodeCollector implements DriverStreamListener, AutoCloseable 
         closeQuietly(streams);
         closeQuietly(poller);
         closeQuietly(inventory);
+        closeQuietly(nvml);
         scheduler.shutdownNow();
         closeQuietly(publisher);
         for (int i = owned.size() - 1; i >= 0; i--) {

@@ -3,6 +3,7 @@ package io.devhealth.sink;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.serde.AvroDeserializer;
 import io.devhealth.schema.serde.AvroSerde;
+import io.devhealth.schema.ops.HealthServer;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.schema.serde.SchemaRegistryClient;
 import io.fabric8.kubernetes.client.Config;
@@ -37,12 +38,15 @@ public final class SinkApp implements AutoCloseable {
     private final DeadLetterPublisher deadLetters;
     private final TerminatedPodWatcher watcher;
     private final Thread thread;
+    private final SinkConfig config;
+    private HealthServer http;
 
     public SinkApp(SinkConfig config) {
         this(config, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), Clock.systemUTC());
     }
 
     public SinkApp(SinkConfig config, MeterRegistry registry, Clock clock) {
+        this.config = config;
         this.registry = registry;
         this.client = new KubernetesClientBuilder().withConfig(kubernetesConfig(config)).build();
         SinkMetrics metrics = new SinkMetrics(registry);
@@ -90,7 +94,25 @@ public final class SinkApp implements AutoCloseable {
             watcher.start();
         }
         thread.start();
-        LOGGER.info("sink started");
+        if (config.httpPort() >= 0) {
+            http = HealthServer.start(config.httpHost(), config.httpPort(),
+                    () -> registry instanceof PrometheusMeterRegistry prometheus ? prometheus.scrape() : "",
+                    this::liveness, this::liveness);
+        }
+        LOGGER.info("sink started httpPort={}", http == null ? -1 : http.port());
+    }
+
+    /**
+     * Alive and ready while the consume loop runs. An unreachable API server pauses consumption but is
+     * not a reason to restart the sink (metrics say so instead).
+     */
+    private HealthServer.Check liveness() {
+        return thread.isAlive() ? HealthServer.Check.ok("consuming") : HealthServer.Check.failed("consume loop stopped");
+    }
+
+    /** The port of the HTTP endpoint, when it runs. */
+    public java.util.Optional<Integer> httpPort() {
+        return java.util.Optional.ofNullable(http).map(HealthServer::port);
     }
 
     /** The sink's meters; a {@code PrometheusMeterRegistry} unless another was given. */
@@ -100,6 +122,9 @@ public final class SinkApp implements AutoCloseable {
 
     @Override
     public void close() throws InterruptedException {
+        if (http != null) {
+            http.close();
+        }
         if (watcher != null) {
             watcher.close();
         }

@@ -19,6 +19,8 @@ public final class SinkConfig extends ServiceConfig {
     public static final String MODE = "mode";
     public static final String KUBERNETES_MASTER = "kubernetes.master";
     public static final String FIELD_MANAGER = "field.manager";
+    public static final String HTTP_HOST = "http.host";
+    public static final String HTTP_PORT = "http.port";
     public static final String API_QPS = "api.qps";
     public static final String API_BURST = "api.burst";
     public static final String API_REQUEST_TIMEOUT_MS = "api.request.timeout.ms";
@@ -98,7 +100,10 @@ public final class SinkConfig extends ServiceConfig {
                     "Refill interval of one pod's event tokens.")
             .define(FIELD_RECHECK_INTERVAL_MS, Type.LONG, 3_600_000L, ConfigDef.Range.between(1000, 604_800_000), Importance.LOW,
                     "After the API server was seen dropping allocatedResourcesStatus (ResourceHealthStatus gate off), "
-                            + "write only the condition and try the field again after this long.");
+                            + "write only the condition and try the field again after this long.")
+            .define(HTTP_HOST, Type.STRING, "0.0.0.0", Importance.LOW, "Address of the /metrics, /healthz and /readyz endpoint.")
+            .define(HTTP_PORT, Type.INT, -1, ConfigDef.Range.between(-1, 65_535), Importance.MEDIUM,
+                    "Port of the /metrics, /healthz and /readyz endpoint; -1 = no endpoint, 0 = any free port. A Deployment sets one (8080).");
 
     public SinkConfig(Map<?, ?> values) {
         super(DEFINITION, values);
@@ -130,6 +135,14 @@ public final class SinkConfig extends ServiceConfig {
 
     public String kubernetesMaster() {
         return getString(KUBERNETES_MASTER);
+    }
+
+    public String httpHost() {
+        return getString(HTTP_HOST);
+    }
+
+    public int httpPort() {
+        return getInt(HTTP_PORT);
     }
 
     public String fieldManager() {

@@ -2,6 +2,7 @@ package io.devhealth.cli.demo;
 
 import io.devhealth.collector.CollectorConfig;
 import io.devhealth.collector.NodeCollector;
+import io.devhealth.collector.nvml.NvmlConfig;
 import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.processor.StreamProcessorApp;
 import io.devhealth.schema.Topics;
@@ -18,12 +19,16 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
@@ -44,23 +49,64 @@ public final class EmbeddedPipeline implements AutoCloseable {
     /**
      * @param workDir keep it short: unix socket paths must fit in 108 bytes
      */
-    public record Options(int nodes, int devicesPerNode, SinkConfig.Mode sinkMode, Path workDir, int partitions, String topicPrefix) {
+    /**
+     * @param terminationWindow how long after a container ends an Unhealthy report still applies (sink)
+     */
+    public record Options(int nodes, int devicesPerNode, SinkConfig.Mode sinkMode, Path workDir, int partitions, String topicPrefix,
+                          Duration terminationWindow) {
         public Options(int nodes, int devicesPerNode, SinkConfig.Mode sinkMode, Path workDir, int partitions) {
-            this(nodes, devicesPerNode, sinkMode, workDir, partitions, Topics.DEFAULT_PREFIX);
+            this(nodes, devicesPerNode, sinkMode, workDir, partitions, Topics.DEFAULT_PREFIX, Duration.ofMinutes(2));
         }
 
         public static Options defaults(Path workDir) {
-            return new Options(3, 4, SinkConfig.Mode.ALL, workDir, 3);
+            return new Options(3, 4, SinkConfig.Mode.TERMINATED, workDir, 3);
         }
 
         /** Pipelines sharing one broker need their own topics (each has its own in-memory schema registry). */
         public Options withTopicPrefix(String prefix) {
-            return new Options(nodes, devicesPerNode, sinkMode, workDir, partitions, prefix);
+            return new Options(nodes, devicesPerNode, sinkMode, workDir, partitions, prefix, terminationWindow);
+        }
+
+        public Options withTerminationWindow(Duration window) {
+            return new Options(nodes, devicesPerNode, sinkMode, workDir, partitions, topicPrefix, window);
         }
     }
 
-    /** One simulated GPU node: its DRA driver, its kubelet, and the real collector reading them. */
-    public record SimulatedNode(String name, FakeDraDriver driver, FakeKubelet kubelet, NodeCollector collector) {
+    /**
+     * One simulated GPU node: its DRA driver (discovered by the collector through the node's plugin
+     * registry directory), its kubelet, and the real collector reading them. A driver streams full
+     * snapshots; {@link #pulse(Duration)} makes it re-send its current one periodically, as real drivers
+     * do so that devices do not time out, and {@link #silence()} stops that, as a hung driver would.
+     */
+    public static final class SimulatedNode {
+        private final String name;
+        private final FakeDraDriver driver;
+        private final FakeKubelet kubelet;
+        private final NodeCollector collector;
+        private volatile boolean silent;
+
+        SimulatedNode(String name, FakeDraDriver driver, FakeKubelet kubelet, NodeCollector collector) {
+            this.name = name;
+            this.driver = driver;
+            this.kubelet = kubelet;
+            this.collector = collector;
+        }
+
+        public String name() {
+            return name;
+        }
+
+        public FakeDraDriver driver() {
+            return driver;
+        }
+
+        public FakeKubelet kubelet() {
+            return kubelet;
+        }
+
+        public NodeCollector collector() {
+            return collector;
+        }
 
         /** The device names of this node's driver pool (the pool is named after the node, as drivers do). */
         public String pool() {
@@ -71,6 +117,26 @@ public final class EmbeddedPipeline implements AutoCloseable {
         public static String device(int index) {
             return "gpu-" + index;
         }
+
+        /** Re-sends the driver's current snapshot every {@code period} unless {@link #silence() silenced}. */
+        void pulse(ScheduledExecutorService scheduler, Duration period) {
+            scheduler.scheduleAtFixedRate(() -> {
+                if (!silent && !driver.currentSnapshot().isEmpty()) {
+                    driver.report(driver.currentSnapshot());
+                }
+            }, period.toMillis(), period.toMillis(), TimeUnit.MILLISECONDS);
+        }
+
+        /** The driver stops sending (its stream stays open): the processor must notice the silence itself. */
+        public void silence() {
+            silent = true;
+        }
+
+        /** The driver sends again. */
+        public void resume() {
+            silent = false;
+            driver.report(driver.currentSnapshot());
+        }
     }
 
     /** A snapshot in which every device of {@code pool} is healthy. */
@@ -80,6 +146,11 @@ public final class EmbeddedPipeline implements AutoCloseable {
 
     private final Options options;
     private final List<AutoCloseable> resources = new ArrayList<>();
+    private final ScheduledExecutorService pulses = Executors.newSingleThreadScheduledExecutor(runnable -> {
+        Thread thread = new Thread(runnable, "devhealth-demo-driver-pulse");
+        thread.setDaemon(true);
+        return thread;
+    });
     private final List<SimulatedNode> nodes = new ArrayList<>();
     private final Topics topics;
     private EmbeddedKafkaCluster kafka;
@@ -143,6 +214,7 @@ public final class EmbeddedPipeline implements AutoCloseable {
         SinkApp sink = track(new SinkApp(new SinkConfig(withKafka(Map.of(
                 SinkConfig.SCHEMA_REGISTRY_URL, registryUrl,
                 SinkConfig.MODE, options.sinkMode().name().toLowerCase().replace('_', '-'),
+                SinkConfig.TERMINATION_WINDOW_MS, Long.toString(options.terminationWindow().toMillis()),
                 SinkConfig.KUBERNETES_MASTER, kube.url())))));
         sink.start();
 
@@ -153,22 +225,31 @@ public final class EmbeddedPipeline implements AutoCloseable {
 
     private SimulatedNode startNode(String name) throws IOException {
         Path dir = Files.createDirectories(options.workDir().resolve(name));
+        Path registry = Files.createDirectories(dir.resolve("registry"));
         FakeDraDriver driver = track(FakeDraDriver.builder()
                 .driverName(DRIVER)
                 .serviceSocket(dir.resolve("dra.sock"))
+                .registrationDir(registry)
                 .healthVersions(Set.of(FakeDraDriver.V1ALPHA1))
                 .start());
         FakeKubelet kubelet = track(FakeKubelet.start(dir.resolve("kubelet.sock")));
+        driver.report(allHealthy(name, options.devicesPerNode()));
         NodeCollector collector = track(NodeCollector.create(new CollectorConfig(withKafka(Map.of(
                 CollectorConfig.NODE_NAME, name,
                 CollectorConfig.SCHEMA_REGISTRY_URL, registryUrl,
-                CollectorConfig.DRA_DRIVERS, DRIVER + "=" + driver.serviceSocket(),
+                // The driver is found as on a real node: its registration socket in the plugin registry.
+                CollectorConfig.DRA_REGISTRY_DIR, registry.toString(),
+                CollectorConfig.DRA_REGISTRY_RESCAN_INTERVAL, "1000",
+                CollectorConfig.SPOOL_DIR, dir.resolve("spool").toString(),
+                CollectorConfig.INVENTORY_ENABLED, "false",
+                NvmlConfig.ENABLED, "false",
                 CollectorConfig.POD_RESOURCES_SOCKET, kubelet.socket().toString(),
                 CollectorConfig.POD_RESOURCES_POLL_INTERVAL, "500",
                 CollectorConfig.HEARTBEAT_INTERVAL, "2000"))), Clock.systemUTC()));
-        driver.report(allHealthy(name, options.devicesPerNode()));
         collector.start();
-        return new SimulatedNode(name, driver, kubelet, collector);
+        SimulatedNode node = new SimulatedNode(name, driver, kubelet, collector);
+        node.pulse(pulses, Duration.ofSeconds(1));
+        return node;
     }
 
     /** A service's settings plus the Kafka client settings, as {@code kafka.*} options (ServiceConfig passes them through). */
@@ -227,6 +308,7 @@ public final class EmbeddedPipeline implements AutoCloseable {
     /** Stops everything in reverse order of start, and deletes the work directory. */
     @Override
     public void close() {
+        pulses.shutdownNow();
         for (int i = resources.size() - 1; i >= 0; i--) {
             try {
                 resources.get(i).close();

@@ -1,4 +1,4 @@
-package io.devhealth.collector.ops;
+package io.devhealth.schema.ops;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
@@ -13,7 +13,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The collector's small HTTP endpoint (JDK {@link HttpServer}, one thread):
+ * A service's small operations HTTP endpoint (JDK {@link HttpServer}, one thread):
  * {@code /metrics} (Prometheus text), {@code /healthz} (liveness) and {@code /readyz} (readiness).
  * Probes answer 200 or 503 with a one-line reason.
  */
@@ -51,7 +51,7 @@ public final class HealthServer implements AutoCloseable {
             server.createContext("/healthz", exchange -> probe(exchange, liveness.get()));
             server.createContext("/readyz", exchange -> probe(exchange, readiness.get()));
             server.setExecutor(Executors.newSingleThreadExecutor(runnable -> {
-                Thread thread = new Thread(runnable, "devhealth-collector-http");
+                Thread thread = new Thread(runnable, "devhealth-http");
                 thread.setDaemon(true);
                 return thread;
             }));
