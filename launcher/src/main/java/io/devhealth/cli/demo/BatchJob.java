@@ -1,6 +1,7 @@
 package io.devhealth.cli.demo;
 
 import io.devhealth.schema.proto.podresources.v1.PodResources;
+import io.devhealth.sink.PodStatusWriter;
 import io.devhealth.testkit.kube.PodFixtures;
 import io.devhealth.testkit.kubelet.FakeKubelet;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
@@ -82,12 +83,15 @@ public record BatchJob(String namespace, String name, String container, String c
 
     /** devhealth's own pod condition, if written. */
     public Optional<PodCondition> condition(KubernetesClient client) {
+        return condition(client, PodStatusWriter.CONDITION_TYPE);
+    }
+
+    /** The condition of {@code type}, if the pod has it. */
+    public Optional<PodCondition> condition(KubernetesClient client, String type) {
         Pod pod = current(client);
         if (pod == null || pod.getStatus() == null || pod.getStatus().getConditions() == null) {
             return Optional.empty();
         }
-        return pod.getStatus().getConditions().stream()
-                .filter(c -> io.devhealth.sink.PodStatusWriter.CONDITION_TYPE.equals(c.getType()))
-                .findFirst();
+        return pod.getStatus().getConditions().stream().filter(c -> type.equals(c.getType())).findFirst();
     }
 }
