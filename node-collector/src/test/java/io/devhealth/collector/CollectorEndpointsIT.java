@@ -3,6 +3,7 @@ package io.devhealth.collector;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.devhealth.collector.nvml.NvmlConfig;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
 import io.devhealth.schema.avro.HealthStatus;
@@ -46,6 +47,8 @@ class CollectorEndpointsIT {
                 CollectorConfig.DRA_REGISTRY_DIR, tmp.resolve("registry").toString(),
                 CollectorConfig.POD_RESOURCES_SOCKET, tmp.resolve("kubelet.sock").toString(),
                 CollectorConfig.INVENTORY_ENABLED, "false",
+                // Only the two reports below are spooled: no NVML heartbeats.
+                NvmlConfig.ENABLED, "false",
                 CollectorConfig.HTTP_HOST, "127.0.0.1",
                 CollectorConfig.HTTP_PORT, "0")), Clock.systemUTC())) {
             collector.start();

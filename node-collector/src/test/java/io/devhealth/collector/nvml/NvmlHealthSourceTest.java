@@ -138,7 +138,9 @@ class NvmlHealthSourceTest {
         stub.queueXid(0, 48).setVolatileUncorrectedEcc(0, 2);
         awaitHealth(gpu(0), HealthStatus.UNHEALTHY, "XID 48: double-bit ECC error");
         assertThat(recorder.latest(gpu(0)).getReason()).isEqualTo("XID-48");
-        assertThat(recorder.latest(gpu(0)).getMessage()).contains("2 uncorrectable ECC errors since the driver loaded");
+        // The XID is judged as soon as it arrives; the ECC counter joins the message at the next reading.
+        awaitHealth(gpu(0), HealthStatus.UNHEALTHY, "2 uncorrectable ECC errors since the driver loaded");
+        assertThat(recorder.latest(gpu(0)).getMessage()).contains("XID 48: double-bit ECC error");
         // Sticky: the ECC count alone clearing (a reset) is what recovers it, and the message says why.
         stub.resetGpu(0);
         awaitHealth(gpu(0), HealthStatus.HEALTHY, "GPU reset detected: volatile ECC counters restarted");
