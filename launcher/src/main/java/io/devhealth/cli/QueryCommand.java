@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintWriter;
 import java.net.ConnectException;
 import java.net.URI;
@@ -12,13 +13,23 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.TrustManagerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -29,6 +40,11 @@ import picocli.CommandLine.ScopeType;
 /**
  * {@code devhealth query}: the post-mortem questions, asked of the stream-processor's query API.
  * Readable tables by default, the API's JSON with {@code -o json}.
+ *
+ * <p>Credentials: a bearer token from {@code --token}, {@code --token-file} or {@code DEVHEALTH_QUERY_TOKEN}
+ * (in that order), never printed, also not in error messages; {@code --cacert} trusts the CA of an
+ * HTTPS query API. Exit codes: 0 found, 1 not found, 2 bad arguments, 3 server unreachable or failing,
+ * 4 credentials missing or refused.
  */
 @Command(name = "query", mixinStandardHelpOptions = true,
         description = "Ask the stream-processor which device failed under which pod, and when.",
@@ -37,6 +53,8 @@ public final class QueryCommand implements Runnable {
 
     /** Where the processor's query API listens unless --server or DEVHEALTH_QUERY_SERVER says otherwise. */
     public static final String DEFAULT_SERVER = "http://localhost:8080";
+    /** The environment variable with the bearer token (the safest way to pass it: not in the process list). */
+    public static final String TOKEN_ENV = "DEVHEALTH_QUERY_TOKEN";
 
     enum Output { table, json }
 
@@ -49,11 +67,26 @@ public final class QueryCommand implements Runnable {
             description = "Output format: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE}).")
     Output output;
 
+    @Option(names = "--token", scope = ScopeType.INHERIT, paramLabel = "TOKEN",
+            description = "Bearer token for the query API (visible in the process list: prefer --token-file or env " + TOKEN_ENV + ").")
+    String token;
+
+    @Option(names = "--token-file", scope = ScopeType.INHERIT, paramLabel = "FILE",
+            description = "File whose first line (not starting with '#') is the bearer token.")
+    Path tokenFile;
+
+    @Option(names = "--cacert", scope = ScopeType.INHERIT, paramLabel = "PEM",
+            description = "PEM file of the CA certificate(s) that signed an HTTPS query API's certificate (default: the JDK's CAs).")
+    Path cacert;
+
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
+    /** The environment, replaceable in tests. */
+    Map<String, String> env = System.getenv();
+
     private final ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private HttpClient http;
 
     @Override
     public void run() {
@@ -73,14 +106,21 @@ public final class QueryCommand implements Runnable {
 
     JsonNode get(String path) throws QueryFailed {
         URI uri = URI.create(server.replaceAll("/+$", "") + path);
+        HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30)).GET();
+        String bearer = bearerToken();
+        if (bearer != null) {
+            request.header("Authorization", "Bearer " + bearer);
+        }
         HttpResponse<String> response;
         try {
-            response = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30)).GET().build(),
-                    HttpResponse.BodyHandlers.ofString());
+            response = client().send(request.build(), HttpResponse.BodyHandlers.ofString());
         } catch (ConnectException e) {
             throw new QueryFailed("cannot reach the query API at " + server + " (set --server or DEVHEALTH_QUERY_SERVER)", 3);
+        } catch (SSLException e) {
+            throw new QueryFailed("TLS with " + server + " failed (" + e.getClass().getSimpleName()
+                    + "): is the server's CA given with --cacert, and does the server want a client certificate?", 3);
         } catch (IOException e) {
-            throw new QueryFailed("query to " + uri + " failed: " + e, 3);
+            throw new QueryFailed("query to " + uri + " failed: " + e.getClass().getSimpleName(), 3);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new QueryFailed("interrupted", 3);
@@ -91,11 +131,72 @@ public final class QueryCommand implements Runnable {
         } catch (IOException e) {
             throw new QueryFailed("the server at " + server + " answered " + response.statusCode() + " without JSON", 3);
         }
+        if (response.statusCode() == 401 || response.statusCode() == 403) {
+            // The server's message never holds the token; ours neither.
+            String hint = bearer == null ? "no token was given: set --token-file, --token or " + TOKEN_ENV
+                    : "the token was refused (expired or rotated?)";
+            throw new QueryFailed(body.path("message").asText("HTTP " + response.statusCode()) + "; " + hint, 4);
+        }
         if (response.statusCode() != 200) {
             String message = body.path("message").asText("HTTP " + response.statusCode());
             throw new QueryFailed(message, response.statusCode() == 404 ? 1 : response.statusCode() == 400 ? 2 : 3);
         }
         return body;
+    }
+
+    /** The bearer token: --token, else --token-file, else DEVHEALTH_QUERY_TOKEN; null for none. */
+    String bearerToken() throws QueryFailed {
+        if (token != null && !token.isBlank()) {
+            return token.strip();
+        }
+        if (tokenFile != null) {
+            try {
+                for (String line : Files.readAllLines(tokenFile, StandardCharsets.UTF_8)) {
+                    String candidate = line.strip();
+                    if (!candidate.isEmpty() && !candidate.startsWith("#")) {
+                        return candidate;
+                    }
+                }
+            } catch (IOException e) {
+                throw new QueryFailed("cannot read --token-file " + tokenFile + " (" + e.getClass().getSimpleName() + ")", 2);
+            }
+            throw new QueryFailed("--token-file " + tokenFile + " holds no token", 2);
+        }
+        String fromEnv = env.get(TOKEN_ENV);
+        return fromEnv == null || fromEnv.isBlank() ? null : fromEnv.strip();
+    }
+
+    private HttpClient client() throws QueryFailed {
+        if (http == null) {
+            HttpClient.Builder builder = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5));
+            if (cacert != null) {
+                builder.sslContext(trusting(cacert));
+            }
+            http = builder.build();
+        }
+        return http;
+    }
+
+    /** An SSL context that trusts exactly the certificates in {@code pem}. */
+    static SSLContext trusting(Path pem) throws QueryFailed {
+        try (InputStream in = Files.newInputStream(pem)) {
+            KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
+            store.load(null, null);
+            int i = 0;
+            for (Certificate certificate : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+                store.setCertificateEntry("ca-" + i++, certificate);
+            }
+            if (i == 0) {
+                throw new QueryFailed("--cacert " + pem + " holds no certificate", 2);
+            }
+            TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            trust.init(store);
+            SSLContext context = SSLContext.getInstance("TLS");
+            context.init(null, trust.getTrustManagers(), null);
+            return context;
+        } catch (IOException | GeneralSecurityException e) {
+            throw new QueryFailed("cannot read --cacert " + pem + " (" + e.getClass().getSimpleName() + ")", 2);
+        }
     }
 
     static String segment(String value) {

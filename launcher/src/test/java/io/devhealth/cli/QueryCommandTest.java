@@ -3,12 +3,21 @@ package io.devhealth.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsServer;
+import io.devhealth.testkit.kafka.KafkaSecurity;
+import java.io.InputStream;
+import java.security.KeyStore;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLContext;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -16,6 +25,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 /** {@code devhealth query} against a stand-in for the processor's query API that answers recorded documents. */
@@ -38,18 +48,39 @@ class QueryCommandTest {
              "source":"DRA","reason":"XID-79","message":"gpu.example.com (DRA) reports Unhealthy (XID-79)","severity":"CRITICAL",
              "affectedPods":["ml/train-0"]}],"continue":null}""";
 
+    private static final String TOKEN = "query-" + KafkaSecurity.randomSecret();
+
     private HttpServer server;
+    private String scheme = "http";
+    private volatile String requiredToken;
+    private Map<String, String> environment = Map.of();
     private final Map<String, String> answers = new ConcurrentHashMap<>();
     private final List<String> requested = new CopyOnWriteArrayList<>();
+    private final List<String> authorizations = new CopyOnWriteArrayList<>();
     private final StringWriter out = new StringWriter();
     private final StringWriter err = new StringWriter();
 
     @BeforeEach
     void startServer() throws IOException {
-        server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        startServer(HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0));
+    }
+
+    private void startServer(HttpServer created) {
+        server = created;
         server.createContext("/", exchange -> {
             String uri = exchange.getRequestURI().toString();
             requested.add(uri);
+            String authorization = exchange.getRequestHeaders().getFirst("Authorization");
+            authorizations.add(authorization == null ? "" : authorization);
+            if (requiredToken != null && !("Bearer " + requiredToken).equals(authorization)) {
+                byte[] refused = "{\"status\":401,\"message\":\"invalid bearer token\"}".getBytes(StandardCharsets.UTF_8);
+                exchange.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"devhealth\"");
+                exchange.sendResponseHeaders(401, refused.length);
+                try (OutputStream body = exchange.getResponseBody()) {
+                    body.write(refused);
+                }
+                return;
+            }
             String body = answers.get(uri);
             int status = body == null ? 404 : 200;
             byte[] bytes = (body == null ? "{\"status\":404,\"message\":\"no pod ml/gone\"}" : body).getBytes(StandardCharsets.UTF_8);
@@ -71,10 +102,11 @@ class QueryCommandTest {
         CommandLine cli = Devhealth.commandLine();
         cli.setOut(new PrintWriter(out, true));
         cli.setErr(new PrintWriter(err, true));
+        ((QueryCommand) cli.getSubcommands().get("query").getCommand()).env = environment;
         String[] full = new String[args.length + 3];
         full[0] = "query";
         full[1] = "--server";
-        full[2] = "http://127.0.0.1:" + server.getAddress().getPort();
+        full[2] = scheme + "://127.0.0.1:" + server.getAddress().getPort();
         System.arraycopy(args, 0, full, 3, args.length);
         return cli.execute(full);
     }
@@ -142,5 +174,66 @@ class QueryCommandTest {
 
         assertThat(cli.execute("query", "--server", "http://127.0.0.1:" + closedPort, "node", "node-1")).isEqualTo(3);
         assertThat(err.toString()).contains("cannot reach the query API");
+    }
+
+    @Test
+    void shouldSendTheBearerTokenFromTheOptionTheFileOrTheEnvironment(@TempDir Path dir) throws IOException {
+        answers.put("/v1/pods/ml/train-0/devices", POD);
+        requiredToken = TOKEN;
+        Path file = Files.writeString(dir.resolve("token"), "# the query token\n" + TOKEN + "\n");
+
+        assertThat(run("pod", "ml/train-0", "--token", TOKEN)).isZero();
+        assertThat(run("pod", "ml/train-0", "--token-file", file.toString())).isZero();
+        environment = Map.of(QueryCommand.TOKEN_ENV, TOKEN);
+        assertThat(run("pod", "ml/train-0")).isZero();
+
+        assertThat(authorizations).containsOnly("Bearer " + TOKEN).hasSize(3);
+        assertThat(out.toString()).doesNotContain(TOKEN);
+    }
+
+    @Test
+    void shouldExplainARefusalWithoutPrintingTheToken() {
+        requiredToken = TOKEN;
+        String wrong = "wrong-" + KafkaSecurity.randomSecret();
+
+        assertThat(run("node", "node-1")).isEqualTo(4);
+        assertThat(err.toString()).contains("invalid bearer token").contains("no token was given");
+        assertThat(run("node", "node-1", "--token", wrong)).isEqualTo(4);
+        assertThat(err.toString()).contains("the token was refused").doesNotContain(wrong);
+        assertThat(out.toString()).doesNotContain(wrong);
+    }
+
+    @Test
+    void shouldRejectAnEmptyTokenFileWithoutAsking(@TempDir Path dir) throws IOException {
+        Path file = Files.writeString(dir.resolve("token"), "# nothing here\n");
+
+        assertThat(run("node", "node-1", "--token-file", file.toString())).isEqualTo(2);
+        assertThat(err.toString()).contains("holds no token");
+        assertThat(requested).isEmpty();
+    }
+
+    @Test
+    void shouldTrustAnHttpsServerThroughCacert(@TempDir Path dir) throws Exception {
+        KafkaSecurity tls = KafkaSecurity.create(dir);
+        char[] password = tls.brokerOverrides().get("ssl.keystore.password").toCharArray();
+        KeyStore keystore = KeyStore.getInstance("PKCS12");
+        try (InputStream in = Files.newInputStream(dir.resolve("broker.p12"))) {
+            keystore.load(in, password);
+        }
+        KeyManagerFactory keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+        keys.init(keystore, password);
+        SSLContext context = SSLContext.getInstance("TLS");
+        context.init(keys.getKeyManagers(), null, null);
+        server.stop(0);
+        HttpsServer https = HttpsServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        https.setHttpsConfigurator(new HttpsConfigurator(context));
+        startServer(https);
+        scheme = "https";
+        answers.put("/v1/pods/ml/train-0/devices", POD);
+
+        assertThat(run("pod", "ml/train-0")).as("the test CA is not one the JDK trusts").isEqualTo(3);
+        assertThat(err.toString()).contains("--cacert");
+        assertThat(run("pod", "ml/train-0", "--cacert", dir.resolve("broker.crt").toString())).isZero();
+        assertThat(out.toString()).contains("Pod ml/train-0 on node node-1: UNHEALTHY");
     }
 }

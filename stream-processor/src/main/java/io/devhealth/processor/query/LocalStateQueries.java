@@ -23,16 +23,18 @@ import org.apache.kafka.streams.state.ReadOnlyWindowStore;
 import org.apache.kafka.streams.state.WindowStoreIterator;
 
 /** Answers queries from the stores of this instance only; {@link QueryServer} routes to the instance that owns a key. */
-final class LocalStateQueries {
+final class LocalStateQueries implements StateQueries {
 
     private final KafkaStreams streams;
+    private final PageTokens pageTokens;
 
-    LocalStateQueries(KafkaStreams streams) {
+    LocalStateQueries(KafkaStreams streams, PageTokens pageTokens) {
         this.streams = streams;
+        this.pageTokens = pageTokens;
     }
 
-    /** The pod's device status as of {@code at} (null: the latest, which for an ended pod is as it ended). */
-    Optional<QueryViews.PodDevices> pod(String namespace, String name, Instant at) {
+    @Override
+    public Optional<QueryViews.PodDevices> pod(String namespace, String name, Instant at) {
         String key = StateKeys.pod(namespace, name);
         if (at == null) {
             ReadOnlyKeyValueStore<String, PodDeviceStatus> latest = store(DeviceHealthTopology.POD_STATUS_STORE,
@@ -49,17 +51,19 @@ final class LocalStateQueries {
         return Optional.empty();
     }
 
-    /** Whether this instance knows the pod at all (to tell "not here" from "not yet at that time"). */
-    boolean knowsPod(String namespace, String name) {
+    @Override
+    public boolean knowsPod(String namespace, String name) {
         ReadOnlyKeyValueStore<String, PodDeviceStatus> latest = store(DeviceHealthTopology.POD_STATUS_STORE,
                 QueryableStoreTypes.keyValueStore());
         return latest.get(StateKeys.pod(namespace, name)) != null;
     }
 
-    Optional<QueryViews.DeviceHistory> deviceHistory(String node, String driver, String pool, String device, Instant from, Instant to,
+    @Override
+    public Optional<QueryViews.DeviceHistory> deviceHistory(String node, String driver, String pool, String device, Instant from, Instant to,
                                                      int limit, String token) {
         String key = StateKeys.device(node, driver, pool, device);
-        PageToken.HistoryPosition resume = token == null ? null : PageToken.parseHistory(token);
+        // The token is bound to this device: one from another device's history is rejected, not misapplied.
+        PageTokens.HistoryPosition resume = token == null ? null : pageTokens.parseHistory(key, token);
         long start = resume == null ? from.toEpochMilli() : Math.max(from.toEpochMilli(), resume.timestamp());
         ReadOnlyWindowStore<String, HealthTransition> history = store(DeviceHealthTopology.DEVICE_HISTORY_STORE,
                 QueryableStoreTypes.windowStore());
@@ -78,7 +82,7 @@ final class LocalStateQueries {
                     continue;
                 }
                 if (items.size() == limit) {
-                    next = PageToken.history(lastTimestamp, lastRun);
+                    next = pageTokens.history(key, lastTimestamp, lastRun);
                     break;
                 }
                 items.add(QueryViews.transition(entry.value));
@@ -96,12 +100,13 @@ final class LocalStateQueries {
         return Optional.of(new QueryViews.DeviceHistory(node, driver, pool, device, from.toString(), to.toString(), items, next));
     }
 
-    Optional<QueryViews.NodeDevices> nodeDevices(String node, int limit, String token) {
+    @Override
+    public Optional<QueryViews.NodeDevices> nodeDevices(String node, int limit, String token) {
         ReadOnlyKeyValueStore<String, NodeState> nodes = store(DeviceHealthTopology.NODE_STATE_STORE, QueryableStoreTypes.keyValueStore());
         if (nodes.get(node) == null) {
             return Optional.empty();
         }
-        String after = token == null ? null : PageToken.parseAfterKey(token);
+        String after = token == null ? null : pageTokens.parseAfterKey(node, token);
         ReadOnlyKeyValueStore<String, DeviceState> devices = store(DeviceHealthTopology.DEVICE_STATE_STORE,
                 QueryableStoreTypes.keyValueStore());
         List<QueryViews.NodeDevice> items = new ArrayList<>();
@@ -114,7 +119,7 @@ final class LocalStateQueries {
                     continue;
                 }
                 if (items.size() == limit) {
-                    next = PageToken.afterKey(lastKey);
+                    next = pageTokens.afterKey(node, lastKey);
                     break;
                 }
                 items.add(QueryViews.nodeDevice(entry.value));
@@ -128,7 +133,7 @@ final class LocalStateQueries {
         try {
             return streams.store(StoreQueryParameters.fromNameAndType(name, type));
         } catch (InvalidStateStoreException e) {
-            throw QueryException.unavailable("store " + name + " is not queryable now (" + streams.state() + "): " + e.getMessage());
+            throw QueryException.unavailable("store " + name + " is not queryable now (" + streams.state() + "), retry shortly");
         }
     }
 }

@@ -1,38 +1,28 @@
 package io.devhealth.processor.query;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.sun.net.httpserver.HttpContext;
 import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
-import io.devhealth.processor.DeviceHealthTopology;
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsParameters;
+import com.sun.net.httpserver.HttpsServer;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.net.URI;
-import java.net.URLDecoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.format.DateTimeParseException;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.kafka.common.serialization.Serdes;
+import java.util.function.Supplier;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
 import org.apache.kafka.streams.KafkaStreams;
-import org.apache.kafka.streams.KeyQueryMetadata;
-import org.apache.kafka.streams.StreamsMetadata;
 import org.apache.kafka.streams.state.HostInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -52,29 +42,39 @@ import org.slf4j.LoggerFactory;
  * State is partitioned by node, so node and device queries go to the instance that owns the node
  * (Kafka Streams {@code queryMetadataForKey} over {@code application.server}) and are forwarded
  * there; a pod is looked up locally and then on every other instance. Errors are JSON
- * {@code {"status":…,"message":…}}: 400 for bad parameters, 404 for unknown pods, devices and nodes,
- * 503 while the state is not queryable (rebalancing, restoring).
+ * {@code {"status":…,"message":…}}: 400 for bad parameters, 401/403 without valid credentials, 404 for
+ * unknown pods, devices and nodes, 405 for anything but GET and HEAD, 503 while the state is not
+ * queryable (rebalancing, restoring).
+ *
+ * <p>Security ({@link QuerySecurityConfig}): /v1 needs a bearer token or a client certificate when
+ * either is configured, {@code /metrics} only when asked to, the probes never. With a keystore the
+ * server speaks HTTPS only.
  */
 public final class QueryServer implements AutoCloseable {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(QueryServer.class);
-    static final String FORWARDED_HEADER = "X-Devhealth-Forwarded";
-    static final int DEFAULT_LIMIT = 100;
-    static final int MAX_LIMIT = 1000;
+    static final String V1 = "/v1/";
 
-    private final ObjectMapper json = JsonMapper.builder().build();
     private final HttpServer server;
     private final ExecutorService executor;
-    private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private final Clock clock;
-    private volatile KafkaStreams streams;
-    private volatile LocalStateQueries local;
-    private volatile PrometheusMeterRegistry meters;
-    private volatile HostInfo self;
+    private final QuerySecurityConfig security;
+    private final AccessPolicy policy;
+    private final Forwarder forwarder;
+    private final PageTokens pageTokens;
+    private volatile ClusterView cluster;
 
-    private QueryServer(HttpServer server, Clock clock) {
+    private QueryServer(HttpServer server, SSLContext tls, Clock clock, QuerySecurityConfig security) {
         this.server = server;
         this.clock = clock;
+        this.security = security;
+        BearerTokens tokens = security.acceptsTokens()
+                ? new BearerTokens(security.tokenFile(), security.token() == null ? null : security.token().value(),
+                        security.tokenReloadInterval(), clock)
+                : null;
+        this.policy = new AccessPolicy(security.authenticates(), tokens, security.allowedPrincipals());
+        this.forwarder = new Forwarder(tls);
+        this.pageTokens = PageTokens.withSecret(security.continueSecret() == null ? null : security.continueSecret().value());
         AtomicInteger threads = new AtomicInteger();
         this.executor = Executors.newFixedThreadPool(4, r -> {
             Thread thread = new Thread(r, "devhealth-query-" + threads.incrementAndGet());
@@ -84,10 +84,37 @@ public final class QueryServer implements AutoCloseable {
         server.setExecutor(executor);
     }
 
-    /** Binds the port now (so that its number can be advertised to Kafka Streams) without serving yet. */
+    /** Binds the port now (so that its number can be advertised to Kafka Streams) without serving yet; open, plain HTTP. */
     public static QueryServer bind(String address, int port, Clock clock) {
+        return bind(address, port, clock, QuerySecurityConfig.open());
+    }
+
+    /** Binds the port now without serving yet, with {@code security}'s authentication and TLS. */
+    public static QueryServer bind(String address, int port, Clock clock, QuerySecurityConfig security) {
+        InetSocketAddress socket = new InetSocketAddress(address, port);
         try {
-            return new QueryServer(HttpServer.create(new InetSocketAddress(address, port), 64), clock);
+            if (!security.tls()) {
+                return new QueryServer(HttpServer.create(socket, 64), null, clock, security);
+            }
+            SSLContext tls = TlsContexts.create(security);
+            HttpsServer https = HttpsServer.create(socket, 64);
+            https.setHttpsConfigurator(new HttpsConfigurator(tls) {
+                @Override
+                public void configure(HttpsParameters params) {
+                    SSLParameters parameters = tls.getDefaultSSLParameters();
+                    parameters.setProtocols(TlsContexts.PROTOCOLS);
+                    if (security.truststore() != null) {
+                        // With tokens as the other way in a certificate is optional; without, TLS refuses callers lacking one.
+                        if (security.acceptsTokens()) {
+                            parameters.setWantClientAuth(true);
+                        } else {
+                            parameters.setNeedClientAuth(true);
+                        }
+                    }
+                    params.setSSLParameters(parameters);
+                }
+            });
+            return new QueryServer(https, tls, clock, security);
         } catch (IOException e) {
             throw new IllegalStateException("cannot bind the query API to " + address + ":" + port, e);
         }
@@ -99,79 +126,112 @@ public final class QueryServer implements AutoCloseable {
 
     /** Starts serving queries over {@code streams}; {@code self} is this instance's {@code application.server}. */
     public void serve(KafkaStreams kafkaStreams, PrometheusMeterRegistry registry, HostInfo advertised) {
-        this.streams = kafkaStreams;
-        this.local = new LocalStateQueries(kafkaStreams);
-        this.meters = registry;
-        this.self = advertised;
-        server.createContext("/healthz", exchange -> respondText(exchange, 200, "ok\n", "text/plain"));
-        server.createContext("/readyz", exchange -> {
-            KafkaStreams.State state = streams.state();
-            respondText(exchange, state == KafkaStreams.State.RUNNING ? 200 : 503, state + "\n", "text/plain");
-        });
-        server.createContext("/metrics", exchange -> respondText(exchange, 200, meters.scrape(), "text/plain; version=0.0.4; charset=utf-8"));
-        server.createContext("/v1/", this::handleV1);
+        serve(new StreamsClusterView(kafkaStreams, advertised, pageTokens), registry::scrape, registry);
+        LOGGER.info("query API listening port={} advertised={}:{} tls={} authentication={}", port(), advertised.host(), advertised.port(),
+                security.tls(), authenticationInWords());
+    }
+
+    /** Starts serving over any {@link ClusterView} (tests run several instances without Kafka). */
+    void serve(ClusterView view, Supplier<String> metrics, MeterRegistry meters) {
+        this.cluster = view;
+        if (!security.authenticates()) {
+            LOGGER.warn("query API is open to anyone who can reach it; set {}, {} or {}", QuerySecurityConfig.TOKEN_FILE,
+                    QuerySecurityConfig.TOKEN, QuerySecurityConfig.TRUSTSTORE);
+        }
+        RequestGuard guard = new RequestGuard();
+        AccessFilter access = new AccessFilter(policy, meters);
+        context("/healthz", guard, null, exchange -> Responses.text(exchange, 200, "ok\n", "text/plain"));
+        context("/readyz", guard, null, exchange -> Responses.text(exchange, cluster.ready() ? 200 : 503, cluster.state() + "\n", "text/plain"));
+        context("/metrics", guard, security.authenticateMetrics() ? access : null,
+                exchange -> Responses.text(exchange, 200, metrics.get(), "text/plain; version=0.0.4; charset=utf-8"));
+        context(V1, guard, access, this::handleV1);
+        context("/", guard, null, exchange -> Responses.error(exchange, 404, "no such endpoint "
+                + Excerpt.of(exchange.getRequestURI().getRawPath())));
         server.start();
-        LOGGER.info("query API listening port={} advertised={}:{}", port(), advertised.host(), advertised.port());
+    }
+
+    private void context(String path, RequestGuard guard, AccessFilter access, HttpHandler handler) {
+        HttpContext context = server.createContext(path, exchange -> {
+            // A context matches by prefix: /healthz must not also answer /healthzfoo.
+            String requested = exchange.getRequestURI().getRawPath();
+            if (!path.endsWith("/") && !requested.equals(path)) {
+                Responses.error(exchange, 404, "no such endpoint " + Excerpt.of(requested));
+                return;
+            }
+            handler.handle(exchange);
+        });
+        context.getFilters().add(guard);
+        if (access != null) {
+            context.getFilters().add(access);
+        }
+    }
+
+    private String authenticationInWords() {
+        if (!security.authenticates()) {
+            return "none";
+        }
+        return (security.acceptsTokens() ? "bearer" : "") + (security.acceptsTokens() && security.truststore() != null ? "+" : "")
+                + (security.truststore() != null ? "mtls" : "");
     }
 
     private void handleV1(HttpExchange exchange) throws IOException {
         try {
-            if (!"GET".equals(exchange.getRequestMethod())) {
-                throw new QueryException(405, "only GET is supported");
-            }
-            List<String> path = segments(exchange.getRequestURI());
-            Map<String, String> params = params(exchange.getRequestURI());
-            boolean forwarded = exchange.getRequestHeaders().containsKey(FORWARDED_HEADER);
+            QueryParameters request = QueryParameters.parse(exchange.getRequestURI(), V1);
+            List<String> path = request.segments();
+            boolean forwarded = exchange.getRequestHeaders().containsKey(Forwarder.FORWARDED_HEADER);
+            StateQueries local = cluster.local();
             if (path.size() == 4 && path.get(0).equals("pods") && path.get(3).equals("devices")) {
-                pod(exchange, path.get(1), path.get(2), params, forwarded);
+                String namespace = KubernetesNames.namespace(path.get(1));
+                String name = KubernetesNames.podName(path.get(2));
+                Instant at = request.allowOnly("at").instant("at").orElse(null);
+                pod(exchange, namespace, name, at, forwarded);
             } else if (path.size() >= 6 && path.get(0).equals("devices") && path.get(path.size() - 1).equals("history")) {
-                String node = path.get(1);
-                String driver = path.get(2);
-                String device = path.get(path.size() - 2);
-                String pool = String.join("/", path.subList(3, path.size() - 2));
-                Instant to = instant(params, "to").orElseGet(clock::instant);
-                Instant from = instant(params, "from").orElse(Instant.EPOCH);
+                String node = KubernetesNames.nodeName(path.get(1));
+                String driver = KubernetesNames.driver(path.get(2));
+                String device = KubernetesNames.device(path.get(path.size() - 2));
+                String pool = KubernetesNames.pool(String.join("/", path.subList(3, path.size() - 2)));
+                request.allowOnly("from", "to", "limit", "continue");
+                Instant to = request.instant("to").orElseGet(clock::instant);
+                Instant from = request.instant("from").orElse(Instant.EPOCH);
                 if (from.isAfter(to)) {
                     throw QueryException.badRequest("from (" + from + ") is after to (" + to + ")");
                 }
-                int limit = limit(params);
-                routeByNode(exchange, node, forwarded, () -> local.deviceHistory(node, driver, pool, device, from, to, limit,
-                        params.get("continue")).orElseThrow(() -> QueryException.notFound(
-                                "no device " + driver + "/" + pool + "/" + device + " on node " + node)));
+                int limit = request.limit();
+                String token = request.continueToken().orElse(null);
+                routeByNode(exchange, node, forwarded, () -> local.deviceHistory(node, driver, pool, device, from, to, limit, token)
+                        .orElseThrow(() -> QueryException.notFound("no device " + driver + "/" + pool + "/" + device + " on node " + node)));
             } else if (path.size() == 3 && path.get(0).equals("nodes") && path.get(2).equals("devices")) {
-                String node = path.get(1);
-                int limit = limit(params);
-                routeByNode(exchange, node, forwarded, () -> local.nodeDevices(node, limit, params.get("continue"))
+                String node = KubernetesNames.nodeName(path.get(1));
+                request.allowOnly("limit", "continue");
+                int limit = request.limit();
+                String token = request.continueToken().orElse(null);
+                routeByNode(exchange, node, forwarded, () -> local.nodeDevices(node, limit, token)
                         .orElseThrow(() -> QueryException.notFound("no node " + node)));
             } else {
-                throw QueryException.notFound("no such endpoint " + exchange.getRequestURI().getPath());
+                throw QueryException.notFound("no such endpoint " + Excerpt.of(exchange.getRequestURI().getRawPath()));
             }
         } catch (QueryException e) {
-            respondJson(exchange, e.status(), new QueryViews.Error(e.status(), e.getMessage()));
+            Responses.error(exchange, e.status(), e.getMessage());
         } catch (RuntimeException e) {
-            LOGGER.error("query failed uri={} error=\"{}\"", exchange.getRequestURI(), e.toString(), e);
-            respondJson(exchange, 500, new QueryViews.Error(500, "internal error: " + e.getMessage()));
+            LOGGER.error("query failed path={} error=\"{}\"", Excerpt.of(exchange.getRequestURI().getRawPath()), e.toString(), e);
+            Responses.error(exchange, 500, "internal error; the processor's log has the details");
         }
     }
 
-    private void pod(HttpExchange exchange, String namespace, String name, Map<String, String> params, boolean forwarded)
-            throws IOException {
-        Instant at = instant(params, "at").orElse(null);
+    private void pod(HttpExchange exchange, String namespace, String name, Instant at, boolean forwarded) throws IOException {
+        StateQueries local = cluster.local();
         Optional<QueryViews.PodDevices> found = local.pod(namespace, name, at);
         if (found.isPresent()) {
-            respondJson(exchange, 200, found.get());
+            Responses.json(exchange, 200, found.get());
             return;
         }
-        boolean knownHere = local.knowsPod(namespace, name);
-        if (!forwarded && !knownHere) {
+        if (!forwarded && !local.knowsPod(namespace, name)) {
             // Pods are stored with their node: ask every other instance.
-            for (StreamsMetadata instance : streams.streamsMetadataForStore(DeviceHealthTopology.POD_STATUS_STORE)) {
-                if (!instance.hostInfo().equals(self)) {
-                    HttpResponse<String> answer = forward(instance.hostInfo(), exchange.getRequestURI());
-                    if (answer.statusCode() != 404) {
-                        respondText(exchange, answer.statusCode(), answer.body(), "application/json");
-                        return;
-                    }
+            for (HostInfo instance : cluster.otherPodInstances()) {
+                HttpResponse<String> answer = forwarder.forward(instance, exchange.getRequestURI(), authorization(exchange));
+                if (answer.statusCode() != 404) {
+                    relay(exchange, answer);
+                    return;
                 }
             }
         }
@@ -185,101 +245,23 @@ public final class QueryServer implements AutoCloseable {
 
     private void routeByNode(HttpExchange exchange, String node, boolean forwarded, LocalAnswer answer) throws IOException {
         if (!forwarded) {
-            KeyQueryMetadata owner = streams.queryMetadataForKey(DeviceHealthTopology.DEVICE_STATE_STORE, node,
-                    Serdes.String().serializer());
-            if (owner == null || owner.equals(KeyQueryMetadata.NOT_AVAILABLE)) {
-                throw QueryException.unavailable("the owner of node " + node + " is not known yet (" + streams.state() + ")");
-            }
-            if (!owner.activeHost().equals(self)) {
-                HttpResponse<String> forwardedAnswer = forward(owner.activeHost(), exchange.getRequestURI());
-                respondText(exchange, forwardedAnswer.statusCode(), forwardedAnswer.body(), "application/json");
+            HostInfo owner = cluster.ownerOfNode(node).orElseThrow(() ->
+                    QueryException.unavailable("the owner of node " + node + " is not known yet (" + cluster.state() + "), retry shortly"));
+            if (!cluster.isSelf(owner)) {
+                relay(exchange, forwarder.forward(owner, exchange.getRequestURI(), authorization(exchange)));
                 return;
             }
         }
-        respondJson(exchange, 200, answer.get());
+        Responses.json(exchange, 200, answer.get());
     }
 
-    private HttpResponse<String> forward(HostInfo host, URI uri) {
-        URI target = URI.create("http://" + host.host() + ":" + host.port() + uri.getRawPath()
-                + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery()));
-        try {
-            return client.send(HttpRequest.newBuilder(target).timeout(Duration.ofSeconds(10)).header(FORWARDED_HEADER, "1").GET().build(),
-                    HttpResponse.BodyHandlers.ofString());
-        } catch (IOException e) {
-            throw QueryException.unavailable("instance " + host.host() + ":" + host.port() + " did not answer: " + e.getMessage());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw QueryException.unavailable("interrupted while asking " + host.host() + ":" + host.port());
-        }
+    private static String authorization(HttpExchange exchange) {
+        return exchange.getRequestHeaders().getFirst("Authorization");
     }
 
-    private static List<String> segments(URI uri) {
-        String path = uri.getRawPath().substring("/v1/".length());
-        List<String> segments = new ArrayList<>();
-        for (String raw : path.split("/", -1)) {
-            if (raw.isEmpty()) {
-                throw QueryException.badRequest("empty path segment in " + uri.getRawPath());
-            }
-            segments.add(URLDecoder.decode(raw, StandardCharsets.UTF_8));
-        }
-        return segments;
-    }
-
-    private static Map<String, String> params(URI uri) {
-        Map<String, String> params = new HashMap<>();
-        if (uri.getRawQuery() != null) {
-            Arrays.stream(uri.getRawQuery().split("&")).filter(p -> !p.isEmpty()).forEach(pair -> {
-                int eq = pair.indexOf('=');
-                String key = URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
-                String value = eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8);
-                params.put(key, value);
-            });
-        }
-        return params;
-    }
-
-    private static Optional<Instant> instant(Map<String, String> params, String name) {
-        String value = params.get(name);
-        if (value == null || value.isEmpty()) {
-            return Optional.empty();
-        }
-        try {
-            return Optional.of(OffsetDateTime.parse(value).toInstant());
-        } catch (DateTimeParseException e) {
-            throw QueryException.badRequest(name + " must be an RFC 3339 time such as 2026-11-29T10:00:00Z, got '" + value + "'");
-        }
-    }
-
-    private static int limit(Map<String, String> params) {
-        String value = params.get("limit");
-        if (value == null || value.isEmpty()) {
-            return DEFAULT_LIMIT;
-        }
-        try {
-            int limit = Integer.parseInt(value);
-            if (limit >= 1 && limit <= MAX_LIMIT) {
-                return limit;
-            }
-        } catch (NumberFormatException e) {
-            // reported below
-        }
-        throw QueryException.badRequest("limit must be an integer from 1 to " + MAX_LIMIT + ", got '" + value + "'");
-    }
-
-    private void respondJson(HttpExchange exchange, int status, Object body) throws IOException {
-        respond(exchange, status, json.writeValueAsBytes(body), "application/json");
-    }
-
-    private static void respondText(HttpExchange exchange, int status, String body, String contentType) throws IOException {
-        respond(exchange, status, body.getBytes(StandardCharsets.UTF_8), contentType);
-    }
-
-    private static void respond(HttpExchange exchange, int status, byte[] body, String contentType) throws IOException {
-        exchange.getResponseHeaders().set("Content-Type", contentType);
-        exchange.sendResponseHeaders(status, body.length == 0 ? -1 : body.length);
-        try (OutputStream out = exchange.getResponseBody()) {
-            out.write(body);
-        }
+    private static void relay(HttpExchange exchange, HttpResponse<String> answer) throws IOException {
+        answer.headers().firstValue("WWW-Authenticate").ifPresent(value -> exchange.getResponseHeaders().set("WWW-Authenticate", value));
+        Responses.text(exchange, answer.statusCode(), answer.body(), Responses.JSON_TYPE);
     }
 
     @Override

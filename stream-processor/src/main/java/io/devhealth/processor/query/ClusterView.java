@@ -1,0 +1,27 @@
+package io.devhealth.processor.query;
+
+import java.util.List;
+import java.util.Optional;
+import org.apache.kafka.streams.state.HostInfo;
+
+/** What the query API needs to know about the processor instances: readiness, who owns a node, who else to ask. */
+interface ClusterView {
+
+    /** Whether this instance serves queries (Kafka Streams RUNNING). */
+    boolean ready();
+
+    /** The state in words, for {@code /readyz} and 503 messages. */
+    String state();
+
+    /** The instance that owns the node's state, empty while that is not known (rebalancing). */
+    Optional<HostInfo> ownerOfNode(String node);
+
+    /** Whether {@code host} is this instance (its advertised {@code application.server}). */
+    boolean isSelf(HostInfo host);
+
+    /** The other instances that hold pod state. */
+    List<HostInfo> otherPodInstances();
+
+    /** Answers from this instance's stores. */
+    StateQueries local();
+}

@@ -1,0 +1,138 @@
+package io.devhealth.processor.query;
+
+import io.devhealth.schema.config.ServiceConfig;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import org.apache.kafka.common.config.AbstractConfig;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigDef.Importance;
+import org.apache.kafka.common.config.ConfigDef.Type;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.types.Password;
+
+/**
+ * Who may ask the query API, and over what. Declared once in {@link #define(ConfigDef)} so that the
+ * processor's {@code ConfigDef} carries the options (environment variables via
+ * {@link ServiceConfig#envName}, e.g. {@code query.auth.token.file} → {@code DEVHEALTH_QUERY_AUTH_TOKEN_FILE});
+ * {@link #from(AbstractConfig)} reads them back.
+ *
+ * <p>With no token and no truststore the API is open (the embedded demo); the server says so with a
+ * warning at start. Secrets are held as Kafka {@link Password}s so that {@code toString} never shows them.
+ *
+ * @param tokenFile bearer tokens, one per line ('#' starts a comment), re-read when the file changes (a mounted Secret)
+ * @param token one more bearer token (from the environment); null for none
+ * @param tokenReloadInterval how often the token file is checked for changes
+ * @param authenticateMetrics whether {@code /metrics} needs credentials too (off: Prometheus scrapes it without)
+ * @param keystore PKCS12 keystore with this instance's key and certificate; null = plain HTTP
+ * @param keystorePassword its password
+ * @param truststore PKCS12 truststore of the CAs whose client certificates authenticate (mTLS); null = no client certificates
+ * @param truststorePassword its password
+ * @param allowedPrincipals subject DNs or CNs of client certificates that may query; empty = any the truststore accepts
+ * @param continueSecret key that signs continue tokens; null = a random key per process
+ */
+public record QuerySecurityConfig(Path tokenFile, Password token, Duration tokenReloadInterval, boolean authenticateMetrics,
+        Path keystore, Password keystorePassword, Path truststore, Password truststorePassword, List<String> allowedPrincipals,
+        Password continueSecret) {
+
+    public static final String TOKEN_FILE = "query.auth.token.file";
+    public static final String TOKEN = "query.auth.token";
+    public static final String TOKEN_RELOAD_INTERVAL = "query.auth.token.reload.interval.ms";
+    public static final String AUTHENTICATE_METRICS = "query.auth.metrics";
+    public static final String KEYSTORE = "query.tls.keystore.location";
+    public static final String KEYSTORE_PASSWORD = "query.tls.keystore.password";
+    public static final String TRUSTSTORE = "query.tls.truststore.location";
+    public static final String TRUSTSTORE_PASSWORD = "query.tls.truststore.password";
+    public static final String ALLOWED_PRINCIPALS = "query.tls.allowed.principals";
+    public static final String CONTINUE_SECRET = "query.continue.secret";
+
+    public QuerySecurityConfig {
+        Objects.requireNonNull(tokenReloadInterval);
+        allowedPrincipals = List.copyOf(allowedPrincipals);
+        if (truststore != null && keystore == null) {
+            throw new ConfigException(TRUSTSTORE, truststore.toString(), "client certificates need TLS: set " + KEYSTORE + " too");
+        }
+        if (!allowedPrincipals.isEmpty() && truststore == null) {
+            throw new ConfigException(ALLOWED_PRINCIPALS, allowedPrincipals, "needs " + TRUSTSTORE);
+        }
+    }
+
+    /** Adds the query API security options to {@code definition} and returns it. */
+    public static ConfigDef define(ConfigDef definition) {
+        return definition
+                .define(TOKEN_FILE, Type.STRING, "", Importance.HIGH,
+                        "File of bearer tokens that may query /v1 (one per line, '#' comments), e.g. a mounted Secret; "
+                                + "re-read when it changes. An existing but empty file rejects every token.")
+                .define(TOKEN, Type.PASSWORD, null, Importance.HIGH,
+                        "One more bearer token that may query /v1 (set it from a Secret through the environment).")
+                .define(TOKEN_RELOAD_INTERVAL, Type.LONG, 10_000L, ConfigDef.Range.atLeast(100), Importance.LOW,
+                        "How often " + TOKEN_FILE + " is checked for changes; a rotated token works at most this late.")
+                .define(AUTHENTICATE_METRICS, Type.BOOLEAN, false, Importance.MEDIUM,
+                        "Whether /metrics needs the same credentials as /v1. Off by default: Prometheus scrapes it, and it holds "
+                                + "counters only. /healthz and /readyz are always open (kubelet probes).")
+                .define(KEYSTORE, Type.STRING, "", Importance.HIGH,
+                        "PKCS12 keystore with this instance's key and certificate; set = the query API speaks HTTPS only. "
+                                + "The certificate must name the advertised host (instances forward to each other).")
+                .define(KEYSTORE_PASSWORD, Type.PASSWORD, null, Importance.HIGH, "Password of " + KEYSTORE + " and of its key.")
+                .define(TRUSTSTORE, Type.STRING, "", Importance.HIGH,
+                        "PKCS12 truststore of the CAs whose client certificates authenticate (mTLS). Without bearer tokens a "
+                                + "client certificate is then required; with them either one authenticates. Forwarding between "
+                                + "instances presents this instance's own certificate and trusts peers through this store.")
+                .define(TRUSTSTORE_PASSWORD, Type.PASSWORD, null, Importance.HIGH, "Password of " + TRUSTSTORE + ".")
+                .define(ALLOWED_PRINCIPALS, Type.LIST, "", Importance.MEDIUM,
+                        "Client certificate subjects (full DN or CN) that may query; empty = any certificate the truststore "
+                                + "accepts. Others get 403. Include the processor's own certificate (forwarding).")
+                .define(CONTINUE_SECRET, Type.PASSWORD, null, Importance.LOW,
+                        "Key that signs continue tokens, so they cannot be forged; empty = random per process (a page "
+                                + "token then stops working after the owning instance restarts).");
+    }
+
+    /** The query API security settings of a config whose definition went through {@link #define(ConfigDef)}. */
+    public static QuerySecurityConfig from(AbstractConfig config) {
+        return new QuerySecurityConfig(
+                optionalPath(config.getString(TOKEN_FILE)),
+                optionalSecret(config.getPassword(TOKEN)),
+                Duration.ofMillis(config.getLong(TOKEN_RELOAD_INTERVAL)),
+                config.getBoolean(AUTHENTICATE_METRICS),
+                optionalPath(config.getString(KEYSTORE)),
+                config.getPassword(KEYSTORE_PASSWORD),
+                optionalPath(config.getString(TRUSTSTORE)),
+                config.getPassword(TRUSTSTORE_PASSWORD),
+                config.getList(ALLOWED_PRINCIPALS).stream().map(String::trim).filter(s -> !s.isEmpty()).toList(),
+                optionalSecret(config.getPassword(CONTINUE_SECRET)));
+    }
+
+    /** Settings from plain key/values (tests, embedding). */
+    public static QuerySecurityConfig from(Map<String, ?> values) {
+        return from(new AbstractConfig(define(new ConfigDef()), values, false) {});
+    }
+
+    /** No authentication, plain HTTP: the documented defaults. */
+    public static QuerySecurityConfig open() {
+        return from(Map.of());
+    }
+
+    /** Whether callers of /v1 must authenticate at all. */
+    public boolean authenticates() {
+        return tokenFile != null || token != null || truststore != null;
+    }
+
+    public boolean tls() {
+        return keystore != null;
+    }
+
+    /** Whether bearer tokens are one way in (so that a client certificate is optional). */
+    public boolean acceptsTokens() {
+        return tokenFile != null || token != null;
+    }
+
+    private static Path optionalPath(String value) {
+        return value == null || value.isBlank() ? null : Path.of(value.trim());
+    }
+
+    private static Password optionalSecret(Password value) {
+        return value == null || value.value().isEmpty() ? null : value;
+    }
+}

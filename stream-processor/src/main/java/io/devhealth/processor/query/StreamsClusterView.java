@@ -1,0 +1,61 @@
+package io.devhealth.processor.query;
+
+import io.devhealth.processor.DeviceHealthTopology;
+import java.util.List;
+import java.util.Optional;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.KeyQueryMetadata;
+import org.apache.kafka.streams.StreamsMetadata;
+import org.apache.kafka.streams.state.HostInfo;
+
+/** The {@link ClusterView} of a Kafka Streams instance: ownership from {@code application.server} metadata. */
+final class StreamsClusterView implements ClusterView {
+
+    private final KafkaStreams streams;
+    private final HostInfo self;
+    private final StateQueries local;
+
+    StreamsClusterView(KafkaStreams streams, HostInfo self, PageTokens pageTokens) {
+        this.streams = streams;
+        this.self = self;
+        this.local = new LocalStateQueries(streams, pageTokens);
+    }
+
+    @Override
+    public boolean ready() {
+        return streams.state() == KafkaStreams.State.RUNNING;
+    }
+
+    @Override
+    public String state() {
+        return streams.state().toString();
+    }
+
+    @Override
+    public Optional<HostInfo> ownerOfNode(String node) {
+        KeyQueryMetadata owner = streams.queryMetadataForKey(DeviceHealthTopology.DEVICE_STATE_STORE, node, Serdes.String().serializer());
+        if (owner == null || owner.equals(KeyQueryMetadata.NOT_AVAILABLE)) {
+            return Optional.empty();
+        }
+        return Optional.of(owner.activeHost());
+    }
+
+    @Override
+    public List<HostInfo> otherPodInstances() {
+        return streams.streamsMetadataForStore(DeviceHealthTopology.POD_STATUS_STORE).stream()
+                .map(StreamsMetadata::hostInfo)
+                .filter(host -> !host.equals(self))
+                .toList();
+    }
+
+    @Override
+    public StateQueries local() {
+        return local;
+    }
+
+    @Override
+    public boolean isSelf(HostInfo host) {
+        return self.equals(host);
+    }
+}

@@ -1,0 +1,82 @@
+package io.devhealth.processor.query;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.devhealth.testkit.time.MutableClock;
+import java.time.Duration;
+import java.util.List;
+import javax.security.auth.x500.X500Principal;
+import org.junit.jupiter.api.Test;
+
+class AccessPolicyTest {
+
+    private static final X500Principal OPERATOR = new X500Principal("CN=devhealth-client, O=sre");
+    private static final X500Principal COLLECTOR = new X500Principal("CN=collector-node-1, O=fleet");
+
+    private final BearerTokens tokens = new BearerTokens(null, "s3cret-token", Duration.ofSeconds(10),
+            MutableClock.at("2026-11-29T10:00:00Z"));
+
+    @Test
+    void shouldLetEveryoneInWhenNothingIsConfigured() {
+        assertThat(AccessPolicy.open().check(null, null)).isEqualTo(new AccessPolicy.Allowed("anonymous"));
+    }
+
+    @Test
+    void shouldChallengeARequestWithoutCredentials() {
+        AccessPolicy.Decision decision = new AccessPolicy(true, tokens, List.of()).check(null, null);
+
+        assertThat(decision).isInstanceOfSatisfying(AccessPolicy.Denied.class, denied -> {
+            assertThat(denied.status()).isEqualTo(401);
+            assertThat(denied.challenge()).isEqualTo("Bearer realm=\"devhealth\"");
+            assertThat(denied.reason()).isEqualTo("missing");
+        });
+    }
+
+    @Test
+    void shouldRejectOtherSchemesAndWrongTokensWithoutEchoingThem() {
+        AccessPolicy policy = new AccessPolicy(true, tokens, List.of());
+
+        AccessPolicy.Denied basic = (AccessPolicy.Denied) policy.check("Basic czNjcmV0LXRva2Vu", null);
+        AccessPolicy.Denied wrong = (AccessPolicy.Denied) policy.check("Bearer s3cret-tokeN", null);
+
+        assertThat(basic.status()).isEqualTo(401);
+        assertThat(basic.challenge()).contains("invalid_request");
+        assertThat(wrong.status()).isEqualTo(401);
+        assertThat(wrong.challenge()).contains("error=\"invalid_token\"");
+        assertThat(wrong.message()).doesNotContain("s3cret");
+    }
+
+    @Test
+    void shouldAcceptTheBearerTokenWhateverTheSchemesCase() {
+        AccessPolicy policy = new AccessPolicy(true, tokens, List.of());
+
+        assertThat(policy.check("Bearer s3cret-token", null)).isEqualTo(new AccessPolicy.Allowed("token"));
+        assertThat(policy.check("bearer  s3cret-token ", null)).isEqualTo(new AccessPolicy.Allowed("token"));
+    }
+
+    @Test
+    void shouldAcceptAVerifiedClientCertificate() {
+        assertThat(new AccessPolicy(true, null, List.of()).check(null, OPERATOR))
+                .isEqualTo(new AccessPolicy.Allowed("cert:devhealth-client"));
+    }
+
+    @Test
+    void shouldForbidACertificateOutsideTheAllowedPrincipalsUnlessATokenVouches() {
+        AccessPolicy policy = new AccessPolicy(true, tokens, List.of("devhealth-client", "CN=processor,O=fleet"));
+
+        assertThat(policy.check(null, OPERATOR)).isInstanceOf(AccessPolicy.Allowed.class);
+        assertThat(policy.check(null, new X500Principal("CN=processor,  O=fleet")))
+                .as("a full DN matches whatever its spacing").isInstanceOf(AccessPolicy.Allowed.class);
+        assertThat(policy.check(null, COLLECTOR)).isInstanceOfSatisfying(AccessPolicy.Denied.class,
+                denied -> assertThat(denied.status()).isEqualTo(403));
+        assertThat(policy.check("Bearer nope", COLLECTOR)).isInstanceOfSatisfying(AccessPolicy.Denied.class,
+                denied -> assertThat(denied.status()).isEqualTo(403));
+        assertThat(policy.check("Bearer s3cret-token", COLLECTOR)).isEqualTo(new AccessPolicy.Allowed("token"));
+    }
+
+    @Test
+    void shouldRefuseTokensWhenOnlyCertificatesAreConfigured() {
+        assertThat(new AccessPolicy(true, null, List.of()).check("Bearer s3cret-token", null))
+                .isInstanceOfSatisfying(AccessPolicy.Denied.class, denied -> assertThat(denied.status()).isEqualTo(401));
+    }
+}

@@ -1,0 +1,84 @@
+package io.devhealth.processor.query;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.apache.kafka.streams.state.HostInfo;
+
+/** A {@link ClusterView} without Kafka: fixed owners per node; each instance knows only its own nodes and pods. */
+final class FakeCluster implements ClusterView {
+
+    /** Tokens are checked as the real stores do, so that a forged one is a 400 here too. */
+    static final PageTokens PAGE_TOKENS = PageTokens.withSecret("fake-cluster");
+
+    private final HostInfo self;
+    private final Map<String, HostInfo> owners;
+    private final List<HostInfo> others;
+    private final Set<String> pods;
+
+    FakeCluster(HostInfo self, Map<String, HostInfo> owners, List<HostInfo> others, Set<String> pods) {
+        this.self = self;
+        this.owners = owners;
+        this.others = others;
+        this.pods = pods;
+    }
+
+    @Override
+    public boolean ready() {
+        return true;
+    }
+
+    @Override
+    public String state() {
+        return "RUNNING";
+    }
+
+    @Override
+    public Optional<HostInfo> ownerOfNode(String node) {
+        return Optional.ofNullable(owners.get(node));
+    }
+
+    @Override
+    public boolean isSelf(HostInfo host) {
+        return self.equals(host);
+    }
+
+    @Override
+    public List<HostInfo> otherPodInstances() {
+        return others;
+    }
+
+    @Override
+    public StateQueries local() {
+        return new StateQueries() {
+            @Override
+            public Optional<QueryViews.PodDevices> pod(String namespace, String name, Instant at) {
+                return knowsPod(namespace, name)
+                        ? Optional.of(new QueryViews.PodDevices(namespace, name, "served-by-" + self.port(), "", null, 1,
+                                "2026-11-29T10:00:00Z", "HEALTHY", List.of()))
+                        : Optional.empty();
+            }
+
+            @Override
+            public boolean knowsPod(String namespace, String name) {
+                return pods.contains(namespace + "/" + name);
+            }
+
+            @Override
+            public Optional<QueryViews.DeviceHistory> deviceHistory(String node, String driver, String pool, String device, Instant from,
+                                                                    Instant to, int limit, String token) {
+                return Optional.empty();
+            }
+
+            @Override
+            public Optional<QueryViews.NodeDevices> nodeDevices(String node, int limit, String token) {
+                if (token != null) {
+                    PAGE_TOKENS.parseAfterKey(node, token);
+                }
+                return self.equals(owners.get(node)) ? Optional.of(new QueryViews.NodeDevices(node, List.of(), null)) : Optional.empty();
+            }
+        };
+    }
+}
