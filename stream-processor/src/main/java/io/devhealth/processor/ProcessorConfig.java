@@ -1,5 +1,6 @@
 package io.devhealth.processor;
 
+import io.devhealth.processor.query.QuerySecurityConfig;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.config.ServiceConfig;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -36,7 +37,8 @@ public final class ProcessorConfig extends ServiceConfig {
     public static final double DEFAULT_ROCKSDB_MEMTABLE_RATIO = 0.5;
     public static final int DEFAULT_QUERY_PORT = 8080;
 
-    public static final ConfigDef DEFINITION = new ConfigDef()
+    /** Every processor option, the query API's security ({@link QuerySecurityConfig}) included. */
+    public static final ConfigDef DEFINITION = QuerySecurityConfig.define(new ConfigDef())
             .define(BOOTSTRAP_SERVERS, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new ConfigDef.NonEmptyString(), Importance.HIGH,
                     "Kafka bootstrap servers.")
             .define(SCHEMA_REGISTRY_URL, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new ConfigDef.NonEmptyString(), Importance.HIGH,
@@ -86,6 +88,11 @@ public final class ProcessorConfig extends ServiceConfig {
         if (getLong(STALL_THRESHOLD) <= getLong(EXPIRY_INTERVAL)) {
             throw new ConfigException(STALL_THRESHOLD, getLong(STALL_THRESHOLD), "must exceed " + EXPIRY_INTERVAL);
         }
+    }
+
+    /** Authentication and TLS of the query API (query.auth.*, query.tls.*). */
+    public QuerySecurityConfig querySecurity() {
+        return QuerySecurityConfig.from(this);
     }
 
     public static ProcessorConfig fromEnvironment(Map<String, String> env, Map<String, ?> overrides) {

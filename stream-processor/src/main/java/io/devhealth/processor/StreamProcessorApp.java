@@ -33,7 +33,7 @@ public final class StreamProcessorApp implements AutoCloseable {
         Properties props = streamsProperties(config);
         DeadLetterHandler.configure(props, config.topics().deadLetters(), serdes.deadLetters().serializer(), meters);
         // The query port is bound first: with port 0 its number is known only then, and Streams must advertise it.
-        this.queryServer = QueryServer.bind(config.queryBindAddress(), config.queryPort(), Clock.systemUTC());
+        this.queryServer = QueryServer.bind(config.queryBindAddress(), config.queryPort(), Clock.systemUTC(), config.querySecurity());
         this.advertised = new HostInfo(advertisedHost(config), queryServer.port());
         props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, advertised.host() + ":" + advertised.port());
         try {
