@@ -125,6 +125,7 @@ public final class PipelineBenchmark implements Callable<Integer> {
             phase("pods created", t0);
 
             ApiServerObserver api = new ApiServerObserver(kube, SimulatedFleet.NAMESPACE, this::onTransition);
+            observer = api;
             String applicationId = "devhealth-processor-bench";
             Path stateDir = dir.resolve("state");
             try (StreamProcessorApp processor = new StreamProcessorApp(new ProcessorConfig(withKafka(kafkaClient, topics, Map.of(
@@ -312,14 +313,28 @@ public final class PipelineBenchmark implements Callable<Integer> {
         }
     }
 
-    private static void await(String what, BooleanSupplier condition, Duration timeout, ProcessStats stats) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
+    private void await(String what, BooleanSupplier condition, Duration timeout, ProcessStats stats) throws InterruptedException {
+        long start = System.nanoTime();
+        long deadline = start + timeout.toNanos();
+        long nextProgress = start + 15_000_000_000L;
         while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
+            long now = System.nanoTime();
+            if (now > deadline) {
                 throw new IllegalStateException("timed out waiting for: " + what);
+            }
+            if (now > nextProgress) {
+                // A long wait says where it stands: a large fleet on a loaded machine takes minutes.
+                nextProgress = now + 15_000_000_000L;
+                ApiServerObserver api = observer;
+                System.out.printf(Locale.ROOT, "    waiting %.0f s for %s: pods True=%d, status PATCHes=%d, lag %s, load %s%n",
+                        (now - start) / 1e9, what, api == null ? -1 : api.podsWithCondition("True"), api == null ? -1 : api.statusPatches(),
+                        stats.lastLag(), ProcessStats.loadAverage());
             }
             Thread.sleep(100);
             stats.sample();
         }
     }
+
+    /** For progress lines only. */
+    private volatile ApiServerObserver observer;
 }

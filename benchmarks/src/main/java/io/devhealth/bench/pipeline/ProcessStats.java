@@ -57,6 +57,11 @@ public final class ProcessStats implements AutoCloseable {
         }
     }
 
+    /** The latest lag sample, {@code seconds:lag}. */
+    public String lastLag() {
+        return lagSamples.isEmpty() ? "-" : lagSamples.get(lagSamples.size() - 1);
+    }
+
     /** At most 12 samples, evenly picked, as {@code seconds:lag}. */
     public String lagSamples() {
         if (lagSamples.size() <= 12) {

@@ -72,6 +72,7 @@ public final class SimulatedFleet implements AutoCloseable {
 
     private final int devicesPerNode;
     private final long timeoutSeconds;
+    private final long keepAliveTicks;
     private final double flapsPerDeviceSecond;
     private final Clock clock;
     private final List<Node> nodes = new ArrayList<>();
@@ -99,6 +100,7 @@ public final class SimulatedFleet implements AutoCloseable {
                           Clock clock) {
         this.devicesPerNode = devicesPerNode;
         this.timeoutSeconds = keepAlive.toSeconds() * 2;
+        this.keepAliveTicks = Math.max(1, keepAlive.toMillis() / TICK_MS);
         this.flapsPerDeviceSecond = flapsPerDeviceSecond;
         this.clock = clock;
         for (int s = 0; s < shardCount; s++) {
@@ -154,7 +156,11 @@ public final class SimulatedFleet implements AutoCloseable {
         return "gpu-" + index;
     }
 
-    /** Starts pulsing every node's snapshot; the first pulse of each node reports all its devices. */
+    /**
+     * Starts pulsing every node's snapshot; the first pulse of each node reports all its devices. Nodes
+     * come up spread over one keep-alive period, as collectors of a real fleet started at different
+     * times: their keep-alives then arrive evenly instead of in one burst per period.
+     */
     public void start() {
         driver.scheduleAtFixedRate(this::onTick, 0, TICK_MS, TimeUnit.MILLISECONDS);
     }
@@ -225,8 +231,11 @@ public final class SimulatedFleet implements AutoCloseable {
 
     private void onTick() {
         try {
-            long bucket = tick++ % (1000 / TICK_MS);
-            for (int i = (int) bucket; i < nodes.size(); i += (int) (1000 / TICK_MS)) {
+            long now = tick++;
+            long bucket = now % (1000 / TICK_MS);
+            // Nodes up to this index have started (all of them after one keep-alive period).
+            long started = now >= keepAliveTicks ? nodes.size() : (now + 1) * nodes.size() / keepAliveTicks;
+            for (int i = (int) bucket; i < started; i += (int) (1000 / TICK_MS)) {
                 pulse(nodes.get(i));
             }
             if (flapping) {
