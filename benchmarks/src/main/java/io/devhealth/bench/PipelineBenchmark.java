@@ -1,0 +1,340 @@
+package io.devhealth.bench;
+
+import io.devhealth.bench.pipeline.ApiServerObserver;
+import io.devhealth.bench.pipeline.Percentiles;
+import io.devhealth.bench.pipeline.ProcessStats;
+import io.devhealth.bench.pipeline.SimulatedFleet;
+import io.devhealth.processor.ProcessorConfig;
+import io.devhealth.processor.StreamProcessorApp;
+import io.devhealth.schema.Topics;
+import io.devhealth.schema.config.ServiceConfig;
+import io.devhealth.schema.serde.SchemaRegistries;
+import io.devhealth.sink.SinkApp;
+import io.devhealth.sink.SinkConfig;
+import io.devhealth.testkit.kafka.EmbeddedKafkaCluster;
+import io.devhealth.testkit.kube.LocalKubernetesApi;
+import io.devhealth.testkit.kube.PodFixtures;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.BooleanSupplier;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * The whole pipeline in one JVM under a simulated fleet, measured end to end: collector publishing
+ * path (SnapshotDiff → RocksDB disk spool → sender → idempotent producer), in-process Kafka broker,
+ * the stream processor with exactly-once, and the sink writing pod status into a local (fabric8 mock)
+ * API server, watched from the server's side. Phases: create the pods; initial snapshot of every device
+ * until every pod shows its condition; a quiet window of keep-alives only (the sink must write
+ * nothing); a window with device health flapping (end-to-end latency); an optional storm; then a few
+ * nodes go silent (lateness of Unknown after the deadline). See docs/PERFORMANCE.md.
+ *
+ * <pre>java -Xmx3g -cp 'benchmarks/target/benchmarks.jar:benchmarks/target/lib/*' io.devhealth.bench.PipelineBenchmark --nodes 1250 --devices 8</pre>
+ */
+@Command(name = "pipeline-benchmark", mixinStandardHelpOptions = true,
+        description = "Whole-pipeline benchmark: simulated fleet → collector path → Kafka → processor (EOS) → sink → mock API server.")
+public final class PipelineBenchmark implements Callable<Integer> {
+
+    @Option(names = "--nodes", description = "Simulated nodes (default ${DEFAULT-VALUE}).")
+    int nodes = 1250;
+
+    @Option(names = "--devices", description = "Devices per node (default ${DEFAULT-VALUE}).")
+    int devices = 8;
+
+    @Option(names = "--shards", description = "Collector instances the nodes are grouped on, each with its own spool and producer "
+            + "(default: min(nodes, ${DEFAULT-VALUE})).")
+    int shards = 32;
+
+    @Option(names = "--keep-alive-seconds", description = "Keep-alive period; devices report a timeout of twice it (default ${DEFAULT-VALUE}).")
+    int keepAliveSeconds = 15;
+
+    @Option(names = "--flap-rate", description = "Health flips per device per second during the measured window (default ${DEFAULT-VALUE}).")
+    double flapRate = 0.0002;
+
+    @Option(names = "--duration-seconds", description = "Measured window with flapping (default ${DEFAULT-VALUE}).")
+    int durationSeconds = 60;
+
+    @Option(names = "--quiet-seconds", description = "Keep-alive-only window (default: keep-alive + 5 s).")
+    int quietSeconds = -1;
+
+    @Option(names = "--storm-fraction", description = "After the measured window, flip one device on this fraction of nodes at once (0 = no storm).")
+    double stormFraction = 0.0;
+
+    @Option(names = "--silent-nodes", description = "Nodes whose driver goes silent at the end (default ${DEFAULT-VALUE}).")
+    int silentNodes = 5;
+
+    @Option(names = "--partitions", description = "Partitions of every topic (default ${DEFAULT-VALUE}).")
+    int partitions = 3;
+
+    @Option(names = "--sink-qps", description = "The sink's API rate limit (production default 20; default here ${DEFAULT-VALUE}).")
+    double sinkQps = 2000;
+
+    @Option(names = "--sink-concurrency", description = "The sink's concurrent pod writes (default ${DEFAULT-VALUE}).")
+    int sinkConcurrency = 4;
+
+    @Option(names = "--work-dir", description = "Spools and state (default: a temporary directory, deleted after).")
+    Path workDir;
+
+    private final Clock clock = Clock.systemUTC();
+    private final List<Double> latencies = Collections.synchronizedList(new ArrayList<>());
+    private final List<Double> stormLatencies = Collections.synchronizedList(new ArrayList<>());
+    private final Map<String, Long> unknownSeenAtMs = new ConcurrentHashMap<>();
+    private final Map<String, String> figures = new LinkedHashMap<>();
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new PipelineBenchmark()).execute(args));
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        int shardCount = Math.min(nodes, shards);
+        int quiet = quietSeconds >= 0 ? quietSeconds : keepAliveSeconds + 5;
+        boolean temporary = workDir == null;
+        Path dir = temporary ? Files.createTempDirectory("devhealth-bench-") : Files.createDirectories(workDir);
+        System.out.printf(Locale.ROOT, "devhealth pipeline: %,d nodes × %d devices = %,d devices on %d collector shards, keep-alive %d s "
+                        + "(timeout %d s), flap %.4f/device/s, %d partitions, %d cores, JDK %s, load %s%n",
+                nodes, devices, nodes * devices, shardCount, keepAliveSeconds, 2L * keepAliveSeconds, flapRate, partitions,
+                Runtime.getRuntime().availableProcessors(), Runtime.version(), ProcessStats.loadAverage());
+        Topics topics = new Topics("bench.");
+        String registryUrl = "mem://bench-" + UUID.randomUUID();
+        try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start();
+             LocalKubernetesApi kube = LocalKubernetesApi.start()) {
+            kafka.createTopics(partitions, topics.deviceReports(), topics.nodeAllocations(), topics.deviceInventory(),
+                    topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
+            kafka.createCompactedTopics(partitions, topics.podDeviceStatus());
+            Map<String, Object> kafkaClient = kafka.clientProperties();
+
+            long t0 = System.nanoTime();
+            createPods(kube);
+            phase("pods created", t0);
+
+            ApiServerObserver api = new ApiServerObserver(kube, SimulatedFleet.NAMESPACE, this::onTransition);
+            observer = api;
+            String applicationId = "devhealth-processor-bench";
+            Path stateDir = dir.resolve("state");
+            try (StreamProcessorApp processor = new StreamProcessorApp(new ProcessorConfig(withKafka(kafkaClient, topics, Map.of(
+                         ProcessorConfig.SCHEMA_REGISTRY_URL, registryUrl,
+                         ProcessorConfig.APPLICATION_ID, applicationId,
+                         ProcessorConfig.PROCESSING_GUARANTEE, "exactly_once_v2",
+                         ProcessorConfig.STATE_DIR, stateDir.toString(),
+                         ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1",
+                         ProcessorConfig.QUERY_PORT, "0",
+                         ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1"))));
+                 SinkApp sink = new SinkApp(new SinkConfig(withKafka(kafkaClient, topics, Map.of(
+                         SinkConfig.SCHEMA_REGISTRY_URL, registryUrl,
+                         SinkConfig.KUBERNETES_MASTER, kube.url(),
+                         SinkConfig.API_QPS, Double.toString(sinkQps),
+                         SinkConfig.API_BURST, Integer.toString((int) Math.max(40, sinkQps)),
+                         SinkConfig.WRITE_CONCURRENCY, Integer.toString(sinkConcurrency)))));
+                 SimulatedFleet fleet = new SimulatedFleet(nodes, devices, shardCount, Duration.ofSeconds(keepAliveSeconds), flapRate,
+                         topics, kafkaClient, SchemaRegistries.fromUrl(registryUrl, Map.of()), dir.resolve("spools"), clock);
+                 ProcessStats stats = new ProcessStats(kafka.admin(), topics.deviceReports(), applicationId)) {
+                fleetForMatching = fleet;
+                processor.start();
+                sink.start();
+                fleet.publishAllocations();
+
+                t0 = System.nanoTime();
+                fleet.start();
+                await("every pod shows True", () -> api.podsWithCondition("True") >= nodes, Duration.ofMinutes(15), stats);
+                phase("initial snapshot written to every pod", t0);
+                figures.put("initial fan-out (all devices reported → every pod's condition written)",
+                        String.format(Locale.ROOT, "%.1f s", (System.nanoTime() - t0) / 1e9));
+
+                // Keep-alives only: nothing visible changes, so the sink must not write.
+                long patchesBefore = api.statusPatches();
+                long eventsBefore = api.eventWrites();
+                long keepAlivesBefore = fleet.keepAliveReports();
+                long offsetBefore = stats.endOffsets();
+                long committedBefore = stats.committedOffsets();
+                t0 = System.nanoTime();
+                sampleFor(Duration.ofSeconds(quiet), stats);
+                double quietSeconds = (System.nanoTime() - t0) / 1e9;
+                figures.put("keep-alive window", String.format(Locale.ROOT, "%.0f s, %,d keep-alives published, %,d reports/s into Kafka, "
+                                + "%,d reports/s processed, %d status PATCHes, %d Events",
+                        quietSeconds, fleet.keepAliveReports() - keepAlivesBefore,
+                        Math.round((stats.endOffsets() - offsetBefore) / quietSeconds),
+                        Math.round((stats.committedOffsets() - committedBefore) / quietSeconds),
+                        api.statusPatches() - patchesBefore, api.eventWrites() - eventsBefore));
+
+                // Flapping: every change is timed from the driver to the API server.
+                long patchesAtFlap = api.statusPatches();
+                long visibleAtFlap = api.visibleTransitions();
+                offsetBefore = stats.endOffsets();
+                committedBefore = stats.committedOffsets();
+                long reportsBefore = fleet.changeReports() + fleet.keepAliveReports();
+                fleet.flapping(true);
+                t0 = System.nanoTime();
+                sampleFor(Duration.ofSeconds(durationSeconds), stats);
+                fleet.flapping(false);
+                double window = (System.nanoTime() - t0) / 1e9;
+                long published = fleet.changeReports() + fleet.keepAliveReports() - reportsBefore;
+                long delivered = stats.endOffsets() - offsetBefore;
+                long processed = stats.committedOffsets() - committedBefore;
+                await("changes in flight shown", () -> fleet.pending().isEmpty(), Duration.ofSeconds(60), stats);
+                long patches = api.statusPatches() - patchesAtFlap;
+                long visible = api.visibleTransitions() - visibleAtFlap;
+                figures.put("reports/s published by the collectors (flap window)", String.format(Locale.ROOT, "%,.0f", published / window));
+                figures.put("reports/s into Kafka (device-reports end offsets, incl. EOS markers: none here)",
+                        String.format(Locale.ROOT, "%,.0f", delivered / window));
+                figures.put("reports/s processed (processor committed offsets)", String.format(Locale.ROOT, "%,.0f", processed / window));
+                figures.put("end-to-end latency, driver change → pod condition seen in the API server",
+                        new Percentiles(toArray(latencies)).summary());
+                figures.put("sink write amplification (flap window)", String.format(Locale.ROOT,
+                        "%d status PATCHes / %d pod-visible transitions = %.2f", patches, visible, visible == 0 ? Double.NaN : (double) patches / visible));
+
+                if (stormFraction > 0) {
+                    t0 = System.nanoTime();
+                    fleet.storm(stormFraction);
+                    await("storm drained", () -> !stormLatencies.isEmpty() && fleet.pending().isEmpty(), Duration.ofMinutes(5), stats);
+                    figures.put(String.format(Locale.ROOT, "storm: %.0f%% of nodes change at once", stormFraction * 100),
+                            String.format(Locale.ROOT, "drained in %.1f s; %s", (System.nanoTime() - t0) / 1e9,
+                                    new Percentiles(toArray(stormLatencies)).summary()));
+                }
+
+                silence(fleet, stats);
+
+                figures.put("consumer lag samples (processor on device-reports)", stats.lagSamples());
+                figures.put("JVM RSS (whole pipeline, max sampled)", String.format(Locale.ROOT, "%.0f MiB", stats.maxRssBytes() / 1048576.0));
+                figures.put("JVM heap used after GC", String.format(Locale.ROOT, "%.0f MiB", ProcessStats.heapAfterGc() / 1048576.0));
+                long stateBytes = ProcessStats.directoryBytes(stateDir);
+                figures.put("processor state dir (RocksDB + checkpoints)", String.format(Locale.ROOT, "%.1f MiB = %.0f KiB per 1,000 devices",
+                        stateBytes / 1048576.0, stateBytes / 1024.0 / (nodes * devices / 1000.0)));
+                figures.put("collector spools (all shards)", String.format(Locale.ROOT, "%.1f MiB, %,d records unsent",
+                        ProcessStats.directoryBytes(dir.resolve("spools")) / 1048576.0, fleet.spooled()));
+                figures.put("API requests in all", String.format(Locale.ROOT, "%,d status PATCHes, %,d pod reads, %,d Events, %,d other",
+                        api.statusPatches(), api.podReads(), api.eventWrites(), api.otherRequests()));
+                api.close();
+            }
+        } finally {
+            if (temporary) {
+                ProcessStats.deleteRecursively(dir);
+            }
+        }
+        System.out.println();
+        System.out.printf(Locale.ROOT, "| figure (%,d devices) | value |%n|---|---|%n", nodes * devices);
+        figures.forEach((k, v) -> System.out.printf(Locale.ROOT, "| %s | %s |%n", k, v));
+        System.out.println("load average at end: " + ProcessStats.loadAverage());
+        return 0;
+    }
+
+    private void silence(SimulatedFleet fleet, ProcessStats stats) throws Exception {
+        // Pods went Unknown before their first reports (allocations arrive first): only what follows the silence counts.
+        unknownSeenAtMs.clear();
+        List<String> names = fleet.silenceSome(silentNodes);
+
+        Map<String, Long> deadlines = new HashMap<>();
+        for (String node : names) {
+            deadlines.put(SimulatedFleet.podName(node), fleet.deadlineMs(node));
+        }
+        long lastDeadline = deadlines.values().stream().mapToLong(Long::longValue).max().orElse(0);
+        await("silent nodes' pods Unknown", () -> deadlines.keySet().stream().allMatch(unknownSeenAtMs::containsKey),
+                Duration.ofMillis(Math.max(0, lastDeadline - clock.millis()) + 30_000), stats);
+        double[] lateness = deadlines.entrySet().stream()
+                .mapToDouble(e -> unknownSeenAtMs.get(e.getKey()) - e.getValue()).toArray();
+        figures.put(String.format(Locale.ROOT, "silence → Unknown, after the deadline (timeout %d s, %d nodes)", fleet.timeoutSeconds(),
+                names.size()), new Percentiles(lateness).summary());
+    }
+
+    /** On the watch thread: a change the fleet made is matched to the condition it must produce. */
+    private void onTransition(String pod, String condition) {
+        long now = System.nanoTime();
+        if ("Unknown".equals(condition)) {
+            unknownSeenAtMs.putIfAbsent(pod, clock.millis());
+        }
+        SimulatedFleet fleet = fleetForMatching;
+        if (fleet == null) {
+            return;
+        }
+        SimulatedFleet.Pending pending = fleet.pending().get(pod);
+        if (pending != null && pending.expectedCondition().equals(condition) && fleet.pending().remove(pod, pending)) {
+            (pending.storm() ? stormLatencies : latencies).add((now - pending.changedAtNanos()) / 1e6);
+        }
+    }
+
+    /** Set once the fleet exists: matching needs its changes in flight. */
+    private volatile SimulatedFleet fleetForMatching;
+
+    private static double[] toArray(List<Double> samples) {
+        synchronized (samples) {
+            return samples.stream().mapToDouble(Double::doubleValue).toArray();
+        }
+    }
+
+    private void createPods(LocalKubernetesApi kube) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        try {
+            List<Future<?>> futures = new ArrayList<>();
+            for (int n = 0; n < nodes; n++) {
+                String node = SimulatedFleet.nodeName(n);
+                futures.add(pool.submit(() -> PodFixtures.createRunning(kube.client(), PodFixtures.podWithClaim(SimulatedFleet.NAMESPACE,
+                        SimulatedFleet.podName(node), node, "main", "gpus", SimulatedFleet.podName(node) + "-gpus", null))));
+            }
+            for (Future<?> future : futures) {
+                future.get();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static Map<String, Object> withKafka(Map<String, Object> kafkaClient, Topics topics, Map<String, String> settings) {
+        Map<String, Object> all = new HashMap<>(settings);
+        all.put(ProcessorConfig.TOPIC_PREFIX, topics.prefix());
+        kafkaClient.forEach((key, value) -> all.put(ServiceConfig.KAFKA_PREFIX + key, String.valueOf(value)));
+        return all;
+    }
+
+    private static void phase(String what, long startNanos) {
+        System.out.printf(Locale.ROOT, "  %-45s %6.1f s  load %s%n", what, (System.nanoTime() - startNanos) / 1e9, ProcessStats.loadAverage());
+    }
+
+    private static void sampleFor(Duration window, ProcessStats stats) throws InterruptedException {
+        long end = System.nanoTime() + window.toNanos();
+        while (System.nanoTime() < end) {
+            Thread.sleep(Math.min(1_000, Math.max(1, (end - System.nanoTime()) / 1_000_000)));
+            stats.sample();
+        }
+    }
+
+    private void await(String what, BooleanSupplier condition, Duration timeout, ProcessStats stats) throws InterruptedException {
+        long start = System.nanoTime();
+        long deadline = start + timeout.toNanos();
+        long nextProgress = start + 15_000_000_000L;
+        while (!condition.getAsBoolean()) {
+            long now = System.nanoTime();
+            if (now > deadline) {
+                throw new IllegalStateException("timed out waiting for: " + what);
+            }
+            if (now > nextProgress) {
+                // A long wait says where it stands: a large fleet on a loaded machine takes minutes.
+                nextProgress = now + 15_000_000_000L;
+                ApiServerObserver api = observer;
+                System.out.printf(Locale.ROOT, "    waiting %.0f s for %s: pods True=%d, status PATCHes=%d, lag %s, load %s%n",
+                        (now - start) / 1e9, what, api == null ? -1 : api.podsWithCondition("True"), api == null ? -1 : api.statusPatches(),
+                        stats.lastLag(), ProcessStats.loadAverage());
+            }
+            Thread.sleep(100);
+            stats.sample();
+        }
+    }
+
+    /** For progress lines only. */
+    private volatile ApiServerObserver observer;
+}
