@@ -20,7 +20,8 @@ import org.apache.kafka.streams.state.Stores;
  *
  * <p>Stores (RocksDB, changelogged): {@value #DEVICE_STATE_STORE} (per device: latest report per
  * source, merged health, deadline), {@value #NODE_STATE_STORE} (per node: its clock, de-duplication
- * watermarks, source liveness), {@value #NODE_ALLOCATIONS_STORE}, {@value #POD_STATUS_STORE} (last
+ * watermarks, source liveness), {@value #NODE_ALLOCATIONS_STORE}, {@value #NODE_INVENTORY_STORE} (per node:
+ * its latest NodeDevices, which maps GPU UUIDs to DRA devices), {@value #POD_STATUS_STORE} (last
  * emitted status per pod), and two time-indexed history stores kept for the retention window:
  * {@value #DEVICE_HISTORY_STORE} (every transition per device) and {@value #POD_HISTORY_STORE}
  * (every emitted status per pod, including after the pod ended).
@@ -30,12 +31,14 @@ public final class DeviceHealthTopology {
     public static final String DEVICE_STATE_STORE = "device-state";
     public static final String NODE_STATE_STORE = "node-state";
     public static final String NODE_ALLOCATIONS_STORE = "node-allocations";
+    public static final String NODE_INVENTORY_STORE = "node-inventory";
     public static final String POD_STATUS_STORE = "pod-status";
     public static final String DEVICE_HISTORY_STORE = "device-history";
     public static final String POD_HISTORY_STORE = "pod-history";
 
     static final String REPORTS_SOURCE = "device-reports-source";
     static final String ALLOCATIONS_SOURCE = "node-allocations-source";
+    static final String INVENTORY_SOURCE = "device-inventory-source";
     static final String REPORTS_PROCESSOR = "device-reports-processor";
     static final String ALLOCATIONS_PROCESSOR = "node-allocations-processor";
     public static final String POD_STATUS_SINK = "pod-device-status-sink";
@@ -57,8 +60,11 @@ public final class DeviceHealthTopology {
                 topics.deviceReports());
         topology.addSource(ALLOCATIONS_SOURCE, Serdes.String().deserializer(), serdes.nodeAllocations().deserializer(),
                 topics.nodeAllocations());
+        topology.addSource(INVENTORY_SOURCE, Serdes.String().deserializer(), serdes.nodeDevices().deserializer(),
+                topics.deviceInventory());
 
-        topology.addProcessor(REPORTS_PROCESSOR, () -> new DeviceReportProcessor(options), REPORTS_SOURCE);
+        // Inventories change device identities, and so device state and deadlines: the report processor applies them.
+        topology.addProcessor(REPORTS_PROCESSOR, () -> new DeviceReportProcessor(options), REPORTS_SOURCE, INVENTORY_SOURCE);
         topology.addProcessor(ALLOCATIONS_PROCESSOR, () -> new AllocationsProcessor(options), ALLOCATIONS_SOURCE);
 
         String[] both = {REPORTS_PROCESSOR, ALLOCATIONS_PROCESSOR};
@@ -68,6 +74,8 @@ public final class DeviceHealthTopology {
                 Serdes.String(), JsonSerde.of(NodeState.class)), both);
         topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(NODE_ALLOCATIONS_STORE),
                 Serdes.String(), serdes.nodeAllocations()), both);
+        topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(NODE_INVENTORY_STORE),
+                Serdes.String(), serdes.nodeDevices()), both);
         topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(POD_STATUS_STORE),
                 Serdes.String(), serdes.podDeviceStatus()), both);
         topology.addStateStore(Stores.windowStoreBuilder(

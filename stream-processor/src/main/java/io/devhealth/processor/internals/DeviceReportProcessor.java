@@ -7,7 +7,9 @@ import io.devhealth.schema.avro.DeviceRef;
 import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.HealthTransition;
+import io.devhealth.schema.avro.InventoryDevice;
 import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.NodeDevices;
 import io.devhealth.schema.avro.NodeHeartbeat;
 import io.devhealth.schema.avro.PodAllocation;
 import io.devhealth.schema.avro.PodRef;
@@ -33,7 +35,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Applies device reports and node heartbeats, and expires silent sources.
+ * Applies device reports, node heartbeats and node inventories, and expires silent sources.
  *
  * <p>Per device it keeps the latest report of every source and merges them
  * ({@link DeviceHealthMerger}); every change of the merged health emits exactly one
@@ -42,8 +44,15 @@ import org.slf4j.LoggerFactory;
  * node as they are processed (stream time, so a replayed backlog expires exactly what was silent
  * then), and by a wall-clock punctuator that extrapolates the node's clock while it is quiet, so
  * that a device whose source stopped talking turns Unknown within about a second of its deadline.
+ *
+ * <p>Identity (DESIGN §2): a report known only by GPU UUID (NVML) is applied, as one more source, to
+ * every DRA device the node's inventory gives that UUID, so the merge weighs it against the DRA
+ * driver's own word. While the inventory does not know the UUID yet the report is kept under the
+ * UUID ({@link StateKeys#uuid}); when an inventory that knows it arrives, those sources move onto
+ * the DRA devices. Inventories are handled here rather than in a processor of their own because
+ * they change device state, whose deadlines this processor tracks.
  */
-public final class DeviceReportProcessor extends NodeStateProcessor<DeviceReportEnvelope> {
+public final class DeviceReportProcessor extends NodeStateProcessor<Object> {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(DeviceReportProcessor.class);
     private static final StringSerializer KEYS = new StringSerializer();
@@ -75,12 +84,17 @@ public final class DeviceReportProcessor extends NodeStateProcessor<DeviceReport
     }
 
     @Override
-    public void process(Record<String, DeviceReportEnvelope> record) {
+    public void process(Record<String, Object> record) {
         String node = required(record.key(), "record key (node name)");
-        if (record.value() == null || record.value().getPayload() == null) {
-            throw new InvalidInputException("device-reports record without value for node " + node);
+        if (record.value() instanceof NodeDevices devices) {
+            onInventory(node, devices, record.timestamp());
+            return;
         }
-        Object payload = record.value().getPayload();
+        if (!(record.value() instanceof DeviceReportEnvelope envelope) || envelope.getPayload() == null) {
+            throw new InvalidInputException(context.recordMetadata().map(m -> m.topic()).orElse("input")
+                    + " record without value for node " + node);
+        }
+        Object payload = envelope.getPayload();
         if (payload instanceof DeviceHealthReport report) {
             onReport(node, report, record.timestamp());
         } else if (payload instanceof NodeHeartbeat heartbeat) {
@@ -103,10 +117,27 @@ public final class DeviceReportProcessor extends NodeStateProcessor<DeviceReport
         // Devices that went silent before this report are expired first, at their own deadlines.
         expireDue(node, state.nodeTime());
 
-        String key = StateKeys.device(node, ref);
+        NodeDevices nodeInventory = inventory.get(node);
+        List<InventoryDevice> mapped = DeviceIdentity.uuidOnly(ref) ? DeviceIdentity.devicesWithUuid(nodeInventory, ref.getUuid()) : List.of();
+        if (mapped.isEmpty()) {
+            String key = StateKeys.device(node, ref);
+            DeviceRef known = ref.getDriver().isEmpty() ? ref : withInventoryUuid(nodeInventory, ref);
+            apply(node, key, DeviceState.empty(state.cluster(), node, known), report, observedAt, state, recordTransitionId(key));
+        } else {
+            for (InventoryDevice device : mapped) {
+                String key = StateKeys.device(node, device.getDriver(), device.getPool(), device.getDevice());
+                String id = mapped.size() == 1 ? recordTransitionId(key) : recordTransitionId(key) + "#" + key;
+                apply(node, key, DeviceState.empty(state.cluster(), node, DeviceIdentity.ref(device)), report, observedAt, state, id);
+            }
+        }
+    }
+
+    /** Applies one report to one device's state: {@code empty} is the state of a device seen for the first time. */
+    private void apply(String node, String key, DeviceState empty, DeviceHealthReport report, long observedAt, NodeState state,
+                       String transitionId) {
         DeviceState previous = deviceState.get(key);
         if (previous == null) {
-            previous = DeviceState.empty(state.cluster(), node, ref);
+            previous = empty;
         }
         SourceReport known = previous.sources().get(SourceReport.key(report.getSource(), report.getSourceName()));
         if (known != null && observedAt < known.observedAt()) {
@@ -116,7 +147,60 @@ public final class DeviceReportProcessor extends NodeStateProcessor<DeviceReport
         SourceReport next = sourceReport(report, known, observedAt, state.isDown(report.getSourceName()));
         DeviceState updated = previous.withSource(next);
         commit(node, key, previous, updated.withEffective(DeviceHealthMerger.merge(updated.sources().values(), state.nodeTime()),
-                observedAt), observedAt, recordTransitionId(key));
+                observedAt), observedAt, transitionId);
+    }
+
+    private static DeviceRef withInventoryUuid(NodeDevices nodeInventory, DeviceRef ref) {
+        String uuid = DeviceIdentity.uuidOf(nodeInventory, ref.getDriver(), ref.getPool(), ref.getDevice());
+        return uuid == null || ref.getUuid() != null ? ref : DeviceRef.newBuilder(ref).setUuid(uuid).build();
+    }
+
+    /**
+     * Keeps the node's latest inventory and moves the sources of every UUID-only device it now knows
+     * onto the DRA devices with that UUID (exactly as if those reports had arrived after the inventory).
+     */
+    private void onInventory(String node, NodeDevices devices, long timestamp) {
+        for (InventoryDevice device : devices.getDevices()) {
+            required(device.getDriver(), "inventory device driver");
+            required(device.getDevice(), "inventory device name");
+        }
+        inventory.put(node, devices);
+        NodeState state = nodeState.get(node);
+        if (state != null) {
+            long nodeNow = state.nodeTime();
+            // Silence before the inventory arrived is judged first, under the identity the device had then.
+            expireDue(node, nodeNow);
+            List<KeyValue<String, DeviceState>> uuidOnly = new ArrayList<>();
+            try (KeyValueIterator<String, DeviceState> all = deviceState.prefixScan(StateKeys.uuidPrefix(node), KEYS)) {
+                all.forEachRemaining(uuidOnly::add);
+            }
+            for (KeyValue<String, DeviceState> orphan : uuidOnly) {
+                List<InventoryDevice> mapped = DeviceIdentity.devicesWithUuid(devices, orphan.value.uuid());
+                if (mapped.isEmpty()) {
+                    continue;
+                }
+                for (InventoryDevice device : mapped) {
+                    String key = StateKeys.device(node, device.getDriver(), device.getPool(), device.getDevice());
+                    DeviceState previous = deviceState.get(key);
+                    if (previous == null) {
+                        previous = DeviceState.empty(state.cluster(), node, DeviceIdentity.ref(device));
+                    }
+                    DeviceState merged = previous;
+                    for (SourceReport source : orphan.value.sources().values()) {
+                        SourceReport known = merged.sources().get(source.key());
+                        if (known == null || known.observedAt() <= source.observedAt()) {
+                            merged = merged.withSource(source);
+                        }
+                    }
+                    commit(node, key, previous, merged.withEffective(DeviceHealthMerger.merge(merged.sources().values(), nodeNow), nodeNow),
+                            nodeNow, recordTransitionId(key) + "#" + key);
+                }
+                deviceState.delete(orphan.key);
+                LOGGER.info("uuid mapped to DRA devices node={} uuid={} devices={}", node, orphan.value.uuid(), mapped.size());
+            }
+        }
+        // Device-plugin ids read their health through the mapping, which may just have changed.
+        refreshPods(node, NodeStateProcessor::hasDevicePluginDevices, timestamp);
     }
 
     private SourceReport sourceReport(DeviceHealthReport report, SourceReport known, long observedAt, boolean sourceDown) {
@@ -248,7 +332,7 @@ public final class DeviceReportProcessor extends NodeStateProcessor<DeviceReport
                     next.health(), next.reason(), affected.size());
         }
         if (healthChanged || !Objects.equals(previous.message(), next.message()) || !Objects.equals(previous.reason(), next.reason())) {
-            refreshPods(node, pod -> uses(pod, next), at);
+            refreshPods(node, pod -> uses(node, pod, next), at);
         }
     }
 
@@ -264,20 +348,12 @@ public final class DeviceReportProcessor extends NodeStateProcessor<DeviceReport
         List<PodRef> pods = new ArrayList<>();
         if (nodeAllocations != null) {
             for (PodAllocation pod : nodeAllocations.getPods()) {
-                if (uses(pod, device)) {
+                if (uses(node, pod, device)) {
                     pods.add(new PodRef(pod.getNamespace(), pod.getName(), null));
                 }
             }
         }
         return pods;
-    }
-
-    private static boolean uses(PodAllocation pod, DeviceState device) {
-        return pod.getContainers().stream()
-                .flatMap(c -> c.getClaims().stream())
-                .flatMap(c -> c.getDevices().stream())
-                .anyMatch(d -> d.getDriver().equals(device.driver()) && d.getPool().equals(device.pool())
-                        && d.getDevice().equals(device.device()));
     }
 
     static Severity severity(HealthStatus to) {
