@@ -67,6 +67,11 @@ final class TopologyFixture implements AutoCloseable {
     }
 
     TopologyFixture(TimeoutPolicy timeouts) {
+        this(options -> options.withTimeouts(timeouts));
+    }
+
+    /** With the default options as {@code customize} changes them (meters are always this fixture's). */
+    TopologyFixture(java.util.function.UnaryOperator<TopologyOptions> customize) {
         serdes = ProcessorSerdes.over(SchemaRegistries.inMemory("topology-test-" + UUID.randomUUID()));
         Properties props = new Properties();
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "topology-test");
@@ -77,7 +82,7 @@ final class TopologyFixture implements AutoCloseable {
             throw new java.io.UncheckedIOException(e);
         }
         DeadLetterHandler.configure(props, topics.deadLetters(), serdes.deadLetters().serializer(), meters);
-        TopologyOptions options = TopologyOptions.defaults().withTimeouts(timeouts).withMeters(meters);
+        TopologyOptions options = customize.apply(TopologyOptions.defaults()).withMeters(meters);
         driver = new TopologyTestDriver(DeviceHealthTopology.build(topics, serdes, options), props, T0);
         reports = driver.createInputTopic(topics.deviceReports(), Serdes.String().serializer(), serdes.deviceReports().serializer());
         rawReports = driver.createInputTopic(topics.deviceReports(), Serdes.String().serializer(), Serdes.ByteArray().serializer());

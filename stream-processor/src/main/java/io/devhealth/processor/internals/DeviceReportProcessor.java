@@ -61,6 +61,8 @@ public final class DeviceReportProcessor extends NodeStateProcessor<Object> {
     private final Map<String, Long> nextDeadline = new HashMap<>();
     private final Map<HealthStatus, Counter> transitionCounters = new EnumMap<>(HealthStatus.class);
     private SilenceClock clock;
+    private NodeIdentityCheck reportIdentity;
+    private NodeIdentityCheck inventoryIdentity;
 
     public DeviceReportProcessor(TopologyOptions options) {
         super(options);
@@ -78,6 +80,8 @@ public final class DeviceReportProcessor extends NodeStateProcessor<Object> {
             transitionCounters.put(to, Counter.builder("devhealth.processor.transitions")
                     .description("Changes of a device's effective health").tag("to", to.name()).register(options.meters()));
         }
+        reportIdentity = new NodeIdentityCheck(options.enforcePrincipals(), options.meters(), inputName());
+        inventoryIdentity = new NodeIdentityCheck(options.enforcePrincipals(), options.meters(), "device-inventory");
         clock = new SilenceClock(options.restoreGrace().toMillis(), options.stallThreshold().toMillis());
         clock.start(context.currentSystemTimeMs());
         context.schedule(options.expiryInterval(), PunctuationType.WALL_CLOCK_TIME, this::expireSilentDevices);
@@ -87,6 +91,7 @@ public final class DeviceReportProcessor extends NodeStateProcessor<Object> {
     public void process(Record<String, Object> record) {
         String node = required(record.key(), "record key (node name)");
         if (record.value() instanceof NodeDevices devices) {
+            inventoryIdentity.check(node, devices.getNode(), record.headers());
             onInventory(node, devices, record.timestamp());
             return;
         }
@@ -96,8 +101,10 @@ public final class DeviceReportProcessor extends NodeStateProcessor<Object> {
         }
         Object payload = envelope.getPayload();
         if (payload instanceof DeviceHealthReport report) {
+            reportIdentity.check(node, report.getNode(), record.headers());
             onReport(node, report, record.timestamp());
         } else if (payload instanceof NodeHeartbeat heartbeat) {
+            reportIdentity.check(node, heartbeat.getNode(), record.headers());
             onHeartbeat(node, heartbeat);
         } else {
             throw new InvalidInputException("unknown device-reports payload " + payload.getClass().getSimpleName());
