@@ -3,12 +3,24 @@ package io.devhealth.processor;
 import io.devhealth.processor.internals.AllocationsProcessor;
 import io.devhealth.processor.internals.DeviceReportProcessor;
 import io.devhealth.processor.internals.DeviceState;
+import io.devhealth.processor.internals.FleetCounts;
+import io.devhealth.processor.internals.FleetDimensions;
 import io.devhealth.processor.internals.JsonSerde;
 import io.devhealth.processor.internals.NodeState;
 import io.devhealth.schema.Topics;
 import java.time.Duration;
 import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.kstream.Named;
+import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.kstream.Repartitioned;
+import org.apache.kafka.streams.kstream.TimeWindows;
+import org.apache.kafka.streams.state.WindowStore;
 import org.apache.kafka.streams.state.Stores;
 
 /**
@@ -35,6 +47,7 @@ public final class DeviceHealthTopology {
     public static final String POD_STATUS_STORE = "pod-status";
     public static final String DEVICE_HISTORY_STORE = "device-history";
     public static final String POD_HISTORY_STORE = "pod-history";
+    public static final String FLEET_STATS_STORE = "fleet-stats";
 
     static final String REPORTS_SOURCE = "device-reports-source";
     static final String ALLOCATIONS_SOURCE = "node-allocations-source";
@@ -43,6 +56,12 @@ public final class DeviceHealthTopology {
     static final String ALLOCATIONS_PROCESSOR = "node-allocations-processor";
     public static final String POD_STATUS_SINK = "pod-device-status-sink";
     public static final String TRANSITIONS_SINK = "health-transitions-sink";
+
+    /**
+     * How late (in the transitions' own time) a transition may arrive and still count in its fleet
+     * window: nodes' clocks differ, and a collector that was cut off replays its spool later.
+     */
+    public static final Duration FLEET_GRACE = Duration.ofMinutes(10);
 
     /** History entries are points in time; the window size only has to be positive. */
     private static final Duration HISTORY_WINDOW = Duration.ofMillis(1);
@@ -55,7 +74,9 @@ public final class DeviceHealthTopology {
     }
 
     public static Topology build(Topics topics, ProcessorSerdes serdes, TopologyOptions options) {
-        Topology topology = new Topology();
+        StreamsBuilder builder = new StreamsBuilder();
+        addFleetStats(builder, topics, serdes, options);
+        Topology topology = builder.build();
         topology.addSource(REPORTS_SOURCE, Serdes.String().deserializer(), serdes.deviceReports().deserializer(),
                 topics.deviceReports());
         topology.addSource(ALLOCATIONS_SOURCE, Serdes.String().deserializer(), serdes.nodeAllocations().deserializer(),
@@ -90,5 +111,32 @@ public final class DeviceHealthTopology {
         topology.addSink(TRANSITIONS_SINK, topics.healthTransitions(), Serdes.String().serializer(),
                 serdes.healthTransitions().serializer(), REPORTS_PROCESSOR);
         return topology;
+    }
+
+    /**
+     * Fleet analytics (issue 5 item 6): the transitions the topology wrote, read back, fanned out to
+     * {@code DIMENSION:value} keys, re-partitioned by that key (so each count is fleet-wide, not
+     * per node partition), and counted in tumbling windows of {@link TopologyOptions#fleetWindow()}
+     * (by the transitions' own time) into the queryable {@value #FLEET_STATS_STORE} store; every
+     * update goes to fleet-stats, keyed {@code DIMENSION:value@windowStart}.
+     */
+    private static void addFleetStats(StreamsBuilder builder, Topics topics, ProcessorSerdes serdes, TopologyOptions options) {
+        Duration retention = options.historyRetention().compareTo(options.fleetWindow().plus(FLEET_GRACE)) > 0
+                ? options.historyRetention() : options.fleetWindow().plus(FLEET_GRACE);
+        builder.stream(topics.healthTransitions(), Consumed.with(Serdes.String(), serdes.healthTransitions())
+                        .withName("fleet-transitions-source"))
+                .process(FleetDimensions::new, Named.as("fleet-dimensions"))
+                .repartition(Repartitioned.with(Serdes.String(), serdes.healthTransitions()).withName("fleet-by-dimension"))
+                .groupByKey()
+                .windowedBy(TimeWindows.ofSizeAndGrace(options.fleetWindow(), FLEET_GRACE))
+                .aggregate(FleetCounts::empty, (key, transition, counts) -> counts.add(transition), Named.as("fleet-counts"),
+                        Materialized.<String, FleetCounts, WindowStore<Bytes, byte[]>>as(FLEET_STATS_STORE)
+                                .withKeySerde(Serdes.String())
+                                .withValueSerde(JsonSerde.of(FleetCounts.class))
+                                .withRetention(retention))
+                .toStream(Named.as("fleet-stats-updates"))
+                .map((window, counts) -> KeyValue.pair(window.key() + "@" + window.window().startTime(),
+                        counts.toStats(window.key(), window.window().startTime(), window.window().endTime())), Named.as("fleet-stats-records"))
+                .to(topics.fleetStats(), Produced.with(Serdes.String(), serdes.fleetStats()).withName("fleet-stats-sink"));
     }
 }

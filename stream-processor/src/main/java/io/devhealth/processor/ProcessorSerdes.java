@@ -2,6 +2,7 @@ package io.devhealth.processor;
 
 import io.devhealth.schema.avro.DeadLetter;
 import io.devhealth.schema.avro.DeviceReportEnvelope;
+import io.devhealth.schema.avro.FleetStats;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.NodeDevices;
@@ -17,6 +18,7 @@ public record ProcessorSerdes(
         Serde<NodeDevices> nodeDevices,
         Serde<PodDeviceStatus> podDeviceStatus,
         Serde<HealthTransition> healthTransitions,
+        Serde<FleetStats> fleetStats,
         Serde<DeadLetter> deadLetters) {
 
     public static ProcessorSerdes over(SchemaRegistryClient registry) {
@@ -26,6 +28,7 @@ public record ProcessorSerdes(
                 AvroSerde.of(NodeDevices.class, registry),
                 AvroSerde.of(PodDeviceStatus.class, registry),
                 AvroSerde.of(HealthTransition.class, registry),
+                AvroSerde.of(FleetStats.class, registry),
                 AvroSerde.of(DeadLetter.class, registry));
     }
 }

@@ -9,6 +9,7 @@ import io.devhealth.schema.avro.DevicePluginAllocation;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
 import io.devhealth.schema.avro.DeviceReportEnvelope;
+import io.devhealth.schema.avro.FleetStats;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.InventoryDevice;
@@ -59,6 +60,7 @@ final class TopologyFixture implements AutoCloseable {
     final TestOutputTopic<String, PodDeviceStatus> podStatus;
     final TestOutputTopic<String, HealthTransition> transitions;
     final TestOutputTopic<byte[], DeadLetter> deadLetters;
+    final TestOutputTopic<String, FleetStats> fleetStats;
     private long sequence;
     private Instant wall = T0;
 
@@ -91,6 +93,7 @@ final class TopologyFixture implements AutoCloseable {
         podStatus = driver.createOutputTopic(topics.podDeviceStatus(), Serdes.String().deserializer(), serdes.podDeviceStatus().deserializer());
         transitions = driver.createOutputTopic(topics.healthTransitions(), Serdes.String().deserializer(),
                 serdes.healthTransitions().deserializer());
+        fleetStats = driver.createOutputTopic(topics.fleetStats(), Serdes.String().deserializer(), serdes.fleetStats().deserializer());
         deadLetters = driver.createOutputTopic(topics.deadLetters(), Serdes.ByteArray().deserializer(),
                 serdes.deadLetters().deserializer());
     }

@@ -17,6 +17,7 @@ import io.devhealth.schema.avro.ReportKind;
 import io.devhealth.schema.avro.Severity;
 import io.devhealth.schema.avro.SourceState;
 import io.micrometer.core.instrument.Counter;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -25,6 +26,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.processor.PunctuationType;
@@ -333,7 +336,7 @@ public final class DeviceReportProcessor extends NodeStateProcessor<Object> {
                     .setSeverity(severity(next.health()))
                     .build();
             deviceHistory.put(key, transition, at);
-            context.forward(new Record<>(key, transition, at), DeviceHealthTopology.TRANSITIONS_SINK);
+            context.forward(new Record<>(key, transition, at, transitionHeaders(node, next)), DeviceHealthTopology.TRANSITIONS_SINK);
             transitionCounters.get(next.health()).increment();
             LOGGER.info("health transition node={} device={} from={} to={} reason={} pods={}", node, key, previous.health(),
                     next.health(), next.reason(), affected.size());
@@ -341,6 +344,16 @@ public final class DeviceReportProcessor extends NodeStateProcessor<Object> {
         if (healthChanged || !Objects.equals(previous.message(), next.message()) || !Objects.equals(previous.reason(), next.reason())) {
             refreshPods(node, pod -> uses(node, pod, next), at);
         }
+    }
+
+    /** The device's product name for fleet analytics ({@link FleetDimensions}), when the inventory knows it. */
+    private Headers transitionHeaders(String node, DeviceState device) {
+        Headers headers = new RecordHeaders();
+        String product = DeviceIdentity.productOf(inventory.get(node), device.ref());
+        if (product != null && !product.isEmpty()) {
+            headers.add(FleetDimensions.PRODUCT_HEADER, product.getBytes(StandardCharsets.UTF_8));
+        }
+        return headers;
     }
 
     /** Derived from the input record's coordinates: stable when exactly-once processing replays it. */

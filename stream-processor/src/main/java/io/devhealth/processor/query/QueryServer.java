@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.devhealth.processor.DeviceHealthTopology;
+import io.devhealth.processor.internals.FleetCounts;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -26,6 +27,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -48,10 +52,14 @@ import org.slf4j.LoggerFactory;
  *       every transition of the device in [from, to], oldest first.</li>
  *   <li>{@code GET /v1/nodes/{node}/devices?limit=&continue=}: every device of the node with its
  *       merged health and each source's latest word.</li>
+ *   <li>{@code GET /v1/fleet/summary?window=1h}: transitions counted per node, driver, product and
+ *       reason over the fleet-stats windows that started in the last {@code window} (default 1h;
+ *       {@code 30s}, {@code 15m}, {@code 6h}, {@code 7d} or ISO-8601 such as {@code PT90M}).</li>
  * </ul>
  * State is partitioned by node, so node and device queries go to the instance that owns the node
  * (Kafka Streams {@code queryMetadataForKey} over {@code application.server}) and are forwarded
- * there; a pod is looked up locally and then on every other instance. Errors are JSON
+ * there; a pod is looked up locally and then on every other instance; the fleet summary is the sum
+ * of every instance's part (fleet counts are partitioned by dimension value). Errors are JSON
  * {@code {"status":…,"message":…}}: 400 for bad parameters, 404 for unknown pods, devices and nodes,
  * 503 while the state is not queryable (rebalancing, restoring).
  */
@@ -143,6 +151,8 @@ public final class QueryServer implements AutoCloseable {
                 int limit = limit(params);
                 routeByNode(exchange, node, forwarded, () -> local.nodeDevices(node, limit, params.get("continue"))
                         .orElseThrow(() -> QueryException.notFound("no node " + node)));
+            } else if (path.size() == 2 && path.get(0).equals("fleet") && path.get(1).equals("summary")) {
+                fleetSummary(exchange, params, forwarded);
             } else {
                 throw QueryException.notFound("no such endpoint " + exchange.getRequestURI().getPath());
             }
@@ -177,6 +187,60 @@ public final class QueryServer implements AutoCloseable {
         }
         throw QueryException.notFound(at == null ? "no pod " + namespace + "/" + name
                 : "no status of pod " + namespace + "/" + name + " at or before " + at);
+    }
+
+    private void fleetSummary(HttpExchange exchange, Map<String, String> params, boolean forwarded) throws IOException {
+        Duration window = window(params.get("window"));
+        Instant to = clock.instant();
+        Instant from = to.minus(window);
+        Map<String, FleetCounts> counts = new TreeMap<>(local.fleetCounts(from, to));
+        if (!forwarded) {
+            for (StreamsMetadata instance : streams.streamsMetadataForStore(DeviceHealthTopology.FLEET_STATS_STORE)) {
+                if (instance.hostInfo().equals(self)) {
+                    continue;
+                }
+                HttpResponse<String> answer = forward(instance.hostInfo(), exchange.getRequestURI());
+                if (answer.statusCode() != 200) {
+                    respondText(exchange, answer.statusCode(), answer.body(), "application/json");
+                    return;
+                }
+                QueryViews.FleetSummary part = json.readValue(answer.body(), QueryViews.FleetSummary.class);
+                part.dimensions().forEach((dimension, entries) -> entries.forEach(e -> counts.merge(dimension + ":" + e.key(),
+                        new FleetCounts("", e.toUnhealthy(), e.toUnknown(), e.toHealthy()), FleetCounts::plus)));
+            }
+        }
+        respondJson(exchange, 200, QueryViews.fleetSummary(from, to, window, counts));
+    }
+
+    static final Duration DEFAULT_FLEET_WINDOW = Duration.ofHours(1);
+    private static final Pattern SHORT_DURATION = Pattern.compile("(\\d{1,9})([smhd])");
+
+    /** {@code 30s}, {@code 15m}, {@code 6h}, {@code 7d}, or ISO-8601 ({@code PT90M}); positive. */
+    static Duration window(String value) {
+        if (value == null || value.isEmpty()) {
+            return DEFAULT_FLEET_WINDOW;
+        }
+        Duration window = null;
+        Matcher shortForm = SHORT_DURATION.matcher(value);
+        if (shortForm.matches()) {
+            long amount = Long.parseLong(shortForm.group(1));
+            window = switch (shortForm.group(2)) {
+                case "s" -> Duration.ofSeconds(amount);
+                case "m" -> Duration.ofMinutes(amount);
+                case "h" -> Duration.ofHours(amount);
+                default -> Duration.ofDays(amount);
+            };
+        } else {
+            try {
+                window = Duration.parse(value);
+            } catch (DateTimeParseException e) {
+                // reported below
+            }
+        }
+        if (window == null || window.isZero() || window.isNegative()) {
+            throw QueryException.badRequest("window must be a positive duration such as 30s, 15m, 6h, 7d or PT90M, got '" + value + "'");
+        }
+        return window;
     }
 
     private interface LocalAnswer {
