@@ -1,6 +1,7 @@
 package io.devhealth.processor;
 
 import io.devhealth.processor.internals.AllocationsProcessor;
+import io.devhealth.processor.internals.CloudEventsMirror;
 import io.devhealth.processor.internals.DeviceReportProcessor;
 import io.devhealth.processor.internals.DeviceState;
 import io.devhealth.processor.internals.FleetCounts;
@@ -8,6 +9,7 @@ import io.devhealth.processor.internals.FleetDimensions;
 import io.devhealth.processor.internals.JsonSerde;
 import io.devhealth.processor.internals.NodeState;
 import io.devhealth.schema.Topics;
+import io.devhealth.schema.avro.HealthTransition;
 import java.time.Duration;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
@@ -15,6 +17,7 @@ import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Named;
 import org.apache.kafka.streams.kstream.Produced;
@@ -75,7 +78,7 @@ public final class DeviceHealthTopology {
 
     public static Topology build(Topics topics, ProcessorSerdes serdes, TopologyOptions options) {
         StreamsBuilder builder = new StreamsBuilder();
-        addFleetStats(builder, topics, serdes, options);
+        addTransitionReaders(builder, topics, serdes, options);
         Topology topology = builder.build();
         topology.addSource(REPORTS_SOURCE, Serdes.String().deserializer(), serdes.deviceReports().deserializer(),
                 topics.deviceReports());
@@ -114,18 +117,26 @@ public final class DeviceHealthTopology {
     }
 
     /**
-     * Fleet analytics (issue 5 item 6): the transitions the topology wrote, read back, fanned out to
+     * What is computed from the transitions the topology wrote, read back from health-transitions:
+     * the optional CloudEvents mirror (issue 5 item 7, {@link TopologyOptions#cloudEvents()}), and
+     * fleet analytics (issue 5 item 6): the transitions fanned out to
      * {@code DIMENSION:value} keys, re-partitioned by that key (so each count is fleet-wide, not
      * per node partition), and counted in tumbling windows of {@link TopologyOptions#fleetWindow()}
      * (by the transitions' own time) into the queryable {@value #FLEET_STATS_STORE} store; every
      * update goes to fleet-stats, keyed {@code DIMENSION:value@windowStart}.
      */
-    private static void addFleetStats(StreamsBuilder builder, Topics topics, ProcessorSerdes serdes, TopologyOptions options) {
+    private static void addTransitionReaders(StreamsBuilder builder, Topics topics, ProcessorSerdes serdes, TopologyOptions options) {
         Duration retention = options.historyRetention().compareTo(options.fleetWindow().plus(FLEET_GRACE)) > 0
                 ? options.historyRetention() : options.fleetWindow().plus(FLEET_GRACE);
-        builder.stream(topics.healthTransitions(), Consumed.with(Serdes.String(), serdes.healthTransitions())
-                        .withName("fleet-transitions-source"))
-                .process(FleetDimensions::new, Named.as("fleet-dimensions"))
+        KStream<String, HealthTransition> transitions = builder.stream(topics.healthTransitions(),
+                Consumed.with(Serdes.String(), serdes.healthTransitions()).withName("transitions-readback-source"));
+        if (options.cloudEvents()) {
+            // A mirror of the topic (not of the processor's memory): what SIEMs get is exactly what was committed.
+            transitions.processValues(CloudEventsMirror::new, Named.as("cloudevents-mirror"))
+                    .to(topics.healthTransitionsCloudEvents(), Produced.with(Serdes.String(), Serdes.ByteArray())
+                            .withName("cloudevents-sink"));
+        }
+        transitions.process(FleetDimensions::new, Named.as("fleet-dimensions"))
                 .repartition(Repartitioned.with(Serdes.String(), serdes.healthTransitions()).withName("fleet-by-dimension"))
                 .groupByKey()
                 .windowedBy(TimeWindows.ofSizeAndGrace(options.fleetWindow(), FLEET_GRACE))
