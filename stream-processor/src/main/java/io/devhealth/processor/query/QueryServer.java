@@ -193,9 +193,15 @@ public final class QueryServer implements AutoCloseable {
         Duration window = window(params.get("window"));
         Instant to = clock.instant();
         Instant from = to.minus(window);
-        Map<String, FleetCounts> counts = new TreeMap<>(local.fleetCounts(from, to));
+        var owners = streams.streamsMetadataForStore(DeviceHealthTopology.FLEET_STATS_STORE);
+        if (owners.isEmpty()) {
+            throw QueryException.unavailable("no instance holds the fleet counts yet (" + streams.state() + ")");
+        }
+        // An instance that holds no fleet-stats partition has no such local store to ask.
+        boolean holdsCounts = owners.stream().anyMatch(instance -> instance.hostInfo().equals(self));
+        Map<String, FleetCounts> counts = holdsCounts ? new TreeMap<>(local.fleetCounts(from, to)) : new TreeMap<>();
         if (!forwarded) {
-            for (StreamsMetadata instance : streams.streamsMetadataForStore(DeviceHealthTopology.FLEET_STATS_STORE)) {
+            for (StreamsMetadata instance : owners) {
                 if (instance.hostInfo().equals(self)) {
                     continue;
                 }
