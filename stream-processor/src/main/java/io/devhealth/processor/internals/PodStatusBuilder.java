@@ -25,6 +25,12 @@ public final class PodStatusBuilder {
 
     private PodStatusBuilder() {}
 
+    /** A pod's status from its DRA claims only (device-plugin devices left out): for callers without a UUID mapping. */
+    public static PodDeviceStatus build(String cluster, String node, PodAllocation pod, Function<String, DeviceState> health,
+                                        PodDeviceStatus previous, Instant now) {
+        return build(cluster, node, pod, health, id -> null, previous, now);
+    }
+
     /**
      * @param health the state (with effective health) of a device, by {@link StateKeys#device} key; null when unknown
      * @param byDeviceId the state a device-plugin device id (GPU UUID) reads its health from; null when no
