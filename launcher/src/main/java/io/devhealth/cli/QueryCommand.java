@@ -48,7 +48,7 @@ import picocli.CommandLine.ScopeType;
  */
 @Command(name = "query", mixinStandardHelpOptions = true,
         description = "Ask the stream-processor which device failed under which pod, and when.",
-        subcommands = {QueryCommand.Pod.class, QueryCommand.Device.class, QueryCommand.Node.class})
+        subcommands = {QueryCommand.Pod.class, QueryCommand.Device.class, QueryCommand.Node.class, QueryCommand.Fleet.class})
 public final class QueryCommand implements Runnable {
 
     /** Where the processor's query API listens unless --server or DEVHEALTH_QUERY_SERVER says otherwise. */
@@ -376,6 +376,46 @@ public final class QueryCommand implements Runnable {
                         device.path("health").asText(), text(device, "since"), text(device, "reason"), String.join(",", sources),
                         text(device, "message"));
             }
+            table.print(out);
+        }
+    }
+
+    @Command(name = "fleet", mixinStandardHelpOptions = true,
+            description = "Health transitions counted per node, driver, GPU product and reason over a recent window.")
+    static final class Fleet extends Query {
+
+        @Option(names = "--window", defaultValue = "1h", paramLabel = "DURATION",
+                description = "How far back: 30s, 15m, 6h, 7d or ISO-8601 such as PT90M (default: ${DEFAULT-VALUE}).")
+        String window;
+
+        @Option(names = "--top", defaultValue = "10", description = "Rows per dimension, most transitions to Unhealthy first (default: ${DEFAULT-VALUE}).")
+        int top;
+
+        @Override
+        void query(PrintWriter out) throws QueryFailed {
+            if (top < 1) {
+                throw new IllegalArgumentException("--top must be at least 1");
+            }
+            JsonNode summary = parent.get("/v1/fleet/summary?window=" + segment(window));
+            if (parent.output == Output.json) {
+                printJson(out, summary);
+                return;
+            }
+            JsonNode totals = summary.path("totals");
+            out.printf("Fleet transitions from %s to %s: %d to Unhealthy, %d to Unknown, %d to Healthy%n", summary.path("from").asText(),
+                    summary.path("to").asText(), totals.path("toUnhealthy").asLong(), totals.path("toUnknown").asLong(),
+                    totals.path("toHealthy").asLong());
+            Table table = new Table("DIMENSION", "VALUE", "TO-UNHEALTHY", "TO-UNKNOWN", "TO-HEALTHY", "TOTAL");
+            summary.path("dimensions").fields().forEachRemaining(dimension -> {
+                int shown = 0;
+                for (JsonNode entry : dimension.getValue()) {
+                    if (shown++ == top) {
+                        break;
+                    }
+                    table.row(dimension.getKey(), entry.path("key").asText(), entry.path("toUnhealthy").asText(),
+                            entry.path("toUnknown").asText(), entry.path("toHealthy").asText(), entry.path("total").asText());
+                }
+            });
             table.print(out);
         }
     }

@@ -49,6 +49,14 @@ class QueryCommandTest {
              "affectedPods":["ml/train-0"]}],"continue":null}""";
 
     private static final String TOKEN = "query-" + KafkaSecurity.randomSecret();
+    private static final String FLEET = """
+            {"from":"2026-11-29T09:00:00Z","to":"2026-11-29T15:00:00Z","window":"PT6H",
+             "totals":{"toUnhealthy":3,"toUnknown":1,"toHealthy":2,"total":6},
+             "dimensions":{"NODE":[{"key":"node-1","toUnhealthy":2,"toUnknown":0,"toHealthy":1,"total":3},
+                                   {"key":"node-2","toUnhealthy":1,"toUnknown":1,"toHealthy":1,"total":3}],
+                           "DRIVER":[{"key":"gpu.nvidia.com","toUnhealthy":3,"toUnknown":1,"toHealthy":2,"total":6}],
+                           "PRODUCT":[{"key":"NVIDIA H100 80GB HBM3","toUnhealthy":3,"toUnknown":1,"toHealthy":2,"total":6}],
+                           "REASON":[{"key":"XID-79","toUnhealthy":3,"toUnknown":0,"toHealthy":0,"total":3}]}}""";
 
     private HttpServer server;
     private String scheme = "http";
@@ -143,6 +151,30 @@ class QueryCommandTest {
                 .containsPattern("2026-11-29T10:00:01Z\\s+UNKNOWN\\s+HEALTHY\\s+DRA\\s+-\\s+-")
                 .containsPattern("2026-11-29T10:00:02Z\\s+HEALTHY\\s+UNHEALTHY\\s+DRA\\s+XID-79\\s+ml/train-0");
         assertThat(requested).hasSize(2);
+    }
+
+    @Test
+    void shouldPrintTheFleetSummaryPerDimensionCutToTop() {
+        answers.put("/v1/fleet/summary?window=6h", FLEET);
+
+        assertThat(run("fleet", "--window", "6h", "--top", "1")).isZero();
+
+        assertThat(out.toString()).contains("3 to Unhealthy, 1 to Unknown, 2 to Healthy")
+                .containsPattern("DIMENSION\\s+VALUE\\s+TO-UNHEALTHY")
+                .containsPattern("NODE\\s+node-1\\s+2\\s+0\\s+1\\s+3")
+                .containsPattern("PRODUCT\\s+NVIDIA H100 80GB HBM3\\s+3")
+                .containsPattern("REASON\\s+XID-79\\s+3")
+                .doesNotContain("node-2");
+    }
+
+    @Test
+    void shouldAskForTheDefaultFleetWindowAndPrintJson() throws Exception {
+        answers.put("/v1/fleet/summary?window=1h", FLEET);
+
+        assertThat(run("fleet", "-o", "json")).isZero();
+
+        assertThat(new com.fasterxml.jackson.databind.ObjectMapper().readTree(out.toString()).get("totals").get("total").asLong())
+                .isEqualTo(6);
     }
 
     @Test

@@ -46,6 +46,14 @@ public record Topics(String prefix) {
         return prefix + "health-transitions";
     }
 
+    /**
+     * The optional CloudEvents 1.0 JSON (structured mode) mirror of health-transitions for SIEMs,
+     * key = node/driver/pool/device, append-only.
+     */
+    public String healthTransitionsCloudEvents() {
+        return prefix + "health-transitions-cloudevents";
+    }
+
     /** FleetStats, windowed. */
     public String fleetStats() {
         return prefix + "fleet-stats";
@@ -63,6 +71,6 @@ public record Topics(String prefix) {
 
     public List<String> all() {
         return List.of(deviceReports(), nodeAllocations(), deviceInventory(), podDeviceStatus(),
-                healthTransitions(), fleetStats(), deadLetters());
+                healthTransitions(), healthTransitionsCloudEvents(), fleetStats(), deadLetters());
     }
 }

@@ -1,14 +1,29 @@
 package io.devhealth.processor;
 
 import io.devhealth.processor.internals.AllocationsProcessor;
+import io.devhealth.processor.internals.CloudEventsMirror;
 import io.devhealth.processor.internals.DeviceReportProcessor;
 import io.devhealth.processor.internals.DeviceState;
+import io.devhealth.processor.internals.FleetCounts;
+import io.devhealth.processor.internals.FleetDimensions;
 import io.devhealth.processor.internals.JsonSerde;
 import io.devhealth.processor.internals.NodeState;
 import io.devhealth.schema.Topics;
+import io.devhealth.schema.avro.HealthTransition;
 import java.time.Duration;
 import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.KStream;
+import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.kstream.Named;
+import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.kstream.Repartitioned;
+import org.apache.kafka.streams.kstream.TimeWindows;
+import org.apache.kafka.streams.state.WindowStore;
 import org.apache.kafka.streams.state.Stores;
 
 /**
@@ -20,7 +35,8 @@ import org.apache.kafka.streams.state.Stores;
  *
  * <p>Stores (RocksDB, changelogged): {@value #DEVICE_STATE_STORE} (per device: latest report per
  * source, merged health, deadline), {@value #NODE_STATE_STORE} (per node: its clock, de-duplication
- * watermarks, source liveness), {@value #NODE_ALLOCATIONS_STORE}, {@value #POD_STATUS_STORE} (last
+ * watermarks, source liveness), {@value #NODE_ALLOCATIONS_STORE}, {@value #NODE_INVENTORY_STORE} (per node:
+ * its latest NodeDevices, which maps GPU UUIDs to DRA devices), {@value #POD_STATUS_STORE} (last
  * emitted status per pod), and two time-indexed history stores kept for the retention window:
  * {@value #DEVICE_HISTORY_STORE} (every transition per device) and {@value #POD_HISTORY_STORE}
  * (every emitted status per pod, including after the pod ended).
@@ -30,16 +46,25 @@ public final class DeviceHealthTopology {
     public static final String DEVICE_STATE_STORE = "device-state";
     public static final String NODE_STATE_STORE = "node-state";
     public static final String NODE_ALLOCATIONS_STORE = "node-allocations";
+    public static final String NODE_INVENTORY_STORE = "node-inventory";
     public static final String POD_STATUS_STORE = "pod-status";
     public static final String DEVICE_HISTORY_STORE = "device-history";
     public static final String POD_HISTORY_STORE = "pod-history";
+    public static final String FLEET_STATS_STORE = "fleet-stats";
 
     static final String REPORTS_SOURCE = "device-reports-source";
     static final String ALLOCATIONS_SOURCE = "node-allocations-source";
+    static final String INVENTORY_SOURCE = "device-inventory-source";
     static final String REPORTS_PROCESSOR = "device-reports-processor";
     static final String ALLOCATIONS_PROCESSOR = "node-allocations-processor";
     public static final String POD_STATUS_SINK = "pod-device-status-sink";
     public static final String TRANSITIONS_SINK = "health-transitions-sink";
+
+    /**
+     * How late (in the transitions' own time) a transition may arrive and still count in its fleet
+     * window: nodes' clocks differ, and a collector that was cut off replays its spool later.
+     */
+    public static final Duration FLEET_GRACE = Duration.ofMinutes(10);
 
     /** History entries are points in time; the window size only has to be positive. */
     private static final Duration HISTORY_WINDOW = Duration.ofMillis(1);
@@ -52,13 +77,18 @@ public final class DeviceHealthTopology {
     }
 
     public static Topology build(Topics topics, ProcessorSerdes serdes, TopologyOptions options) {
-        Topology topology = new Topology();
+        StreamsBuilder builder = new StreamsBuilder();
+        addTransitionReaders(builder, topics, serdes, options);
+        Topology topology = builder.build();
         topology.addSource(REPORTS_SOURCE, Serdes.String().deserializer(), serdes.deviceReports().deserializer(),
                 topics.deviceReports());
         topology.addSource(ALLOCATIONS_SOURCE, Serdes.String().deserializer(), serdes.nodeAllocations().deserializer(),
                 topics.nodeAllocations());
+        topology.addSource(INVENTORY_SOURCE, Serdes.String().deserializer(), serdes.nodeDevices().deserializer(),
+                topics.deviceInventory());
 
-        topology.addProcessor(REPORTS_PROCESSOR, () -> new DeviceReportProcessor(options), REPORTS_SOURCE);
+        // Inventories change device identities, and so device state and deadlines: the report processor applies them.
+        topology.addProcessor(REPORTS_PROCESSOR, () -> new DeviceReportProcessor(options), REPORTS_SOURCE, INVENTORY_SOURCE);
         topology.addProcessor(ALLOCATIONS_PROCESSOR, () -> new AllocationsProcessor(options), ALLOCATIONS_SOURCE);
 
         String[] both = {REPORTS_PROCESSOR, ALLOCATIONS_PROCESSOR};
@@ -68,6 +98,8 @@ public final class DeviceHealthTopology {
                 Serdes.String(), JsonSerde.of(NodeState.class)), both);
         topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(NODE_ALLOCATIONS_STORE),
                 Serdes.String(), serdes.nodeAllocations()), both);
+        topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(NODE_INVENTORY_STORE),
+                Serdes.String(), serdes.nodeDevices()), both);
         topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(POD_STATUS_STORE),
                 Serdes.String(), serdes.podDeviceStatus()), both);
         topology.addStateStore(Stores.windowStoreBuilder(
@@ -82,5 +114,40 @@ public final class DeviceHealthTopology {
         topology.addSink(TRANSITIONS_SINK, topics.healthTransitions(), Serdes.String().serializer(),
                 serdes.healthTransitions().serializer(), REPORTS_PROCESSOR);
         return topology;
+    }
+
+    /**
+     * What is computed from the transitions the topology wrote, read back from health-transitions:
+     * the optional CloudEvents mirror (issue 5 item 7, {@link TopologyOptions#cloudEvents()}), and
+     * fleet analytics (issue 5 item 6): the transitions fanned out to
+     * {@code DIMENSION:value} keys, re-partitioned by that key (so each count is fleet-wide, not
+     * per node partition), and counted in tumbling windows of {@link TopologyOptions#fleetWindow()}
+     * (by the transitions' own time) into the queryable {@value #FLEET_STATS_STORE} store; every
+     * update goes to fleet-stats, keyed {@code DIMENSION:value@windowStart}.
+     */
+    private static void addTransitionReaders(StreamsBuilder builder, Topics topics, ProcessorSerdes serdes, TopologyOptions options) {
+        Duration retention = options.historyRetention().compareTo(options.fleetWindow().plus(FLEET_GRACE)) > 0
+                ? options.historyRetention() : options.fleetWindow().plus(FLEET_GRACE);
+        KStream<String, HealthTransition> transitions = builder.stream(topics.healthTransitions(),
+                Consumed.with(Serdes.String(), serdes.healthTransitions()).withName("transitions-readback-source"));
+        if (options.cloudEvents()) {
+            // A mirror of the topic (not of the processor's memory): what SIEMs get is exactly what was committed.
+            transitions.processValues(CloudEventsMirror::new, Named.as("cloudevents-mirror"))
+                    .to(topics.healthTransitionsCloudEvents(), Produced.with(Serdes.String(), Serdes.ByteArray())
+                            .withName("cloudevents-sink"));
+        }
+        transitions.process(FleetDimensions::new, Named.as("fleet-dimensions"))
+                .repartition(Repartitioned.with(Serdes.String(), serdes.healthTransitions()).withName("fleet-by-dimension"))
+                .groupByKey()
+                .windowedBy(TimeWindows.ofSizeAndGrace(options.fleetWindow(), FLEET_GRACE))
+                .aggregate(FleetCounts::empty, (key, transition, counts) -> counts.add(transition), Named.as("fleet-counts"),
+                        Materialized.<String, FleetCounts, WindowStore<Bytes, byte[]>>as(FLEET_STATS_STORE)
+                                .withKeySerde(Serdes.String())
+                                .withValueSerde(JsonSerde.of(FleetCounts.class))
+                                .withRetention(retention))
+                .toStream(Named.as("fleet-stats-updates"))
+                .map((window, counts) -> KeyValue.pair(window.key() + "@" + window.window().startTime(),
+                        counts.toStats(window.key(), window.window().startTime(), window.window().endTime())), Named.as("fleet-stats-records"))
+                .to(topics.fleetStats(), Produced.with(Serdes.String(), serdes.fleetStats()).withName("fleet-stats-sink"));
     }
 }

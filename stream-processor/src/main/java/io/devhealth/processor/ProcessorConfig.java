@@ -32,6 +32,9 @@ public final class ProcessorConfig extends ServiceConfig {
     public static final String QUERY_BIND_ADDRESS = "query.bind.address";
     public static final String QUERY_PORT = "query.port";
     public static final String QUERY_ADVERTISED_HOST = "query.advertised.host";
+    public static final String PRINCIPALS_ENFORCE = "principals.enforce";
+    public static final String FLEET_WINDOW = "fleet.window.seconds";
+    public static final String CLOUDEVENTS_ENABLED = "cloudevents.enabled";
 
     public static final long DEFAULT_ROCKSDB_MEMORY = 256L << 20;
     public static final double DEFAULT_ROCKSDB_MEMTABLE_RATIO = 0.5;
@@ -80,7 +83,16 @@ public final class ProcessorConfig extends ServiceConfig {
                     "Port of the query API; 0 picks a free one (tests, embedded demo).")
             .define(QUERY_ADVERTISED_HOST, Type.STRING, "", Importance.MEDIUM,
                     "Host name other instances use to reach this one's query API (Kafka Streams application.server); "
-                            + "empty = this machine's host name. In Kubernetes: the pod's stable DNS name.");
+                            + "empty = this machine's host name. In Kubernetes: the pod's stable DNS name.")
+            .define(PRINCIPALS_ENFORCE, Type.BOOLEAN, false, Importance.MEDIUM,
+                    "Also require every collector record to carry the devhealth.node header naming its key's node; "
+                            + "a record's value must name its key's node in any case. See docs/SECURITY.md.")
+            .define(FLEET_WINDOW, Type.LONG, TopologyOptions.DEFAULT_FLEET_WINDOW.toSeconds(), ConfigDef.Range.between(1, 86_400),
+                    Importance.LOW, "Size in seconds of the tumbling windows in which fleet-stats counts transitions "
+                            + "per node, driver, product and reason.")
+            .define(CLOUDEVENTS_ENABLED, Type.BOOLEAN, false, Importance.MEDIUM,
+                    "Mirror every health transition as a CloudEvents 1.0 JSON record (structured mode) to "
+                            + "<prefix>health-transitions-cloudevents, for SIEMs.");
 
     public ProcessorConfig(Map<?, ?> values) {
         super(DEFINITION, values);
@@ -140,7 +152,8 @@ public final class ProcessorConfig extends ServiceConfig {
     public TopologyOptions topologyOptions(MeterRegistry meters) {
         return new TopologyOptions(timeoutPolicy(), Duration.ofMillis(getLong(EXPIRY_INTERVAL)),
                 Duration.ofMillis(getLong(RESTORE_GRACE)), Duration.ofMillis(getLong(STALL_THRESHOLD)),
-                Duration.ofDays(getInt(HISTORY_RETENTION)), meters);
+                Duration.ofDays(getInt(HISTORY_RETENTION)), meters, getBoolean(PRINCIPALS_ENFORCE),
+                Duration.ofSeconds(getLong(FLEET_WINDOW)), getBoolean(CLOUDEVENTS_ENABLED));
     }
 
     public RocksDbMemoryBudget rocksDbMemory() {

@@ -214,6 +214,23 @@ class QueryApiIT {
     }
 
     @Test
+    void shouldSummariseTheFleetsTransitionsPerDimension() throws Exception {
+        awaitUnhealthy();
+        await("fleet counts").atMost(WAIT).until(() -> get("/v1/fleet/summary?window=7d").body().contains("XID-79"));
+
+        JsonNode summary = getJson("/v1/fleet/summary?window=7d", 200);
+        assertThat(summary.get("window").asText()).isEqualTo("PT168H");
+        assertThat(summary.get("totals").get("toUnhealthy").asLong()).isEqualTo(1);
+        assertThat(summary.get("totals").get("toHealthy").asLong()).isEqualTo(1);
+        JsonNode node = summary.get("dimensions").get("NODE").get(0);
+        assertThat(node.get("key").asText()).isEqualTo(NODE);
+        assertThat(node.get("total").asLong()).isEqualTo(2);
+        assertThat(summary.get("dimensions").get("DRIVER").get(0).get("key").asText()).isEqualTo(DRIVER);
+        assertThat(summary.get("dimensions").get("REASON")).extracting(r -> r.get("key").asText()).contains("XID-79");
+        assertThat(getJson("/v1/fleet/summary?window=soon", 400).get("message").asText()).contains("window");
+    }
+
+    @Test
     void shouldServeHealthReadinessAndMetrics() throws Exception {
         awaitUnhealthy();
         assertThat(get("/healthz").statusCode()).isEqualTo(200);

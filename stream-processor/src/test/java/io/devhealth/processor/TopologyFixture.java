@@ -5,12 +5,16 @@ import io.devhealth.schema.avro.ClaimAllocation;
 import io.devhealth.schema.avro.ClaimDevice;
 import io.devhealth.schema.avro.ContainerAllocation;
 import io.devhealth.schema.avro.DeadLetter;
+import io.devhealth.schema.avro.DevicePluginAllocation;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
 import io.devhealth.schema.avro.DeviceReportEnvelope;
+import io.devhealth.schema.avro.FleetStats;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.HealthTransition;
+import io.devhealth.schema.avro.InventoryDevice;
 import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.NodeDevices;
 import io.devhealth.schema.avro.NodeHeartbeat;
 import io.devhealth.schema.avro.PodAllocation;
 import io.devhealth.schema.avro.PodDeviceStatus;
@@ -52,9 +56,11 @@ final class TopologyFixture implements AutoCloseable {
     final TestInputTopic<String, DeviceReportEnvelope> reports;
     final TestInputTopic<String, byte[]> rawReports;
     final TestInputTopic<String, NodeAllocations> allocations;
+    final TestInputTopic<String, NodeDevices> inventory;
     final TestOutputTopic<String, PodDeviceStatus> podStatus;
     final TestOutputTopic<String, HealthTransition> transitions;
     final TestOutputTopic<byte[], DeadLetter> deadLetters;
+    final TestOutputTopic<String, FleetStats> fleetStats;
     private long sequence;
     private Instant wall = T0;
 
@@ -63,6 +69,11 @@ final class TopologyFixture implements AutoCloseable {
     }
 
     TopologyFixture(TimeoutPolicy timeouts) {
+        this(options -> options.withTimeouts(timeouts));
+    }
+
+    /** With the default options as {@code customize} changes them (meters are always this fixture's). */
+    TopologyFixture(java.util.function.UnaryOperator<TopologyOptions> customize) {
         serdes = ProcessorSerdes.over(SchemaRegistries.inMemory("topology-test-" + UUID.randomUUID()));
         Properties props = new Properties();
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "topology-test");
@@ -73,14 +84,16 @@ final class TopologyFixture implements AutoCloseable {
             throw new java.io.UncheckedIOException(e);
         }
         DeadLetterHandler.configure(props, topics.deadLetters(), serdes.deadLetters().serializer(), meters);
-        TopologyOptions options = TopologyOptions.defaults().withTimeouts(timeouts).withMeters(meters);
+        TopologyOptions options = customize.apply(TopologyOptions.defaults()).withMeters(meters);
         driver = new TopologyTestDriver(DeviceHealthTopology.build(topics, serdes, options), props, T0);
         reports = driver.createInputTopic(topics.deviceReports(), Serdes.String().serializer(), serdes.deviceReports().serializer());
         rawReports = driver.createInputTopic(topics.deviceReports(), Serdes.String().serializer(), Serdes.ByteArray().serializer());
         allocations = driver.createInputTopic(topics.nodeAllocations(), Serdes.String().serializer(), serdes.nodeAllocations().serializer());
+        inventory = driver.createInputTopic(topics.deviceInventory(), Serdes.String().serializer(), serdes.nodeDevices().serializer());
         podStatus = driver.createOutputTopic(topics.podDeviceStatus(), Serdes.String().deserializer(), serdes.podDeviceStatus().deserializer());
         transitions = driver.createOutputTopic(topics.healthTransitions(), Serdes.String().deserializer(),
                 serdes.healthTransitions().deserializer());
+        fleetStats = driver.createOutputTopic(topics.fleetStats(), Serdes.String().deserializer(), serdes.fleetStats().deserializer());
         deadLetters = driver.createOutputTopic(topics.deadLetters(), Serdes.ByteArray().deserializer(),
                 serdes.deadLetters().deserializer());
     }
@@ -112,6 +125,41 @@ final class TopologyFixture implements AutoCloseable {
                 .setNode(NODE).setSource(SourceKind.DRA).setSourceName(DRIVER)
                 .setDevice(device(device))
                 .setHealth(health).setKind(ReportKind.CHANGE).setObservedAt(at);
+    }
+
+    static final String NVML = "nvml";
+    static final String PRODUCT = "NVIDIA H100 80GB HBM3";
+
+    /** The GPU UUID the inventory gives DRA device {@code device}. */
+    static String uuid(String device) {
+        return "GPU-" + device;
+    }
+
+    /** An NVML report: the device known only by its GPU UUID. */
+    static DeviceHealthReport.Builder nvml(String uuid, HealthStatus health, Instant at) {
+        return DeviceHealthReport.newBuilder()
+                .setNode(NODE).setSource(SourceKind.NVML).setSourceName(NVML)
+                .setDevice(DeviceRef.newBuilder().setUuid(uuid).build())
+                .setHealth(health).setKind(ReportKind.CHANGE).setObservedAt(at);
+    }
+
+    /** Publishes the node's inventory: each DRA device with UUID {@link #uuid}. */
+    void inventory(String... devices) {
+        NodeDevices snapshot = NodeDevices.newBuilder().setNode(NODE).setObservedAt(wall())
+                .setDevices(Arrays.stream(devices).map(d -> InventoryDevice.newBuilder().setDriver(DRIVER).setPool(NODE)
+                        .setDevice(d).setUuid(uuid(d)).setProductName(PRODUCT).build()).toList())
+                .build();
+        inventory.pipeInput(NODE, snapshot, wall());
+    }
+
+    /** A pod whose container got GPUs through a device plugin (PodResources device ids = GPU UUIDs). */
+    void allocateDevicePlugin(String pod, String resourceName, String... deviceIds) {
+        NodeAllocations snapshot = NodeAllocations.newBuilder().setNode(NODE).setObservedAt(wall())
+                .setCollectorEpoch(EPOCH).setSequence(++sequence)
+                .setPods(List.of(new PodAllocation("ml", pod, List.of(ContainerAllocation.newBuilder().setName("main")
+                        .setDevicePluginResources(List.of(new DevicePluginAllocation(resourceName, List.of(deviceIds)))).build()))))
+                .build();
+        allocations.pipeInput(NODE, snapshot, wall());
     }
 
     /** Sends a report as the collector would: next sequence of the current epoch, timestamp = observedAt. */

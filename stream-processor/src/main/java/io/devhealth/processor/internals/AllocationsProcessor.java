@@ -3,6 +3,7 @@ package io.devhealth.processor.internals;
 import io.devhealth.processor.TopologyOptions;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.PodAllocation;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -12,8 +13,16 @@ public final class AllocationsProcessor extends NodeStateProcessor<NodeAllocatio
 
     private static final Logger LOGGER = LoggerFactory.getLogger(AllocationsProcessor.class);
 
+    private NodeIdentityCheck identity;
+
     public AllocationsProcessor(TopologyOptions options) {
         super(options);
+    }
+
+    @Override
+    public void init(ProcessorContext<String, Object> context) {
+        super.init(context);
+        identity = new NodeIdentityCheck(options.enforcePrincipals(), options.meters(), inputName());
     }
 
     @Override
@@ -28,6 +37,7 @@ public final class AllocationsProcessor extends NodeStateProcessor<NodeAllocatio
         if (snapshot == null) {
             throw new InvalidInputException("node-allocations record without value for node " + node);
         }
+        identity.check(node, snapshot.getNode(), record.headers());
         for (PodAllocation pod : snapshot.getPods()) {
             required(pod.getNamespace(), "pod namespace");
             required(pod.getName(), "pod name");

@@ -7,7 +7,9 @@ import io.devhealth.schema.avro.DeviceRef;
 import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.HealthTransition;
+import io.devhealth.schema.avro.InventoryDevice;
 import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.NodeDevices;
 import io.devhealth.schema.avro.NodeHeartbeat;
 import io.devhealth.schema.avro.PodAllocation;
 import io.devhealth.schema.avro.PodRef;
@@ -15,6 +17,7 @@ import io.devhealth.schema.avro.ReportKind;
 import io.devhealth.schema.avro.Severity;
 import io.devhealth.schema.avro.SourceState;
 import io.micrometer.core.instrument.Counter;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -23,6 +26,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.processor.PunctuationType;
@@ -33,7 +38,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Applies device reports and node heartbeats, and expires silent sources.
+ * Applies device reports, node heartbeats and node inventories, and expires silent sources.
  *
  * <p>Per device it keeps the latest report of every source and merges them
  * ({@link DeviceHealthMerger}); every change of the merged health emits exactly one
@@ -42,8 +47,15 @@ import org.slf4j.LoggerFactory;
  * node as they are processed (stream time, so a replayed backlog expires exactly what was silent
  * then), and by a wall-clock punctuator that extrapolates the node's clock while it is quiet, so
  * that a device whose source stopped talking turns Unknown within about a second of its deadline.
+ *
+ * <p>Identity (DESIGN §2): a report known only by GPU UUID (NVML) is applied, as one more source, to
+ * every DRA device the node's inventory gives that UUID, so the merge weighs it against the DRA
+ * driver's own word. While the inventory does not know the UUID yet the report is kept under the
+ * UUID ({@link StateKeys#uuid}); when an inventory that knows it arrives, those sources move onto
+ * the DRA devices. Inventories are handled here rather than in a processor of their own because
+ * they change device state, whose deadlines this processor tracks.
  */
-public final class DeviceReportProcessor extends NodeStateProcessor<DeviceReportEnvelope> {
+public final class DeviceReportProcessor extends NodeStateProcessor<Object> {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(DeviceReportProcessor.class);
     private static final StringSerializer KEYS = new StringSerializer();
@@ -52,6 +64,8 @@ public final class DeviceReportProcessor extends NodeStateProcessor<DeviceReport
     private final Map<String, Long> nextDeadline = new HashMap<>();
     private final Map<HealthStatus, Counter> transitionCounters = new EnumMap<>(HealthStatus.class);
     private SilenceClock clock;
+    private NodeIdentityCheck reportIdentity;
+    private NodeIdentityCheck inventoryIdentity;
 
     public DeviceReportProcessor(TopologyOptions options) {
         super(options);
@@ -69,21 +83,31 @@ public final class DeviceReportProcessor extends NodeStateProcessor<DeviceReport
             transitionCounters.put(to, Counter.builder("devhealth.processor.transitions")
                     .description("Changes of a device's effective health").tag("to", to.name()).register(options.meters()));
         }
+        reportIdentity = new NodeIdentityCheck(options.enforcePrincipals(), options.meters(), inputName());
+        inventoryIdentity = new NodeIdentityCheck(options.enforcePrincipals(), options.meters(), "device-inventory");
         clock = new SilenceClock(options.restoreGrace().toMillis(), options.stallThreshold().toMillis());
         clock.start(context.currentSystemTimeMs());
         context.schedule(options.expiryInterval(), PunctuationType.WALL_CLOCK_TIME, this::expireSilentDevices);
     }
 
     @Override
-    public void process(Record<String, DeviceReportEnvelope> record) {
+    public void process(Record<String, Object> record) {
         String node = required(record.key(), "record key (node name)");
-        if (record.value() == null || record.value().getPayload() == null) {
-            throw new InvalidInputException("device-reports record without value for node " + node);
+        if (record.value() instanceof NodeDevices devices) {
+            inventoryIdentity.check(node, devices.getNode(), record.headers());
+            onInventory(node, devices, record.timestamp());
+            return;
         }
-        Object payload = record.value().getPayload();
+        if (!(record.value() instanceof DeviceReportEnvelope envelope) || envelope.getPayload() == null) {
+            throw new InvalidInputException(context.recordMetadata().map(m -> m.topic()).orElse("input")
+                    + " record without value for node " + node);
+        }
+        Object payload = envelope.getPayload();
         if (payload instanceof DeviceHealthReport report) {
+            reportIdentity.check(node, report.getNode(), record.headers());
             onReport(node, report, record.timestamp());
         } else if (payload instanceof NodeHeartbeat heartbeat) {
+            reportIdentity.check(node, heartbeat.getNode(), record.headers());
             onHeartbeat(node, heartbeat);
         } else {
             throw new InvalidInputException("unknown device-reports payload " + payload.getClass().getSimpleName());
@@ -103,10 +127,27 @@ public final class DeviceReportProcessor extends NodeStateProcessor<DeviceReport
         // Devices that went silent before this report are expired first, at their own deadlines.
         expireDue(node, state.nodeTime());
 
-        String key = StateKeys.device(node, ref);
+        NodeDevices nodeInventory = inventory.get(node);
+        List<InventoryDevice> mapped = DeviceIdentity.uuidOnly(ref) ? DeviceIdentity.devicesWithUuid(nodeInventory, ref.getUuid()) : List.of();
+        if (mapped.isEmpty()) {
+            String key = StateKeys.device(node, ref);
+            DeviceRef known = ref.getDriver().isEmpty() ? ref : withInventoryUuid(nodeInventory, ref);
+            apply(node, key, DeviceState.empty(state.cluster(), node, known), report, observedAt, state, recordTransitionId(key));
+        } else {
+            for (InventoryDevice device : mapped) {
+                String key = StateKeys.device(node, device.getDriver(), device.getPool(), device.getDevice());
+                String id = mapped.size() == 1 ? recordTransitionId(key) : recordTransitionId(key) + "#" + key;
+                apply(node, key, DeviceState.empty(state.cluster(), node, DeviceIdentity.ref(device)), report, observedAt, state, id);
+            }
+        }
+    }
+
+    /** Applies one report to one device's state: {@code empty} is the state of a device seen for the first time. */
+    private void apply(String node, String key, DeviceState empty, DeviceHealthReport report, long observedAt, NodeState state,
+                       String transitionId) {
         DeviceState previous = deviceState.get(key);
         if (previous == null) {
-            previous = DeviceState.empty(state.cluster(), node, ref);
+            previous = empty;
         }
         SourceReport known = previous.sources().get(SourceReport.key(report.getSource(), report.getSourceName()));
         if (known != null && observedAt < known.observedAt()) {
@@ -116,7 +157,60 @@ public final class DeviceReportProcessor extends NodeStateProcessor<DeviceReport
         SourceReport next = sourceReport(report, known, observedAt, state.isDown(report.getSourceName()));
         DeviceState updated = previous.withSource(next);
         commit(node, key, previous, updated.withEffective(DeviceHealthMerger.merge(updated.sources().values(), state.nodeTime()),
-                observedAt), observedAt, recordTransitionId(key));
+                observedAt), observedAt, transitionId);
+    }
+
+    private static DeviceRef withInventoryUuid(NodeDevices nodeInventory, DeviceRef ref) {
+        String uuid = DeviceIdentity.uuidOf(nodeInventory, ref.getDriver(), ref.getPool(), ref.getDevice());
+        return uuid == null || ref.getUuid() != null ? ref : DeviceRef.newBuilder(ref).setUuid(uuid).build();
+    }
+
+    /**
+     * Keeps the node's latest inventory and moves the sources of every UUID-only device it now knows
+     * onto the DRA devices with that UUID (exactly as if those reports had arrived after the inventory).
+     */
+    private void onInventory(String node, NodeDevices devices, long timestamp) {
+        for (InventoryDevice device : devices.getDevices()) {
+            required(device.getDriver(), "inventory device driver");
+            required(device.getDevice(), "inventory device name");
+        }
+        inventory.put(node, devices);
+        NodeState state = nodeState.get(node);
+        if (state != null) {
+            long nodeNow = state.nodeTime();
+            // Silence before the inventory arrived is judged first, under the identity the device had then.
+            expireDue(node, nodeNow);
+            List<KeyValue<String, DeviceState>> uuidOnly = new ArrayList<>();
+            try (KeyValueIterator<String, DeviceState> all = deviceState.prefixScan(StateKeys.uuidPrefix(node), KEYS)) {
+                all.forEachRemaining(uuidOnly::add);
+            }
+            for (KeyValue<String, DeviceState> orphan : uuidOnly) {
+                List<InventoryDevice> mapped = DeviceIdentity.devicesWithUuid(devices, orphan.value.uuid());
+                if (mapped.isEmpty()) {
+                    continue;
+                }
+                for (InventoryDevice device : mapped) {
+                    String key = StateKeys.device(node, device.getDriver(), device.getPool(), device.getDevice());
+                    DeviceState previous = deviceState.get(key);
+                    if (previous == null) {
+                        previous = DeviceState.empty(state.cluster(), node, DeviceIdentity.ref(device));
+                    }
+                    DeviceState merged = previous;
+                    for (SourceReport source : orphan.value.sources().values()) {
+                        SourceReport known = merged.sources().get(source.key());
+                        if (known == null || known.observedAt() <= source.observedAt()) {
+                            merged = merged.withSource(source);
+                        }
+                    }
+                    commit(node, key, previous, merged.withEffective(DeviceHealthMerger.merge(merged.sources().values(), nodeNow), nodeNow),
+                            nodeNow, recordTransitionId(key) + "#" + key);
+                }
+                deviceState.delete(orphan.key);
+                LOGGER.info("uuid mapped to DRA devices node={} uuid={} devices={}", node, orphan.value.uuid(), mapped.size());
+            }
+        }
+        // Device-plugin ids read their health through the mapping, which may just have changed.
+        refreshPods(node, NodeStateProcessor::hasDevicePluginDevices, timestamp);
     }
 
     private SourceReport sourceReport(DeviceHealthReport report, SourceReport known, long observedAt, boolean sourceDown) {
@@ -242,14 +336,24 @@ public final class DeviceReportProcessor extends NodeStateProcessor<DeviceReport
                     .setSeverity(severity(next.health()))
                     .build();
             deviceHistory.put(key, transition, at);
-            context.forward(new Record<>(key, transition, at), DeviceHealthTopology.TRANSITIONS_SINK);
+            context.forward(new Record<>(key, transition, at, transitionHeaders(node, next)), DeviceHealthTopology.TRANSITIONS_SINK);
             transitionCounters.get(next.health()).increment();
             LOGGER.info("health transition node={} device={} from={} to={} reason={} pods={}", node, key, previous.health(),
                     next.health(), next.reason(), affected.size());
         }
         if (healthChanged || !Objects.equals(previous.message(), next.message()) || !Objects.equals(previous.reason(), next.reason())) {
-            refreshPods(node, pod -> uses(pod, next), at);
+            refreshPods(node, pod -> uses(node, pod, next), at);
         }
+    }
+
+    /** The device's product name for fleet analytics ({@link FleetDimensions}), when the inventory knows it. */
+    private Headers transitionHeaders(String node, DeviceState device) {
+        Headers headers = new RecordHeaders();
+        String product = DeviceIdentity.productOf(inventory.get(node), device.ref());
+        if (product != null && !product.isEmpty()) {
+            headers.add(FleetDimensions.PRODUCT_HEADER, product.getBytes(StandardCharsets.UTF_8));
+        }
+        return headers;
     }
 
     /** Derived from the input record's coordinates: stable when exactly-once processing replays it. */
@@ -264,20 +368,12 @@ public final class DeviceReportProcessor extends NodeStateProcessor<DeviceReport
         List<PodRef> pods = new ArrayList<>();
         if (nodeAllocations != null) {
             for (PodAllocation pod : nodeAllocations.getPods()) {
-                if (uses(pod, device)) {
+                if (uses(node, pod, device)) {
                     pods.add(new PodRef(pod.getNamespace(), pod.getName(), null));
                 }
             }
         }
         return pods;
-    }
-
-    private static boolean uses(PodAllocation pod, DeviceState device) {
-        return pod.getContainers().stream()
-                .flatMap(c -> c.getClaims().stream())
-                .flatMap(c -> c.getDevices().stream())
-                .anyMatch(d -> d.getDriver().equals(device.driver()) && d.getPool().equals(device.pool())
-                        && d.getDevice().equals(device.device()));
     }
 
     static Severity severity(HealthStatus to) {

@@ -3,11 +3,15 @@ package io.devhealth.processor.internals;
 import io.devhealth.processor.DeviceHealthTopology;
 import io.devhealth.processor.TopologyOptions;
 import io.devhealth.schema.avro.HealthTransition;
+import io.devhealth.schema.avro.InventoryDevice;
 import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.NodeDevices;
 import io.devhealth.schema.avro.PodAllocation;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.micrometer.core.instrument.Counter;
 import java.time.Instant;
+import java.util.List;
+import java.util.Objects;
 import java.util.function.Predicate;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -26,6 +30,7 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
     protected KeyValueStore<String, DeviceState> deviceState;
     protected KeyValueStore<String, NodeState> nodeState;
     protected KeyValueStore<String, NodeAllocations> allocations;
+    protected KeyValueStore<String, NodeDevices> inventory;
     protected KeyValueStore<String, PodDeviceStatus> podStatus;
     protected WindowStore<String, PodDeviceStatus> podHistory;
     protected WindowStore<String, HealthTransition> deviceHistory;
@@ -41,6 +46,7 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
         this.deviceState = context.getStateStore(DeviceHealthTopology.DEVICE_STATE_STORE);
         this.nodeState = context.getStateStore(DeviceHealthTopology.NODE_STATE_STORE);
         this.allocations = context.getStateStore(DeviceHealthTopology.NODE_ALLOCATIONS_STORE);
+        this.inventory = context.getStateStore(DeviceHealthTopology.NODE_INVENTORY_STORE);
         this.podStatus = context.getStateStore(DeviceHealthTopology.POD_STATUS_STORE);
         this.podHistory = context.getStateStore(DeviceHealthTopology.POD_HISTORY_STORE);
         this.deviceHistory = context.getStateStore(DeviceHealthTopology.DEVICE_HISTORY_STORE);
@@ -75,13 +81,49 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
             }
             String key = StateKeys.pod(pod.getNamespace(), pod.getName());
             PodDeviceStatus previous = podStatus.get(key);
-            PodDeviceStatus next = PodStatusBuilder.build(nodeAllocations.getCluster(), node, pod, deviceState::get, previous, now);
+            PodDeviceStatus next = PodStatusBuilder.build(nodeAllocations.getCluster(), node, pod, deviceState::get,
+                    id -> deviceById(node, id), previous, now);
             if (PodStatusBuilder.differs(previous, next)) {
                 podStatus.put(key, next);
                 podHistory.put(key, next, timestamp);
                 context.forward(new Record<>(key, next, timestamp), DeviceHealthTopology.POD_STATUS_SINK);
             }
         }
+    }
+
+    /**
+     * The state a device-plugin device id (a GPU UUID) reads its health from: the DRA device(s) the
+     * inventory maps it to (the worst of them when several: MIG slices of one GPU), else the state
+     * kept under the UUID itself; null when no source ever reported the device.
+     */
+    protected DeviceState deviceById(String node, String id) {
+        List<InventoryDevice> mapped = DeviceIdentity.devicesWithUuid(inventory.get(node), id);
+        DeviceState worst = null;
+        for (InventoryDevice device : mapped) {
+            DeviceState state = deviceState.get(StateKeys.device(node, device.getDriver(), device.getPool(), device.getDevice()));
+            if (state != null && (worst == null || PodStatusBuilder.worse(worst.health(), state.health()) != worst.health())) {
+                worst = state;
+            }
+        }
+        return worst != null ? worst : deviceState.get(StateKeys.uuid(node, id));
+    }
+
+    /** Whether {@code pod} uses {@code device}: as a DRA claim device, or as a device-plugin device id equal to its UUID. */
+    protected boolean uses(String node, PodAllocation pod, DeviceState device) {
+        boolean dra = !device.driver().isEmpty();
+        String uuid = device.uuid() != null ? device.uuid()
+                : dra ? DeviceIdentity.uuidOf(inventory.get(node), device.driver(), device.pool(), device.device()) : null;
+        return pod.getContainers().stream().anyMatch(container ->
+                dra && container.getClaims().stream().flatMap(c -> c.getDevices().stream())
+                        .anyMatch(d -> d.getDriver().equals(device.driver()) && d.getPool().equals(device.pool())
+                                && d.getDevice().equals(device.device()))
+                        || uuid != null && container.getDevicePluginResources().stream()
+                        .anyMatch(r -> r.getDeviceIds().stream().anyMatch(id -> Objects.equals(id, uuid))));
+    }
+
+    /** Whether {@code pod} has device-plugin devices, whose health depends on the inventory's UUID mapping. */
+    protected static boolean hasDevicePluginDevices(PodAllocation pod) {
+        return pod.getContainers().stream().anyMatch(c -> c.getDevicePluginResources().stream().anyMatch(r -> !r.getDeviceIds().isEmpty()));
     }
 
     protected static String required(String value, String what) {

@@ -5,6 +5,8 @@ import io.devhealth.schema.avro.ClaimDevice;
 import io.devhealth.schema.avro.ClaimDeviceStatus;
 import io.devhealth.schema.avro.ContainerAllocation;
 import io.devhealth.schema.avro.ContainerDeviceStatus;
+import io.devhealth.schema.avro.DevicePluginAllocation;
+import io.devhealth.schema.avro.DevicePluginResourceStatus;
 import io.devhealth.schema.avro.DeviceRef;
 import io.devhealth.schema.avro.DeviceStatus;
 import io.devhealth.schema.avro.HealthStatus;
@@ -23,12 +25,22 @@ public final class PodStatusBuilder {
 
     private PodStatusBuilder() {}
 
+    /** A pod's status from its DRA claims only (device-plugin devices left out): for callers without a UUID mapping. */
+    public static PodDeviceStatus build(String cluster, String node, PodAllocation pod, Function<String, DeviceState> health,
+                                        PodDeviceStatus previous, Instant now) {
+        return build(cluster, node, pod, health, id -> null, previous, now);
+    }
+
     /**
      * @param health the state (with effective health) of a device, by {@link StateKeys#device} key; null when unknown
+     * @param byDeviceId the state a device-plugin device id (GPU UUID) reads its health from; null when no
+     *                   source knows the id. Device-plugin devices no source knows are left out rather than
+     *                   shown Unknown: devhealth watches GPUs, not every device plugin of the node (RDMA, SR-IOV…)
      * @param previous the last status emitted for this pod, so unchanged devices keep their {@code since}
      */
     public static PodDeviceStatus build(String cluster, String node, PodAllocation pod,
-                                        Function<String, DeviceState> health, PodDeviceStatus previous, Instant now) {
+                                        Function<String, DeviceState> health, Function<String, DeviceState> byDeviceId,
+                                        PodDeviceStatus previous, Instant now) {
         Map<String, DeviceStatus> previousDevices = indexDevices(previous);
         List<ContainerDeviceStatus> containers = new ArrayList<>();
         HealthStatus summary = HealthStatus.HEALTHY;
@@ -44,7 +56,24 @@ public final class PodStatusBuilder {
                 }
                 claims.add(new ClaimDeviceStatus(claim.getClaimName(), claim.getClaimNamespace(), devices));
             }
-            containers.add(ContainerDeviceStatus.newBuilder().setName(container.getName()).setClaims(claims).build());
+            List<DevicePluginResourceStatus> pluginResources = new ArrayList<>();
+            for (DevicePluginAllocation resource : container.getDevicePluginResources()) {
+                List<DeviceStatus> devices = new ArrayList<>();
+                for (String id : resource.getDeviceIds()) {
+                    DeviceState state = byDeviceId.apply(id);
+                    if (state != null) {
+                        DeviceStatus status = pluginDeviceStatus(id, state,
+                                previousDevices.get(pluginKey(resource.getResourceName(), id)), now);
+                        summary = worse(summary, status.getHealth());
+                        devices.add(status);
+                    }
+                }
+                if (!devices.isEmpty()) {
+                    pluginResources.add(new DevicePluginResourceStatus(resource.getResourceName(), devices));
+                }
+            }
+            containers.add(ContainerDeviceStatus.newBuilder().setName(container.getName()).setClaims(claims)
+                    .setDevicePluginResources(pluginResources).build());
         }
         return PodDeviceStatus.newBuilder()
                 .setPod(new PodRef(pod.getNamespace(), pod.getName(), null))
@@ -83,6 +112,24 @@ public final class PodStatusBuilder {
                 .build();
     }
 
+    private static DeviceStatus pluginDeviceStatus(String id, DeviceState state, DeviceStatus previous, Instant now) {
+        Instant since = previous != null && previous.getHealth() == state.health() ? previous.getSince() : now;
+        return DeviceStatus.newBuilder()
+                // The DRA identity too when the inventory maps the UUID: the query API can then link to its history.
+                .setDevice(DeviceRef.newBuilder().setDriver(state.driver()).setPool(state.pool()).setDevice(state.device())
+                        .setUuid(id).build())
+                .setResourceId(id)
+                .setHealth(state.health())
+                .setMessage(state.message())
+                .setReason(state.reason())
+                .setSince(since)
+                .build();
+    }
+
+    private static String pluginKey(String resourceName, String id) {
+        return "plugin:" + resourceName + "/" + id;
+    }
+
     private static Map<String, DeviceStatus> indexDevices(PodDeviceStatus status) {
         Map<String, DeviceStatus> index = new HashMap<>();
         if (status != null) {
@@ -90,6 +137,11 @@ public final class PodStatusBuilder {
                 for (ClaimDeviceStatus claim : container.getClaims()) {
                     for (DeviceStatus device : claim.getDevices()) {
                         index.put(StateKeys.device(status.getNode(), device.getDevice()), device);
+                    }
+                }
+                for (DevicePluginResourceStatus resource : container.getDevicePluginResources()) {
+                    for (DeviceStatus device : resource.getDevices()) {
+                        index.put(pluginKey(resource.getResourceName(), device.getResourceId()), device);
                     }
                 }
             }

@@ -14,9 +14,19 @@ public final class StateKeys {
      */
     public static String device(String node, DeviceRef device) {
         if (device.getDriver().isEmpty() && device.getUuid() != null) {
-            return node + "/uuid:" + device.getUuid();
+            return uuid(node, device.getUuid());
         }
         return node + "/" + device.getDriver() + "/" + device.getPool() + "/" + device.getDevice();
+    }
+
+    /** {@code node/uuid:<uuid>}: a device known only by GPU UUID (not, or not yet, in the node's inventory). */
+    public static String uuid(String node, String uuid) {
+        return node + "/uuid:" + uuid;
+    }
+
+    /** Prefix of every UUID-only device of {@code node}. */
+    public static String uuidPrefix(String node) {
+        return node + "/uuid:";
     }
 
     public static String device(String node, String driver, String pool, String device) {

@@ -22,6 +22,9 @@ interface ClusterView {
     /** The other instances that hold pod state. */
     List<HostInfo> otherPodInstances();
 
+    /** The instances that hold a part of the fleet counts (they are partitioned by dimension value). */
+    List<HostInfo> fleetInstances();
+
     /** Answers from this instance's stores. */
     StateQueries local();
 }

@@ -2,6 +2,7 @@ package io.devhealth.processor.query;
 
 import io.devhealth.processor.DeviceHealthTopology;
 import io.devhealth.processor.internals.DeviceState;
+import io.devhealth.processor.internals.FleetCounts;
 import io.devhealth.processor.internals.NodeState;
 import io.devhealth.processor.internals.StateKeys;
 import io.devhealth.schema.avro.HealthTransition;
@@ -9,12 +10,15 @@ import io.devhealth.schema.avro.PodDeviceStatus;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.Optional;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StoreQueryParameters;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
+import org.apache.kafka.streams.kstream.Windowed;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.QueryableStoreType;
 import org.apache.kafka.streams.state.QueryableStoreTypes;
@@ -127,6 +131,17 @@ final class LocalStateQueries implements StateQueries {
             }
         }
         return Optional.of(new QueryViews.NodeDevices(node, items, next));
+    }
+
+    /** Transition counts of the windows that start in [from, to], summed per {@code DIMENSION:value}, from this instance. */
+    @Override
+    public Map<String, FleetCounts> fleetCounts(Instant from, Instant to) {
+        ReadOnlyWindowStore<String, FleetCounts> windows = store(DeviceHealthTopology.FLEET_STATS_STORE, QueryableStoreTypes.windowStore());
+        Map<String, FleetCounts> sums = new TreeMap<>();
+        try (KeyValueIterator<Windowed<String>, FleetCounts> entries = windows.fetchAll(from, to)) {
+            entries.forEachRemaining(entry -> sums.merge(entry.key.key(), entry.value, FleetCounts::plus));
+        }
+        return sums;
     }
 
     private <T> T store(String name, QueryableStoreType<T> type) {

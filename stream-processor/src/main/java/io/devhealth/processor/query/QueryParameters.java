@@ -122,6 +122,12 @@ final class QueryParameters {
         throw QueryException.badRequest("limit must be an integer from 1 to " + MAX_LIMIT + ", got " + Excerpt.of(value));
     }
 
+    /** A parameter's decoded value, if given (callers validate its form). */
+    Optional<String> value(String name) {
+        String value = params.get(name);
+        return value == null || value.isEmpty() ? Optional.empty() : Optional.of(value);
+    }
+
     /** The continue token, if any; its signature is checked by {@link PageTokens}. */
     Optional<String> continueToken() {
         String value = params.get("continue");

@@ -7,6 +7,8 @@ import com.sun.net.httpserver.HttpServer;
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsParameters;
 import com.sun.net.httpserver.HttpsServer;
+import io.devhealth.processor.DeviceHealthTopology;
+import io.devhealth.processor.internals.FleetCounts;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -14,8 +16,14 @@ import java.net.InetSocketAddress;
 import java.net.http.HttpResponse;
 import java.time.Clock;
 import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.Map;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -38,10 +46,14 @@ import org.slf4j.LoggerFactory;
  *       every transition of the device in [from, to], oldest first.</li>
  *   <li>{@code GET /v1/nodes/{node}/devices?limit=&continue=}: every device of the node with its
  *       merged health and each source's latest word.</li>
+ *   <li>{@code GET /v1/fleet/summary?window=1h}: transitions counted per node, driver, product and
+ *       reason over the fleet-stats windows that started in the last {@code window} (default 1h;
+ *       {@code 30s}, {@code 15m}, {@code 6h}, {@code 7d} or ISO-8601 such as {@code PT90M}).</li>
  * </ul>
  * State is partitioned by node, so node and device queries go to the instance that owns the node
  * (Kafka Streams {@code queryMetadataForKey} over {@code application.server}) and are forwarded
- * there; a pod is looked up locally and then on every other instance. Errors are JSON
+ * there; a pod is looked up locally and then on every other instance; the fleet summary is the sum
+ * of every instance's part (fleet counts are partitioned by dimension value). Errors are JSON
  * {@code {"status":…,"message":…}}: 400 for bad parameters, 401/403 without valid credentials, 404 for
  * unknown pods, devices and nodes, 405 for anything but GET and HEAD, 503 while the state is not
  * queryable (rebalancing, restoring).
@@ -54,6 +66,8 @@ public final class QueryServer implements AutoCloseable {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(QueryServer.class);
     static final String V1 = "/v1/";
+    private static final com.fasterxml.jackson.databind.ObjectMapper FLEET_JSON =
+            com.fasterxml.jackson.databind.json.JsonMapper.builder().build();
 
     private final HttpServer server;
     private final ExecutorService executor;
@@ -207,6 +221,8 @@ public final class QueryServer implements AutoCloseable {
                 String token = request.continueToken().orElse(null);
                 routeByNode(exchange, node, forwarded, () -> local.nodeDevices(node, limit, token)
                         .orElseThrow(() -> QueryException.notFound("no node " + node)));
+            } else if (path.size() == 2 && path.get(0).equals("fleet") && path.get(1).equals("summary")) {
+                fleetSummary(exchange, request.allowOnly("window"), forwarded);
             } else {
                 throw QueryException.notFound("no such endpoint " + Excerpt.of(exchange.getRequestURI().getRawPath()));
             }
@@ -237,6 +253,66 @@ public final class QueryServer implements AutoCloseable {
         }
         throw QueryException.notFound(at == null ? "no pod " + namespace + "/" + name
                 : "no status of pod " + namespace + "/" + name + " at or before " + at);
+    }
+
+    private void fleetSummary(HttpExchange exchange, QueryParameters request, boolean forwarded) throws IOException {
+        Duration window = window(request.value("window").orElse(null));
+        Instant to = clock.instant();
+        Instant from = to.minus(window);
+        List<HostInfo> owners = cluster.fleetInstances();
+        if (owners.isEmpty()) {
+            throw QueryException.unavailable("no instance holds the fleet counts yet (" + cluster.state() + ")");
+        }
+        // An instance that holds no fleet-stats partition has no such local store to ask.
+        boolean holdsCounts = owners.stream().anyMatch(cluster::isSelf);
+        Map<String, FleetCounts> counts = holdsCounts ? new TreeMap<>(cluster.local().fleetCounts(from, to)) : new TreeMap<>();
+        if (!forwarded) {
+            for (HostInfo instance : owners) {
+                if (cluster.isSelf(instance)) {
+                    continue;
+                }
+                HttpResponse<String> answer = forwarder.forward(instance, exchange.getRequestURI(), authorization(exchange));
+                if (answer.statusCode() != 200) {
+                    relay(exchange, answer);
+                    return;
+                }
+                QueryViews.FleetSummary part = FLEET_JSON.readValue(answer.body(), QueryViews.FleetSummary.class);
+                part.dimensions().forEach((dimension, entries) -> entries.forEach(e -> counts.merge(dimension + ":" + e.key(),
+                        new FleetCounts("", e.toUnhealthy(), e.toUnknown(), e.toHealthy()), FleetCounts::plus)));
+            }
+        }
+        Responses.json(exchange, 200, QueryViews.fleetSummary(from, to, window, counts));
+    }
+
+    static final Duration DEFAULT_FLEET_WINDOW = Duration.ofHours(1);
+    private static final Pattern SHORT_DURATION = Pattern.compile("(\\d{1,9})([smhd])");
+
+    /** {@code 30s}, {@code 15m}, {@code 6h}, {@code 7d}, or ISO-8601 ({@code PT90M}); positive. */
+    static Duration window(String value) {
+        if (value == null || value.isEmpty()) {
+            return DEFAULT_FLEET_WINDOW;
+        }
+        Duration window = null;
+        Matcher shortForm = SHORT_DURATION.matcher(value);
+        if (shortForm.matches()) {
+            long amount = Long.parseLong(shortForm.group(1));
+            window = switch (shortForm.group(2)) {
+                case "s" -> Duration.ofSeconds(amount);
+                case "m" -> Duration.ofMinutes(amount);
+                case "h" -> Duration.ofHours(amount);
+                default -> Duration.ofDays(amount);
+            };
+        } else {
+            try {
+                window = Duration.parse(value);
+            } catch (DateTimeParseException e) {
+                // reported below
+            }
+        }
+        if (window == null || window.isZero() || window.isNegative()) {
+            throw QueryException.badRequest("window must be a positive duration such as 30s, 15m, 6h, 7d or PT90M, got '" + value + "'");
+        }
+        return window;
     }
 
     private interface LocalAnswer {

@@ -8,8 +8,14 @@ import io.devhealth.schema.avro.ContainerDeviceStatus;
 import io.devhealth.schema.avro.DeviceStatus;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.PodDeviceStatus;
+import io.devhealth.processor.internals.FleetCounts;
+import io.devhealth.schema.avro.StatsDimension;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /** The JSON documents of the query API (stable field names, RFC 3339 times), built from store values. */
 final class QueryViews {
@@ -41,6 +47,46 @@ final class QueryViews {
     record NodeDevices(String node, List<NodeDevice> items, @JsonProperty("continue") String continueToken) {}
 
     record Error(int status, String message) {}
+
+    /** Transition counts of one dimension value (a node, a driver, a product, a reason) over the summary's range. */
+    record FleetEntry(String key, long toUnhealthy, long toUnknown, long toHealthy, long total) {}
+
+    record FleetTotals(long toUnhealthy, long toUnknown, long toHealthy, long total) {}
+
+    /**
+     * {@code GET /v1/fleet/summary}: per dimension (NODE, DRIVER, PRODUCT, REASON), its values with their
+     * counts, most transitions to Unhealthy first. Every transition counts once in each dimension.
+     */
+    record FleetSummary(String from, String to, String window, FleetTotals totals, Map<String, List<FleetEntry>> dimensions) {}
+
+    /** The summary of {@code counts} (by {@code DIMENSION:value}); dimensions without transitions are present and empty. */
+    static FleetSummary fleetSummary(Instant from, Instant to, java.time.Duration window, Map<String, FleetCounts> counts) {
+        Map<String, List<FleetEntry>> dimensions = new LinkedHashMap<>();
+        for (StatsDimension dimension : List.of(StatsDimension.NODE, StatsDimension.DRIVER, StatsDimension.PRODUCT, StatsDimension.REASON)) {
+            dimensions.put(dimension.name(), new ArrayList<>());
+        }
+        long unhealthy = 0;
+        long unknown = 0;
+        long healthy = 0;
+        for (Map.Entry<String, FleetCounts> entry : counts.entrySet()) {
+            int colon = entry.getKey().indexOf(':');
+            String dimension = colon < 0 ? StatsDimension.OTHER.name() : entry.getKey().substring(0, colon);
+            FleetCounts c = entry.getValue();
+            dimensions.computeIfAbsent(dimension, d -> new ArrayList<>()).add(new FleetEntry(entry.getKey().substring(colon + 1),
+                    c.toUnhealthy(), c.toUnknown(), c.toHealthy(), c.total()));
+            if (dimension.equals(StatsDimension.NODE.name())) {
+                unhealthy += c.toUnhealthy();
+                unknown += c.toUnknown();
+                healthy += c.toHealthy();
+            }
+        }
+        Comparator<FleetEntry> order = Comparator.comparingLong(FleetEntry::toUnhealthy).reversed()
+                .thenComparing(Comparator.comparingLong(FleetEntry::total).reversed())
+                .thenComparing(FleetEntry::key);
+        dimensions.values().forEach(entries -> entries.sort(order));
+        return new FleetSummary(from.toString(), to.toString(), window.toString(),
+                new FleetTotals(unhealthy, unknown, healthy, unhealthy + unknown + healthy), dimensions);
+    }
 
     static PodDevices pod(PodDeviceStatus status, Instant at) {
         return new PodDevices(status.getPod().getNamespace(), status.getPod().getName(), status.getNode(), status.getCluster(),

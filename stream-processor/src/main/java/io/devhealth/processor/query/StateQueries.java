@@ -1,6 +1,8 @@
 package io.devhealth.processor.query;
 
+import io.devhealth.processor.internals.FleetCounts;
 import java.time.Instant;
+import java.util.Map;
 import java.util.Optional;
 
 /** The questions one instance answers from its own state; {@link QueryServer} routes to the instance that owns a key. */
@@ -18,4 +20,7 @@ interface StateQueries {
 
     /** The devices of a node, a page of at most {@code limit}; {@code token} resumes. */
     Optional<QueryViews.NodeDevices> nodeDevices(String node, int limit, String token);
+
+    /** This instance's part of the fleet counts (windows that started in [from, to]), by {@code DIMENSION:value}. */
+    Map<String, FleetCounts> fleetCounts(Instant from, Instant to);
 }

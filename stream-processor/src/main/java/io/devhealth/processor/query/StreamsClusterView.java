@@ -50,6 +50,13 @@ final class StreamsClusterView implements ClusterView {
     }
 
     @Override
+    public List<HostInfo> fleetInstances() {
+        return streams.streamsMetadataForStore(DeviceHealthTopology.FLEET_STATS_STORE).stream()
+                .map(StreamsMetadata::hostInfo)
+                .toList();
+    }
+
+    @Override
     public StateQueries local() {
         return local;
     }

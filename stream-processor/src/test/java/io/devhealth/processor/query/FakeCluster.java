@@ -51,6 +51,11 @@ final class FakeCluster implements ClusterView {
     }
 
     @Override
+    public List<HostInfo> fleetInstances() {
+        return List.of();
+    }
+
+    @Override
     public StateQueries local() {
         return new StateQueries() {
             @Override
@@ -78,6 +83,11 @@ final class FakeCluster implements ClusterView {
                     PAGE_TOKENS.parseAfterKey(node, token);
                 }
                 return self.equals(owners.get(node)) ? Optional.of(new QueryViews.NodeDevices(node, List.of(), null)) : Optional.empty();
+            }
+
+            @Override
+            public java.util.Map<String, io.devhealth.processor.internals.FleetCounts> fleetCounts(Instant from, Instant to) {
+                return java.util.Map.of();
             }
         };
     }

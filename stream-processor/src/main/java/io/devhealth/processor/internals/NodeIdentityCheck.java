@@ -1,0 +1,65 @@
+package io.devhealth.processor.internals;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.util.Objects;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
+
+/**
+ * A collector may only speak for its own node (issue 9). What a Kafka consumer can check is checked
+ * here; what it cannot (which principal produced the record: Kafka does not tell consumers) is left
+ * to the broker, see docs/SECURITY.md.
+ *
+ * <ul>
+ *   <li>Always: the node named in the record's value equals the record key. The key decides the
+ *       partition and the state a record changes, the value's node what its reports say; a record
+ *       where they differ would let one node's facts land on another's devices.</li>
+ *   <li>With {@code principals.enforce}: the record also carries the {@value #NODE_HEADER} header
+ *       naming the same node, as set by the deployment's produce path.</li>
+ * </ul>
+ * A record that fails is rejected before any state changes (dead-lettered by the processing
+ * exception handler) and counted in {@code devhealth.processor.node.identity.rejected}.
+ */
+public final class NodeIdentityCheck {
+
+    /** The header naming the node a record speaks for. */
+    public static final String NODE_HEADER = "devhealth.node";
+
+    private final boolean enforceHeader;
+    private final Counter keyMismatch;
+    private final Counter headerMismatch;
+
+    public NodeIdentityCheck(boolean enforceHeader, MeterRegistry meters, String input) {
+        this.enforceHeader = enforceHeader;
+        this.keyMismatch = counter(meters, input, "value-node");
+        this.headerMismatch = counter(meters, input, "header");
+    }
+
+    private static Counter counter(MeterRegistry meters, String input, String check) {
+        return Counter.builder("devhealth.processor.node.identity.rejected")
+                .description("Records rejected because the node they speak for is not the node of their key")
+                .tag("input", input).tag("check", check)
+                .register(meters);
+    }
+
+    /** @throws InvalidInputException when the record speaks for another node than its key's */
+    public void check(String key, String valueNode, Headers headers) {
+        if (!Objects.equals(key, valueNode)) {
+            keyMismatch.increment();
+            throw new InvalidInputException("record for node '" + valueNode + "' under key '" + key
+                    + "': a collector may only publish for its own node");
+        }
+        if (enforceHeader) {
+            Header header = headers == null ? null : headers.lastHeader(NODE_HEADER);
+            String claimed = header == null || header.value() == null ? null : new String(header.value(), StandardCharsets.UTF_8);
+            if (!key.equals(claimed)) {
+                headerMismatch.increment();
+                throw new InvalidInputException(header == null
+                        ? "record for node '" + key + "' without the " + NODE_HEADER + " header (principals.enforce is on)"
+                        : "record for node '" + key + "' with " + NODE_HEADER + "='" + claimed + "'");
+            }
+        }
+    }
+}

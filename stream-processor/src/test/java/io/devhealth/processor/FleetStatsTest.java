@@ -1,0 +1,95 @@
+package io.devhealth.processor;
+
+import static io.devhealth.processor.TopologyFixture.DRIVER;
+import static io.devhealth.processor.TopologyFixture.NODE;
+import static io.devhealth.processor.TopologyFixture.PRODUCT;
+import static io.devhealth.processor.TopologyFixture.T0;
+import static io.devhealth.processor.TopologyFixture.report;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.groups.Tuple.tuple;
+
+import io.devhealth.processor.internals.FleetCounts;
+import io.devhealth.schema.avro.FleetStats;
+import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.StatsDimension;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.kstream.Windowed;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.WindowStore;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Windowed transition counts per node, driver, product and reason (issue 5 item 6). */
+class FleetStatsTest {
+
+    /** Reports stay fresh for 10 minutes: only the reports themselves make transitions, unless a test waits for silence. */
+    private final TopologyFixture fixture = new TopologyFixture(o -> o.withFleetWindow(Duration.ofMinutes(1))
+            .withTimeouts(new TimeoutPolicy(Duration.ofMinutes(10), Map.of())));
+
+    @AfterEach
+    void tearDown() {
+        fixture.close();
+    }
+
+    /** The latest record per fleet-stats key: the topic is an update stream of each window's counts. */
+    private Map<String, FleetStats> latestStats() {
+        Map<String, FleetStats> latest = new LinkedHashMap<>();
+        for (KeyValue<String, FleetStats> record : fixture.fleetStats.readKeyValuesToList()) {
+            latest.put(record.key, record.value);
+        }
+        return latest;
+    }
+
+    @Test
+    void shouldCountTransitionsPerNodeDriverProductAndReasonInTumblingWindows() {
+        fixture.inventory("gpu-0", "gpu-1");
+        fixture.send(report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(1)));
+        fixture.send(report("gpu-1", HealthStatus.HEALTHY, T0.plusSeconds(2)));
+        fixture.send(report("gpu-0", HealthStatus.UNHEALTHY, T0.plusSeconds(30)).setReason("XID-79"));
+        fixture.send(report("gpu-1", HealthStatus.UNHEALTHY, T0.plusSeconds(59)).setReason("XID-79"));
+        fixture.send(report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(61)));
+
+        Map<String, FleetStats> stats = latestStats();
+        String first = "@" + T0;
+        String second = "@" + T0.plusSeconds(60);
+        assertThat(stats.get("NODE:" + NODE + first)).satisfies(s -> {
+            assertThat(s.getDimension()).isEqualTo(StatsDimension.NODE);
+            assertThat(s.getKey()).isEqualTo(NODE);
+            assertThat(s.getWindowStart()).isEqualTo(T0);
+            assertThat(s.getWindowEnd()).isEqualTo(T0.plusSeconds(60));
+            assertThat(List.of(s.getToHealthy(), s.getToUnhealthy(), s.getToUnknown())).containsExactly(2L, 2L, 0L);
+        });
+        assertThat(stats.get("DRIVER:" + DRIVER + first).getToUnhealthy()).isEqualTo(2);
+        assertThat(stats.get("PRODUCT:" + PRODUCT + first).getToUnhealthy()).as("product from the inventory").isEqualTo(2);
+        assertThat(stats.get("REASON:XID-79" + first)).extracting(FleetStats::getToUnhealthy, FleetStats::getToHealthy)
+                .containsExactly(2L, 0L);
+        assertThat(stats.get("NODE:" + NODE + second)).extracting(FleetStats::getToHealthy, FleetStats::getToUnhealthy)
+                .as("the next window counts from zero").containsExactly(1L, 0L);
+    }
+
+    @Test
+    void shouldCountUnknownProductAndSilenceAndKeepTheCountsQueryable() {
+        fixture.send(report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(1)));
+        fixture.runFor(Duration.ofSeconds(610));
+
+        Map<String, FleetStats> stats = latestStats();
+        String silentWindow = "@" + T0.plusSeconds(600);
+        assertThat(stats.get("PRODUCT:unknown@" + T0)).as("no inventory: product unknown")
+                .extracting(FleetStats::getToHealthy, FleetStats::getToUnknown).containsExactly(1L, 0L);
+        assertThat(stats.get("REASON:SourceSilent" + silentWindow).getToUnknown()).as("silence counted at its own time").isEqualTo(1);
+
+        WindowStore<String, FleetCounts> store = fixture.driver.getWindowStore(DeviceHealthTopology.FLEET_STATS_STORE);
+        try (KeyValueIterator<Windowed<String>, FleetCounts> all = store.fetchAll(T0.minusSeconds(60), T0.plusSeconds(3600))) {
+            List<KeyValue<Windowed<String>, FleetCounts>> entries = new java.util.ArrayList<>();
+            all.forEachRemaining(entries::add);
+            assertThat(entries).extracting(e -> e.key.key(), e -> e.value.total())
+                    .contains(tuple("NODE:" + NODE, 1L), tuple("DRIVER:" + DRIVER, 1L));
+            assertThat(entries).filteredOn(e -> e.key.key().equals("NODE:" + NODE)).as("one window per minute with transitions")
+                    .extracting(e -> e.key.window().startTime()).containsExactly(T0, T0.plusSeconds(600));
+        }
+    }
+}

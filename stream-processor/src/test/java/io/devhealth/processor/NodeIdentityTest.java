@@ -1,0 +1,91 @@
+package io.devhealth.processor;
+
+import static io.devhealth.processor.TopologyFixture.EPOCH;
+import static io.devhealth.processor.TopologyFixture.NODE;
+import static io.devhealth.processor.TopologyFixture.T0;
+import static io.devhealth.processor.TopologyFixture.report;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.devhealth.processor.internals.NodeIdentityCheck;
+import io.devhealth.schema.avro.DeadLetter;
+import io.devhealth.schema.avro.DeviceHealthReport;
+import io.devhealth.schema.avro.DeviceReportEnvelope;
+import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.NodeDevices;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.streams.test.TestRecord;
+import org.junit.jupiter.api.Test;
+
+/** A collector may only publish for its own node (issue 9). */
+class NodeIdentityTest {
+
+    private static double rejected(TopologyFixture fixture, String input, String check) {
+        var counter = fixture.meters.find("devhealth.processor.node.identity.rejected").tag("input", input).tag("check", check).counter();
+        return counter == null ? 0 : counter.count();
+    }
+
+    @Test
+    void shouldDeadLetterAReportWhoseValueNamesAnotherNodeThanItsKey() {
+        try (TopologyFixture fixture = new TopologyFixture(o -> o)) {
+            DeviceHealthReport forged = report("gpu-0", HealthStatus.UNHEALTHY, T0.plusSeconds(1)).setNode("node-b")
+                    .setCollectorEpoch(EPOCH).setSequence(1).build();
+            fixture.sendRaw(new DeviceReportEnvelope(forged), T0.plusSeconds(1));
+            fixture.send(report("gpu-1", HealthStatus.HEALTHY, T0.plusSeconds(2)));
+
+            List<DeadLetter> letters = fixture.deadLetters.readValuesToList();
+            assertThat(letters).singleElement().satisfies(letter -> {
+                assertThat(letter.getSourceTopic()).isEqualTo(fixture.topics.deviceReports());
+                assertThat(letter.getReason()).contains("node-b").contains(NODE).contains("only publish for its own node");
+                assertThat(letter.getValue()).as("original bytes kept").isNotNull();
+            });
+            assertThat(rejected(fixture, "device-reports", "value-node")).isEqualTo(1.0);
+            assertThat(fixture.transitions.readValuesToList()).as("the forged report changed nothing; the next one is applied")
+                    .singleElement().satisfies(t -> assertThat(t.getDevice().getDevice()).isEqualTo("gpu-1"));
+        }
+    }
+
+    @Test
+    void shouldDeadLetterAllocationsAndInventoriesOfAnotherNode() {
+        try (TopologyFixture fixture = new TopologyFixture(o -> o)) {
+            fixture.allocations.pipeInput(NODE, NodeAllocations.newBuilder().setNode("node-b").setObservedAt(T0).build(), T0);
+            fixture.inventory.pipeInput(NODE, NodeDevices.newBuilder().setNode("").setObservedAt(T0).build(), T0);
+
+            assertThat(fixture.deadLetters.readValuesToList()).extracting(DeadLetter::getSourceTopic)
+                    .containsExactly(fixture.topics.nodeAllocations(), fixture.topics.deviceInventory());
+            assertThat(rejected(fixture, "node-allocations", "value-node")).isEqualTo(1.0);
+            assertThat(rejected(fixture, "device-inventory", "value-node")).isEqualTo(1.0);
+            assertThat(fixture.podStatus.isEmpty()).isTrue();
+            assertThat(fixture.driver.getKeyValueStore(DeviceHealthTopology.NODE_INVENTORY_STORE).get(NODE)).isNull();
+        }
+    }
+
+    @Test
+    void shouldRequireTheNodeHeaderOnlyWhenPrincipalsAreEnforced() {
+        try (TopologyFixture fixture = new TopologyFixture(o -> o.withEnforcePrincipals(true))) {
+            DeviceHealthReport.Builder report = report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(1)).setCollectorEpoch(EPOCH);
+            fixture.reports.pipeInput(new TestRecord<>(NODE, new DeviceReportEnvelope(report.setSequence(1).build()),
+                    new RecordHeaders(), T0.plusSeconds(1)));
+            fixture.reports.pipeInput(new TestRecord<>(NODE, new DeviceReportEnvelope(report.setSequence(2).build()),
+                    new RecordHeaders().add(new RecordHeader(NodeIdentityCheck.NODE_HEADER, "node-b".getBytes(StandardCharsets.UTF_8))),
+                    T0.plusSeconds(1)));
+            fixture.reports.pipeInput(new TestRecord<>(NODE, new DeviceReportEnvelope(report.setSequence(3).build()),
+                    new RecordHeaders().add(new RecordHeader(NodeIdentityCheck.NODE_HEADER, NODE.getBytes(StandardCharsets.UTF_8))),
+                    T0.plusSeconds(1)));
+
+            assertThat(fixture.deadLetters.readValuesToList()).extracting(DeadLetter::getReason)
+                    .satisfiesExactly(r -> assertThat(r).contains("without the devhealth.node header"),
+                            r -> assertThat(r).contains("devhealth.node='node-b'"));
+            assertThat(rejected(fixture, "device-reports", "header")).isEqualTo(2.0);
+            assertThat(fixture.transitions.readValuesToList()).as("only the record with the right header applied").hasSize(1);
+        }
+        try (TopologyFixture fixture = new TopologyFixture(o -> o)) {
+            fixture.send(report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(1)));
+            assertThat(fixture.deadLetters.isEmpty()).as("off by default: no header needed").isTrue();
+            assertThat(fixture.transitions.readValuesToList()).hasSize(1);
+        }
+    }
+}
