@@ -3,6 +3,7 @@ package io.devhealth.sink;
 import io.devhealth.schema.HealthMessages;
 import io.devhealth.schema.avro.ClaimDeviceStatus;
 import io.devhealth.schema.avro.ContainerDeviceStatus;
+import io.devhealth.schema.avro.DevicePluginResourceStatus;
 import io.devhealth.schema.avro.DeviceStatus;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.PodDeviceStatus;
@@ -42,10 +43,13 @@ public final class AllocatedResourcesStatusBuilder {
         Map<String, List<ResourceStatus>> result = new LinkedHashMap<>();
         for (ContainerDeviceStatus containerStatus : status.getContainers()) {
             Container container = containers.get(containerStatus.getName());
-            if (container == null || container.getResources() == null || container.getResources().getClaims() == null) {
+            if (container == null || container.getResources() == null) {
                 continue;
             }
             Map<String, ResourceStatus> entries = new java.util.TreeMap<>();
+            devicePluginEntries(container, containerStatus, entries);
+            List<ResourceClaim> containerClaims = container.getResources().getClaims() == null
+                    ? List.of() : container.getResources().getClaims();
             for (ClaimDeviceStatus claim : containerStatus.getClaims()) {
                 Optional<String> reference = ClaimReferenceResolver.podClaimReference(pod, claim.getClaimName());
                 if (reference.isEmpty()) {
@@ -54,7 +58,7 @@ public final class AllocatedResourcesStatusBuilder {
                     continue;
                 }
                 List<ResourceHealth> health = resources(claim.getDevices());
-                for (ResourceClaim containerClaim : container.getResources().getClaims()) {
+                for (ResourceClaim containerClaim : containerClaims) {
                     if (!reference.get().equals(containerClaim.getName())) {
                         continue;
                     }
@@ -70,6 +74,22 @@ public final class AllocatedResourcesStatusBuilder {
             }
         }
         return result;
+    }
+
+    /**
+     * Device-plugin resources (e.g. {@code nvidia.com/gpu}, health from NVML by GPU UUID): the entry is
+     * named after the resource, which validation requires to be one of the container's requests.
+     */
+    private static void devicePluginEntries(Container container, ContainerDeviceStatus status, Map<String, ResourceStatus> entries) {
+        Map<String, ?> requests = container.getResources().getRequests() == null ? Map.of() : container.getResources().getRequests();
+        Map<String, ?> limits = container.getResources().getLimits() == null ? Map.of() : container.getResources().getLimits();
+        for (DevicePluginResourceStatus resource : status.getDevicePluginResources()) {
+            String name = resource.getResourceName();
+            if (resource.getDevices().isEmpty() || !(requests.containsKey(name) || limits.containsKey(name))) {
+                continue;
+            }
+            entries.put(name, new ResourceStatusBuilder().withName(name).withResources(resources(resource.getDevices())).build());
+        }
     }
 
     private static List<ResourceHealth> resources(List<DeviceStatus> devices) {

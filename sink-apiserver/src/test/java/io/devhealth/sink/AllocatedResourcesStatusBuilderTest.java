@@ -79,4 +79,25 @@ class AllocatedResourcesStatusBuilderTest {
             assertThat(new String(bytes, StandardCharsets.UTF_8)).isEqualTo(r.getMessage());
         });
     }
+
+    @Test
+    void shouldWriteDevicePluginEntriesOnlyForResourcesTheContainerRequests() {
+        Pod gpuPod = new PodBuilder(pod).editSpec().editFirstContainer().editOrNewResources()
+                .addToLimits("nvidia.com/gpu", new io.fabric8.kubernetes.api.model.Quantity("1"))
+                .endResources().endContainer().endSpec().build();
+        var status = status("ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.UNHEALTHY, device("gpu-0", HealthStatus.HEALTHY, null));
+        status.getContainers().get(0).setDevicePluginResources(List.of(
+                new io.devhealth.schema.avro.DevicePluginResourceStatus("nvidia.com/gpu",
+                        List.of(io.devhealth.schema.avro.DeviceStatus.newBuilder(device("gpu-1", HealthStatus.UNHEALTHY, "XID 79")).setResourceId("GPU-1f2e").build())),
+                new io.devhealth.schema.avro.DevicePluginResourceStatus("rdma/hca",
+                        List.of(device("hca-0", HealthStatus.HEALTHY, null)))));
+
+        Map<String, List<ResourceStatus>> built = AllocatedResourcesStatusBuilder.build(gpuPod, status);
+
+        assertThat(built.get("main")).extracting(ResourceStatus::getName).containsExactly("claim:gpu/big", "nvidia.com/gpu");
+        assertThat(built.get("main").get(1).getResources()).singleElement().satisfies(r -> {
+            assertThat(r.getResourceID()).isEqualTo("GPU-1f2e");
+            assertThat(r.getHealth()).isEqualTo("Unhealthy");
+        });
+    }
 }
