@@ -77,7 +77,8 @@ class ProcessorKillIT {
     private final Topics topics = Topics.withDefaultPrefix();
     private final String registryName = "kill-" + UUID.randomUUID();
     private final String applicationId = "devhealth-kill-" + UUID.randomUUID().toString().substring(0, 8);
-    private final Random random = new Random(Long.getLong("devhealth.fault.seed", System.nanoTime()));
+    private final long seed = Long.getLong("devhealth.fault.seed", System.nanoTime());
+    private final Random random = new Random(seed);
     private final AtomicBoolean reading = new AtomicBoolean(true);
     private EmbeddedKafkaCluster kafka;
     private Process processor;
@@ -173,9 +174,9 @@ class ProcessorKillIT {
             missing += Math.max(0, device.getValue().size() - got.size());
             devicesWrong += device.getValue().equals(got) ? 0 : 1;
         }
-        System.out.printf("processor-kill kills=%d reports=%d expectedTransitions=%d receivedTransitions=%d duplicateIds=%d "
+        System.out.printf("processor-kill seed=%d kills=%d reports=%d expectedTransitions=%d receivedTransitions=%d duplicateIds=%d "
                         + "duplicateContents=%d missing=%d devices=%d devicesWithWrongSequence=%d killDelaysMs=%s startupToRunningMs=%s elapsedS=%d%n",
-                KILLS, load.sent(), expectedTotal, received.size(), duplicateIds, duplicateContents, missing, expected.size(), devicesWrong,
+                seed, KILLS, load.sent(), expectedTotal, received.size(), duplicateIds, duplicateContents, missing, expected.size(), devicesWrong,
                 killedAfterMs, startupMs, TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started));
 
         assertThat(duplicateIds).as("transitions with the same id").isZero();
