@@ -18,21 +18,23 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.statistics.Statistics;
+import java.util.Random;
+import java.util.SplittableRandom;
+import java.util.stream.LongStream;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.test.TestRecord;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The production topology fed random mixes of good reports and bad records on both input topics:
  * every bad record becomes exactly one dead letter (with its bytes, topic and a reason) and is
  * counted; the good records between them yield exactly the transitions an oracle predicts; the
  * topology never stops.
+ *
+ * <p>Seeded random property tests in plain JUnit: each run gets its own {@link Random} seed, shown
+ * in the test's display name; {@code -Ddevhealth.seed=N} replays that one run.
  */
 class TopologyBadInputPropertiesTest {
 
@@ -54,8 +56,10 @@ class TopologyBadInputPropertiesTest {
         }
     }
 
-    @Property(tries = 30)
-    void shouldDeadLetterEveryBadRecordAndProcessEveryGoodOne(@ForAll("inputs") List<Input> inputs) {
+    @ParameterizedTest(name = "seed={0}")
+    @MethodSource("seeds")
+    void shouldDeadLetterEveryBadRecordAndProcessEveryGoodOne(long seed) {
+        List<Input> inputs = inputs(new Random(seed));
         try (TopologyFixture fixture = new TopologyFixture(NO_SILENCE)) {
             TestInputTopic<String, byte[]> rawAllocations = fixture.driver.createInputTopic(fixture.topics.nodeAllocations(),
                     Serdes.String().serializer(), Serdes.ByteArray().serializer());
@@ -85,25 +89,24 @@ class TopologyBadInputPropertiesTest {
                         expectedTopics.add(fixture.topics.deviceReports());
                     }
                     expectedLetters.add(bytes);
-                    Statistics.label("bad kind").collect(bad.kind());
                 }
             }
 
             List<HealthTransition> transitions = fixture.transitions.readValuesToList();
             assertThat(transitions).extracting(t -> t.getDevice().getDevice() + ":" + t.getFrom() + "->" + t.getTo())
-                    .as("good records between bad ones are processed").isEqualTo(expectedTransitions);
+                    .as("seed %d: good records between bad ones are processed", seed).isEqualTo(expectedTransitions);
             List<DeadLetter> letters = fixture.deadLetters.readValuesToList();
-            assertThat(letters).as("one dead letter per bad record").hasSize(expectedLetters.size());
+            assertThat(letters).as("seed %d: one dead letter per bad record", seed).hasSize(expectedLetters.size());
             for (int i = 0; i < letters.size(); i++) {
                 DeadLetter letter = letters.get(i);
-                assertThat(letter.getReason()).isNotBlank();
-                assertThat(letter.getErrorClass()).isNotBlank();
-                assertThat(letter.getSourceTopic()).isEqualTo(expectedTopics.get(i));
-                assertThat(bytes(letter.getValue())).as("the original bytes are kept").isEqualTo(expectedLetters.get(i));
+                assertThat(letter.getReason()).as("seed %d: letter %d reason", seed, i).isNotBlank();
+                assertThat(letter.getErrorClass()).as("seed %d: letter %d error class", seed, i).isNotBlank();
+                assertThat(letter.getSourceTopic()).as("seed %d: letter %d source topic", seed, i).isEqualTo(expectedTopics.get(i));
+                assertThat(bytes(letter.getValue())).as("seed %d: the original bytes are kept", seed).isEqualTo(expectedLetters.get(i));
             }
             double counted = fixture.meters.find("devhealth.processor.dead.letters").counters().stream()
                     .mapToDouble(c -> c.count()).sum();
-            assertThat(counted).as("every dead letter counted").isEqualTo(expectedLetters.size());
+            assertThat(counted).as("seed %d: every dead letter counted", seed).isEqualTo(expectedLetters.size());
         }
     }
 
@@ -138,14 +141,30 @@ class TopologyBadInputPropertiesTest {
         return copy;
     }
 
-    @Provide
-    Arbitrary<List<Input>> inputs() {
-        Arbitrary<Input> good = Arbitraries.integers().between(0, 3)
-                .flatMap(device -> Arbitraries.of(HealthStatus.class).map(health -> (Input) new Good(device, health)));
-        Arbitrary<Input> bad = Arbitraries.of(BadKind.class)
-                .flatMap(kind -> Arbitraries.bytes().array(byte[].class).ofMinSize(1).ofMaxSize(512)
-                        .map(noise -> (Input) new Bad(kind, noise)));
-        return Arbitraries.frequencyOf(net.jqwik.api.Tuple.of(3, good), net.jqwik.api.Tuple.of(2, bad)).list().ofMinSize(30).ofMaxSize(80);
+    /** 30 seeds, new each run; {@code -Ddevhealth.seed=N} replays the one run of seed N. */
+    static LongStream seeds() {
+        String replay = System.getProperty("devhealth.seed");
+        if (replay != null && !replay.isBlank()) {
+            return LongStream.of(Long.parseLong(replay.trim()));
+        }
+        return new SplittableRandom().longs(30);
+    }
+
+    /** 30–80 inputs, good and bad 3 : 2; a bad one of any kind with 1–512 bytes of noise. */
+    private static List<Input> inputs(Random random) {
+        int size = random.nextInt(30, 81);
+        List<Input> inputs = new ArrayList<>(size);
+        for (int i = 0; i < size; i++) {
+            if (random.nextInt(5) < 3) {
+                inputs.add(new Good(random.nextInt(4), HealthStatus.values()[random.nextInt(HealthStatus.values().length)]));
+            } else {
+                BadKind kind = BadKind.values()[random.nextInt(BadKind.values().length)];
+                byte[] noise = new byte[random.nextInt(4) == 0 ? (random.nextBoolean() ? 1 : 512) : random.nextInt(1, 513)];
+                random.nextBytes(noise);
+                inputs.add(new Bad(kind, noise));
+            }
+        }
+        return inputs;
     }
 
     private static byte[] bytes(ByteBuffer buffer) {

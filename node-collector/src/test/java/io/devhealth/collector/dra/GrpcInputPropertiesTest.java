@@ -34,16 +34,14 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
+import java.util.SplittableRandom;
+import java.util.function.Function;
+import java.util.stream.LongStream;
 import java.util.stream.IntStream;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.Example;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.constraints.Size;
-import net.jqwik.api.statistics.Statistics;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Whatever a DRA driver or the kubelet sends over gRPC, the collector turns it into reports and
@@ -51,6 +49,9 @@ import net.jqwik.api.statistics.Statistics;
  * with messages of at most 1024 UTF-8 bytes of well-formed text, and never throws: random bytes
  * (rejected by protobuf before the collector sees them, as gRPC does), unknown fields, unknown enum
  * numbers, negative timeouts, invalid UTF-8, 10 MB messages, empty and 10,000-pod PodResources lists.
+ *
+ * <p>Seeded random property tests in plain JUnit: each try gets its own {@link Random} seed, shown
+ * in the test's display name; {@code -Ddevhealth.seed=N} replays that one try.
  */
 class GrpcInputPropertiesTest {
 
@@ -60,35 +61,38 @@ class GrpcInputPropertiesTest {
             new AvroSerializer<>(DeviceReportEnvelope.class, REGISTRY, false);
     private static final AvroSerializer<NodeAllocations> ALLOCATIONS = new AvroSerializer<>(NodeAllocations.class, REGISTRY, false);
 
-    @Property(tries = 2000)
-    void shouldRejectOrConvertAnyBytesAsAV1Response(@ForAll @Size(max = 2048) byte[] wire) {
+    @ParameterizedTest(name = "seed={0}")
+    @MethodSource("seeds2000")
+    void shouldRejectOrConvertAnyBytesAsAV1Response(long seed) {
+        byte[] wire = bytes(new Random(seed), 0, 2048);
         NodeWatchResourcesResponse response;
         try {
             response = NodeWatchResourcesResponse.parseFrom(wire);
         } catch (InvalidProtocolBufferException e) {
-            Statistics.label("protobuf").collect("rejected");
             return;
         }
-        Statistics.label("protobuf").collect("parsed");
         assertValid(convert(DraHealthStream.fromV1(response)));
     }
 
-    @Property(tries = 2000)
-    void shouldRejectOrConvertAnyBytesAsAV1alpha1Response(@ForAll @Size(max = 2048) byte[] wire) {
+    @ParameterizedTest(name = "seed={0}")
+    @MethodSource("seeds2000")
+    void shouldRejectOrConvertAnyBytesAsAV1alpha1Response(long seed) {
+        byte[] wire = bytes(new Random(seed), 0, 2048);
         io.devhealth.schema.proto.drahealth.v1alpha1.NodeWatchResourcesResponse response;
         try {
             response = io.devhealth.schema.proto.drahealth.v1alpha1.NodeWatchResourcesResponse.parseFrom(wire);
         } catch (InvalidProtocolBufferException e) {
-            Statistics.label("protobuf").collect("rejected");
             return;
         }
-        Statistics.label("protobuf").collect("parsed");
         assertValid(convert(DraHealthStream.fromV1alpha1(response)));
     }
 
-    @Property(tries = 1000)
-    void shouldConvertAnyWellFormedResponseWithUnknownFieldsAndEnumNumbers(@ForAll("responses") NodeWatchResourcesResponse sent,
-                                                                          @ForAll @Size(max = 64) byte[] unknownField) throws IOException {
+    @ParameterizedTest(name = "seed={0}")
+    @MethodSource("seeds1000")
+    void shouldConvertAnyWellFormedResponseWithUnknownFieldsAndEnumNumbers(long seed) throws IOException {
+        Random random = new Random(seed);
+        NodeWatchResourcesResponse sent = response(random);
+        byte[] unknownField = bytes(random, 0, 64);
         // A newer driver: a field this collector's protobuf does not know, appended to the message.
         byte[] wire = concat(sent.toByteArray(), unknownField(999, unknownField));
         NodeWatchResourcesResponse received = NodeWatchResourcesResponse.parseFrom(wire);
@@ -96,19 +100,20 @@ class GrpcInputPropertiesTest {
         for (int i = 0; i < devices.size(); i++) {
             int wireHealth = sent.getDevices(i).getHealthValue();
             HealthStatus expected = wireHealth == 1 ? HealthStatus.HEALTHY : wireHealth == 2 ? HealthStatus.UNHEALTHY : HealthStatus.UNKNOWN;
-            assertThat(devices.get(i).health()).as("wire health %s", wireHealth).isEqualTo(expected);
-            assertThat(devices.get(i).timeoutSeconds()).isNotNegative();
-            Statistics.label("health").collect(expected);
+            assertThat(devices.get(i).health()).as("seed %d: wire health %s", seed, wireHealth).isEqualTo(expected);
+            assertThat(devices.get(i).timeoutSeconds()).as("seed %d", seed).isNotNegative();
         }
         // The same bytes read by the other API version convert the same way.
         List<ObservedDevice> alpha = DraHealthStream.fromV1alpha1(
                 io.devhealth.schema.proto.drahealth.v1alpha1.NodeWatchResourcesResponse.parseFrom(wire));
-        assertThat(alpha).isEqualTo(devices);
+        assertThat(alpha).as("seed %d", seed).isEqualTo(devices);
         assertValid(convert(devices));
     }
 
-    @Property(tries = 300)
-    void shouldRejectAMessageThatIsNotUtf8(@ForAll @Size(min = 1, max = 64) byte[] text) throws IOException {
+    @ParameterizedTest(name = "seed={0}")
+    @MethodSource("seeds300")
+    void shouldRejectAMessageThatIsNotUtf8(long seed) throws IOException {
+        byte[] text = bytes(new Random(seed), 1, 64);
         byte[] invalid = concat(text, new byte[] {(byte) 0xC3, (byte) 0x28, (byte) 0xFF});
         ByteArrayOutputStream device = new ByteArrayOutputStream();
         CodedOutputStream out = CodedOutputStream.newInstance(device);
@@ -123,13 +128,12 @@ class GrpcInputPropertiesTest {
         try {
             NodeWatchResourcesResponse parsed = NodeWatchResourcesResponse.parseFrom(response.toByteArray());
             assertValid(convert(DraHealthStream.fromV1(parsed)));
-            Statistics.label("invalid UTF-8").collect("parsed");
-        } catch (InvalidProtocolBufferException e) {
-            Statistics.label("invalid UTF-8").collect("rejected");
+        } catch (InvalidProtocolBufferException expected) {
+            // Rejected by protobuf: the outcome the comment above expects.
         }
     }
 
-    @Example
+    @Test
     void shouldCutATenMegabyteMessageToTheApiLimit() throws IOException {
         String huge = "XID 79 ✗ ".repeat(10 * 1024 * 1024 / 11);
         NodeWatchResourcesResponse sent = NodeWatchResourcesResponse.newBuilder().addDevices(DeviceHealth.newBuilder()
@@ -148,37 +152,39 @@ class GrpcInputPropertiesTest {
         });
     }
 
-    @Property(tries = 2000)
-    void shouldRejectOrMapAnyBytesAsAPodResourcesList(@ForAll @Size(max = 2048) byte[] wire) {
+    @ParameterizedTest(name = "seed={0}")
+    @MethodSource("seeds2000")
+    void shouldRejectOrMapAnyBytesAsAPodResourcesList(long seed) {
+        byte[] wire = bytes(new Random(seed), 0, 2048);
         ListPodResourcesResponse response;
         try {
             response = ListPodResourcesResponse.parseFrom(wire);
         } catch (InvalidProtocolBufferException e) {
-            Statistics.label("protobuf").collect("rejected");
             return;
         }
-        Statistics.label("protobuf").collect("parsed");
         assertEncodable(AllocationsMapper.map("", "node-a", response, NOW));
     }
 
-    @Property(tries = 300)
-    void shouldMapAnyPodResourcesList(@ForAll("podLists") ListPodResourcesResponse response) throws IOException {
+    @ParameterizedTest(name = "seed={0}")
+    @MethodSource("seeds300")
+    void shouldMapAnyPodResourcesList(long seed) throws IOException {
+        ListPodResourcesResponse response = podList(new Random(seed));
         NodeAllocations snapshot = AllocationsMapper.map("prod", "node-a", ListPodResourcesResponse.parseFrom(response.toByteArray()), NOW);
         assertEncodable(snapshot);
         long withDevices = response.getPodResourcesList().stream()
                 .filter(p -> p.getContainersList().stream().anyMatch(c -> c.getDynamicResourcesCount() + c.getDevicesCount() > 0))
                 .count();
-        assertThat(snapshot.getPods()).hasSize((int) withDevices);
+        assertThat(snapshot.getPods()).as("seed %d", seed).hasSize((int) withDevices);
     }
 
-    @Example
+    @Test
     void shouldMapAnEmptyPodResourcesList() {
         NodeAllocations snapshot = AllocationsMapper.map("", "node-a", ListPodResourcesResponse.getDefaultInstance(), NOW);
         assertThat(snapshot.getPods()).isEmpty();
         assertEncodable(snapshot);
     }
 
-    @Example
+    @Test
     void shouldMapTenThousandPods() {
         ListPodResourcesResponse.Builder response = ListPodResourcesResponse.newBuilder();
         IntStream.range(0, 10_000).forEach(i -> response.addPodResources(PodResources.newBuilder()
@@ -244,46 +250,111 @@ class GrpcInputPropertiesTest {
         return ByteBuffer.allocate(a.length + b.length).put(a).put(b).array();
     }
 
-    private static Arbitrary<String> text(int maxCodePoints) {
-        return Arbitraries.integers().between(0, Character.MAX_CODE_POINT)
-                .filter(cp -> cp < Character.MIN_SURROGATE || cp > Character.MAX_SURROGATE)
-                .list().ofMaxSize(maxCodePoints)
-                .map(cps -> new String(cps.stream().mapToInt(Integer::intValue).toArray(), 0, cps.size()));
+    static LongStream seeds2000() {
+        return seeds(2000);
     }
 
-    @Provide
-    Arbitrary<NodeWatchResourcesResponse> responses() {
-        Arbitrary<DeviceHealth> device = Combinators.combine(text(20), text(20),
-                        Arbitraries.integers().between(-5, 5).injectDuplicates(0.1).edgeCases(e -> e.add(Integer.MAX_VALUE)),
-                        Arbitraries.longs(), text(1500))
-                .as((pool, name, health, timeout, message) -> DeviceHealth.newBuilder()
-                        .setDevice(DeviceIdentifier.newBuilder().setPoolName(pool).setDeviceName(name))
-                        .setHealthValue(health).setHealthCheckTimeoutSeconds(timeout).setMessage(message).build());
-        return device.list().ofMaxSize(16).map(devices -> NodeWatchResourcesResponse.newBuilder().addAllDevices(devices).build());
+    static LongStream seeds1000() {
+        return seeds(1000);
     }
 
-    @Provide
-    Arbitrary<ListPodResourcesResponse> podLists() {
-        Arbitrary<ClaimResource> claimResource = Combinators.combine(text(10), text(10), text(10), text(10).list().ofMaxSize(3),
-                        text(8).injectNull(0.5))
-                .as((driver, pool, name, cdis, share) -> {
-                    ClaimResource.Builder b = ClaimResource.newBuilder().setDriverName(driver).setPoolName(pool).setDeviceName(name);
-                    cdis.forEach(c -> b.addCdiDevices(CDIDevice.newBuilder().setName(c)));
-                    if (share != null) {
-                        b.setShareId(share);
-                    }
-                    return b.build();
-                });
-        Arbitrary<DynamicResource> dynamic = Combinators.combine(text(10), text(10), claimResource.list().ofMaxSize(3))
-                .as((claim, ns, resources) -> DynamicResource.newBuilder().setClaimName(claim).setClaimNamespace(ns)
-                        .addAllClaimResources(resources).build());
-        Arbitrary<ContainerDevices> plugin = Combinators.combine(text(10), text(10).list().ofMaxSize(3))
-                .as((resource, ids) -> ContainerDevices.newBuilder().setResourceName(resource).addAllDeviceIds(ids).build());
-        Arbitrary<ContainerResources> container = Combinators.combine(text(10), dynamic.list().ofMaxSize(2), plugin.list().ofMaxSize(2))
-                .as((name, dynamics, plugins) -> ContainerResources.newBuilder().setName(name).addAllDynamicResources(dynamics)
-                        .addAllDevices(plugins).build());
-        Arbitrary<PodResources> pod = Combinators.combine(text(10), text(10), container.list().ofMaxSize(3))
-                .as((ns, name, containers) -> PodResources.newBuilder().setNamespace(ns).setName(name).addAllContainers(containers).build());
-        return pod.list().ofMaxSize(20).map(pods -> ListPodResourcesResponse.newBuilder().addAllPodResources(pods).build());
+    static LongStream seeds300() {
+        return seeds(300);
+    }
+
+    /** {@code tries} seeds, new each run; {@code -Ddevhealth.seed=N} replays the one try of seed N. */
+    private static LongStream seeds(int tries) {
+        String replay = System.getProperty("devhealth.seed");
+        if (replay != null && !replay.isBlank()) {
+            return LongStream.of(Long.parseLong(replay.trim()));
+        }
+        return new SplittableRandom().longs(tries);
+    }
+
+    /** A length in [min, max], the edges drawn more often than their share. */
+    private static int size(Random random, int min, int max) {
+        return switch (random.nextInt(8)) {
+            case 0 -> min;
+            case 1 -> max;
+            default -> random.nextInt(min, max + 1);
+        };
+    }
+
+    private static byte[] bytes(Random random, int minLength, int maxLength) {
+        byte[] out = new byte[size(random, minLength, maxLength)];
+        random.nextBytes(out);
+        return out;
+    }
+
+    private static <T> List<T> list(Random random, int maxSize, Function<Random, T> element) {
+        int size = size(random, 0, maxSize);
+        List<T> out = new ArrayList<>(size);
+        for (int i = 0; i < size; i++) {
+            out.add(element.apply(random));
+        }
+        return out;
+    }
+
+    /**
+     * Well-formed Unicode (any plane): proto3 strings are UTF-8, lone surrogates are not strings on
+     * the wire. ASCII, the BMP and the whole range are drawn alike, so every plane shows up.
+     */
+    private static String text(Random random, int maxCodePoints) {
+        int length = size(random, 0, maxCodePoints);
+        StringBuilder out = new StringBuilder(length);
+        for (int i = 0; i < length; i++) {
+            int bound = switch (random.nextInt(3)) {
+                case 0 -> 0x80;
+                case 1 -> 0x10000;
+                default -> Character.MAX_CODE_POINT + 1;
+            };
+            int cp;
+            do {
+                cp = random.nextInt(bound);
+            } while (cp >= Character.MIN_SURROGATE && cp <= Character.MAX_SURROGATE);
+            out.appendCodePoint(cp);
+        }
+        return out.toString();
+    }
+
+    /** Any enum number: mostly around the known ones (-5..5), sometimes far off. */
+    private static int healthNumber(Random random) {
+        return random.nextInt(10) == 0 ? (random.nextBoolean() ? Integer.MAX_VALUE : random.nextInt()) : random.nextInt(-5, 6);
+    }
+
+    /** Any timeout, negative too, with the edges drawn more often. */
+    private static long timeout(Random random) {
+        return random.nextInt(4) == 0 ? new long[] {0L, -1L, 1L, Long.MIN_VALUE, Long.MAX_VALUE}[random.nextInt(5)] : random.nextLong();
+    }
+
+    private static NodeWatchResourcesResponse response(Random random) {
+        List<DeviceHealth> devices = list(random, 16, r -> DeviceHealth.newBuilder()
+                .setDevice(DeviceIdentifier.newBuilder().setPoolName(text(r, 20)).setDeviceName(text(r, 20)))
+                .setHealthValue(healthNumber(r)).setHealthCheckTimeoutSeconds(timeout(r)).setMessage(text(r, 1500)).build());
+        return NodeWatchResourcesResponse.newBuilder().addAllDevices(devices).build();
+    }
+
+    private static ClaimResource claimResource(Random random) {
+        ClaimResource.Builder b = ClaimResource.newBuilder().setDriverName(text(random, 10)).setPoolName(text(random, 10))
+                .setDeviceName(text(random, 10));
+        list(random, 3, r -> text(r, 10)).forEach(c -> b.addCdiDevices(CDIDevice.newBuilder().setName(c)));
+        if (random.nextBoolean()) {
+            b.setShareId(text(random, 8));
+        }
+        return b.build();
+    }
+
+    private static ContainerResources container(Random random) {
+        List<DynamicResource> dynamics = list(random, 2, r -> DynamicResource.newBuilder().setClaimName(text(r, 10))
+                .setClaimNamespace(text(r, 10)).addAllClaimResources(list(r, 3, GrpcInputPropertiesTest::claimResource)).build());
+        List<ContainerDevices> plugins = list(random, 2, r -> ContainerDevices.newBuilder().setResourceName(text(r, 10))
+                .addAllDeviceIds(list(r, 3, r2 -> text(r2, 10))).build());
+        return ContainerResources.newBuilder().setName(text(random, 10)).addAllDynamicResources(dynamics).addAllDevices(plugins).build();
+    }
+
+    private static ListPodResourcesResponse podList(Random random) {
+        List<PodResources> pods = list(random, 20, r -> PodResources.newBuilder().setNamespace(text(r, 10)).setName(text(r, 10))
+                .addAllContainers(list(r, 3, GrpcInputPropertiesTest::container)).build());
+        return ListPodResourcesResponse.newBuilder().addAllPodResources(pods).build();
     }
 }

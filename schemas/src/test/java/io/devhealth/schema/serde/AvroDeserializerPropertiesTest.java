@@ -15,23 +15,22 @@ import java.nio.ByteBuffer;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.constraints.IntRange;
-import net.jqwik.api.constraints.Size;
-import net.jqwik.api.statistics.Statistics;
+import java.util.Random;
+import java.util.SplittableRandom;
+import java.util.stream.LongStream;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.serialization.Deserializer;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Bad bytes on any topic (DESIGN §4.7): whatever a consumer is handed, the Confluent-framed Avro
  * deserializer either returns a record or throws {@link SerializationException}, the one exception
  * the dead-letter handlers route, never anything else (no AvroRuntimeException, no
  * ArrayIndexOutOfBounds, no OutOfMemoryError from a forged length).
+ *
+ * <p>Seeded random property tests in plain JUnit: each try gets its own {@link Random} seed, shown
+ * in the test's display name; {@code -Ddevhealth.seed=N} replays that one try.
  */
 class AvroDeserializerPropertiesTest {
 
@@ -52,71 +51,96 @@ class AvroDeserializerPropertiesTest {
         registry.register("devhealth.health-transitions-value", HealthTransition.getClassSchema());
     }
 
-    @Property(tries = 2000)
-    void shouldDecodeOrRejectAnyBytes(@ForAll @Size(max = 4096) byte[] data) {
+    @ParameterizedTest(name = "seed={0}")
+    @MethodSource("seeds2000")
+    void shouldDecodeOrRejectAnyBytes(long seed) {
+        byte[] data = bytes(new Random(seed), 0, 4096);
         for (Deserializer<?> deserializer : deserializers) {
-            Statistics.label("outcome").collect(outcome(deserializer, data));
+            outcome(deserializer, data);
         }
     }
 
-    @Property(tries = 2000)
-    void shouldDecodeOrRejectAValidHeaderFollowedByGarbage(@ForAll @IntRange(min = 1, max = 3) int id,
-                                                           @ForAll @Size(max = 4096) byte[] body) {
-        byte[] data = concat(ConfluentWireFormat.header(id), body);
+    @ParameterizedTest(name = "seed={0}")
+    @MethodSource("seeds2000")
+    void shouldDecodeOrRejectAValidHeaderFollowedByGarbage(long seed) {
+        Random random = new Random(seed);
+        int id = random.nextInt(1, 4);
+        byte[] data = concat(ConfluentWireFormat.header(id), bytes(random, 0, 4096));
         for (Deserializer<?> deserializer : deserializers) {
-            Statistics.label("outcome").collect(outcome(deserializer, data));
+            outcome(deserializer, data);
         }
     }
 
-    @Property(tries = 1000)
-    void shouldRejectEveryTruncatedRecord(@ForAll("reports") DeviceReportEnvelope record, @ForAll("fractions") double cut) {
+    @ParameterizedTest(name = "seed={0}")
+    @MethodSource("seeds1000")
+    void shouldRejectEveryTruncatedRecord(long seed) {
+        Random random = new Random(seed);
+        DeviceReportEnvelope record = report(random);
+        double cut = fraction(random);
         byte[] full = serializer.serialize(TOPIC, record);
         int length = (int) Math.floor(cut * full.length);
         byte[] truncated = Arrays.copyOf(full, Math.min(length, full.length - 1));
-        assertThatThrownBy(() -> deserializers.get(0).deserialize(TOPIC, truncated)).isInstanceOf(SerializationException.class);
+        assertThatThrownBy(() -> deserializers.get(0).deserialize(TOPIC, truncated))
+                .as("seed %d", seed).isInstanceOf(SerializationException.class);
     }
 
-    @Property(tries = 1000)
-    void shouldRejectTrailingBytes(@ForAll("reports") DeviceReportEnvelope record, @ForAll @Size(min = 1, max = 64) byte[] trailer) {
-        byte[] data = concat(serializer.serialize(TOPIC, record), trailer);
-        assertThatThrownBy(() -> deserializers.get(0).deserialize(TOPIC, data)).isInstanceOf(SerializationException.class);
+    @ParameterizedTest(name = "seed={0}")
+    @MethodSource("seeds1000")
+    void shouldRejectTrailingBytes(long seed) {
+        Random random = new Random(seed);
+        byte[] data = concat(serializer.serialize(TOPIC, report(random)), bytes(random, 1, 64));
+        assertThatThrownBy(() -> deserializers.get(0).deserialize(TOPIC, data))
+                .as("seed %d", seed).isInstanceOf(SerializationException.class);
     }
 
-    @Property(tries = 2000)
-    void shouldDecodeOrRejectACorruptedRecord(@ForAll("reports") DeviceReportEnvelope record,
-                                              @ForAll @Size(min = 1, max = 8) List<@IntRange(min = 0, max = 1 << 20) Integer> positions,
-                                              @ForAll byte replacement) {
-        byte[] data = serializer.serialize(TOPIC, record);
-        for (int position : positions) {
+    @ParameterizedTest(name = "seed={0}")
+    @MethodSource("seeds2000")
+    void shouldDecodeOrRejectACorruptedRecord(long seed) {
+        Random random = new Random(seed);
+        byte[] data = serializer.serialize(TOPIC, report(random));
+        int corruptions = random.nextInt(1, 9);
+        byte replacement = (byte) random.nextInt();
+        for (int i = 0; i < corruptions; i++) {
+            int position = random.nextInt(0, (1 << 20) + 1);
             // Keep the header: corrupting it is covered above; here the body decoder is fuzzed.
             int at = ConfluentWireFormat.HEADER_LENGTH + position % (data.length - ConfluentWireFormat.HEADER_LENGTH);
             data[at] ^= (byte) (replacement == 0 ? 0x5a : replacement);
         }
         for (Deserializer<?> deserializer : deserializers) {
-            Statistics.label("outcome").collect(outcome(deserializer, data));
+            outcome(deserializer, data);
         }
     }
 
-    @Property(tries = 500)
-    void shouldRejectAnUnknownSchemaId(@ForAll("reports") DeviceReportEnvelope record, @ForAll int id) {
-        byte[] data = serializer.serialize(TOPIC, record);
+    @ParameterizedTest(name = "seed={0}")
+    @MethodSource("seeds500")
+    void shouldRejectAnUnknownSchemaId(long seed) {
+        Random random = new Random(seed);
+        byte[] data = serializer.serialize(TOPIC, report(random));
+        int id = anyInt(random);
         int unknown = id >= 1 && id <= 3 ? -id : id;
         ByteBuffer.wrap(data).putInt(1, unknown);
         assertThatThrownBy(() -> deserializers.get(0).deserialize(TOPIC, data))
+                .as("seed %d", seed)
                 .isInstanceOf(SerializationException.class)
                 .hasMessageContaining("Unknown schema id " + unknown);
     }
 
-    @Property(tries = 500)
-    void shouldRejectAWrongMagicByte(@ForAll("reports") DeviceReportEnvelope record, @ForAll byte magic) {
-        byte[] data = serializer.serialize(TOPIC, record);
+    @ParameterizedTest(name = "seed={0}")
+    @MethodSource("seeds500")
+    void shouldRejectAWrongMagicByte(long seed) {
+        Random random = new Random(seed);
+        byte[] data = serializer.serialize(TOPIC, report(random));
+        byte magic = (byte) random.nextInt();
         data[0] = magic == 0 ? 1 : magic;
-        assertThatThrownBy(() -> deserializers.get(0).deserialize(TOPIC, data)).isInstanceOf(SerializationException.class);
+        assertThatThrownBy(() -> deserializers.get(0).deserialize(TOPIC, data))
+                .as("seed %d", seed).isInstanceOf(SerializationException.class);
     }
 
-    @Property(tries = 500)
-    void shouldRoundTripAnyValidRecord(@ForAll("reports") DeviceReportEnvelope record) {
-        assertThat(deserializers.get(0).deserialize(TOPIC, serializer.serialize(TOPIC, record))).isEqualTo(record);
+    @ParameterizedTest(name = "seed={0}")
+    @MethodSource("seeds500")
+    void shouldRoundTripAnyValidRecord(long seed) {
+        DeviceReportEnvelope record = report(new Random(seed));
+        assertThat(deserializers.get(0).deserialize(TOPIC, serializer.serialize(TOPIC, record))).as("seed %d", seed).isEqualTo(record);
     }
 
     /** "decoded" or "rejected"; any other exception fails the property. */
@@ -129,27 +153,90 @@ class AvroDeserializerPropertiesTest {
         }
     }
 
-    @Provide
-    Arbitrary<Double> fractions() {
-        return Arbitraries.doubles().between(0.0, 1.0);
+    static LongStream seeds2000() {
+        return seeds(2000);
     }
 
-    @Provide
-    Arbitrary<DeviceReportEnvelope> reports() {
-        Arbitrary<String> names = Arbitraries.strings().ofMinLength(0).ofMaxLength(40);
-        // Well-formed Unicode (any plane): what protobuf and Avro carry; lone surrogates are not strings on the wire.
-        Arbitrary<String> messages = Arbitraries.integers().between(0, Character.MAX_CODE_POINT)
-                .filter(cp -> cp < Character.MIN_SURROGATE || cp > Character.MAX_SURROGATE)
-                .list().ofMaxSize(600)
-                .map(cps -> new String(cps.stream().mapToInt(Integer::intValue).toArray(), 0, cps.size()))
-                .injectNull(0.2);
-        return Combinators.combine(names, names, messages, Arbitraries.of(HealthStatus.class), Arbitraries.of(ReportKind.class),
-                Arbitraries.longs().between(1, 4_102_444_800_000L), Arbitraries.longs().greaterOrEqual(0))
-                .as((node, device, message, health, kind, observedAt, sequence) -> new DeviceReportEnvelope(
-                        DeviceHealthReport.newBuilder().setNode(node).setSource(SourceKind.DRA).setSourceName("gpu.example.com")
-                                .setDevice(DeviceRef.newBuilder().setDriver("gpu.example.com").setPool(node).setDevice(device).build())
-                                .setHealth(health).setKind(kind).setMessage(message).setObservedAt(Instant.ofEpochMilli(observedAt))
-                                .setCollectorEpoch(1L).setSequence(sequence).build()));
+    static LongStream seeds1000() {
+        return seeds(1000);
+    }
+
+    static LongStream seeds500() {
+        return seeds(500);
+    }
+
+    /** {@code tries} seeds, new each run; {@code -Ddevhealth.seed=N} replays the one try of seed N. */
+    private static LongStream seeds(int tries) {
+        String replay = System.getProperty("devhealth.seed");
+        if (replay != null && !replay.isBlank()) {
+            return LongStream.of(Long.parseLong(replay.trim()));
+        }
+        return new SplittableRandom().longs(tries);
+    }
+
+    /** Random bytes, with the edge lengths (min, max) drawn more often than their share. */
+    private static byte[] bytes(Random random, int minLength, int maxLength) {
+        int length = switch (random.nextInt(8)) {
+            case 0 -> minLength;
+            case 1 -> maxLength;
+            default -> random.nextInt(minLength, maxLength + 1);
+        };
+        byte[] out = new byte[length];
+        random.nextBytes(out);
+        return out;
+    }
+
+    /** Any int, with the edges (0, ±1, MIN, MAX, the registered ids) drawn more often. */
+    private static int anyInt(Random random) {
+        return random.nextInt(4) == 0
+                ? new int[] {0, 1, 2, 3, -1, Integer.MIN_VALUE, Integer.MAX_VALUE}[random.nextInt(7)]
+                : random.nextInt();
+    }
+
+    /** A fraction in [0, 1], 0 and 1 included. */
+    private static double fraction(Random random) {
+        return switch (random.nextInt(10)) {
+            case 0 -> 0.0;
+            case 1 -> 1.0;
+            default -> random.nextDouble();
+        };
+    }
+
+    /**
+     * Well-formed Unicode (any plane): what protobuf and Avro carry; lone surrogates are not strings
+     * on the wire. ASCII, the BMP and the whole range are drawn alike, so every plane shows up.
+     */
+    private static String text(Random random, int maxCodePoints) {
+        int length = random.nextInt(6) == 0 ? (random.nextBoolean() ? 0 : maxCodePoints) : random.nextInt(maxCodePoints + 1);
+        StringBuilder out = new StringBuilder(length);
+        for (int i = 0; i < length; i++) {
+            int bound = switch (random.nextInt(3)) {
+                case 0 -> 0x80;
+                case 1 -> 0x10000;
+                default -> Character.MAX_CODE_POINT + 1;
+            };
+            int cp;
+            do {
+                cp = random.nextInt(bound);
+            } while (cp >= Character.MIN_SURROGATE && cp <= Character.MAX_SURROGATE);
+            out.appendCodePoint(cp);
+        }
+        return out.toString();
+    }
+
+    private static DeviceReportEnvelope report(Random random) {
+        String node = text(random, 40);
+        String device = text(random, 40);
+        String message = random.nextInt(5) == 0 ? null : text(random, 600);
+        HealthStatus health = HealthStatus.values()[random.nextInt(HealthStatus.values().length)];
+        ReportKind kind = ReportKind.values()[random.nextInt(ReportKind.values().length)];
+        long observedAt = random.nextLong(1, 4_102_444_800_001L);
+        long sequence = random.nextInt(4) == 0 ? new long[] {0L, 1L, Long.MAX_VALUE}[random.nextInt(3)] : random.nextLong(0, Long.MAX_VALUE);
+        return new DeviceReportEnvelope(
+                DeviceHealthReport.newBuilder().setNode(node).setSource(SourceKind.DRA).setSourceName("gpu.example.com")
+                        .setDevice(DeviceRef.newBuilder().setDriver("gpu.example.com").setPool(node).setDevice(device).build())
+                        .setHealth(health).setKind(kind).setMessage(message).setObservedAt(Instant.ofEpochMilli(observedAt))
+                        .setCollectorEpoch(1L).setSequence(sequence).build());
     }
 
     private static byte[] concat(byte[] a, byte[] b) {
