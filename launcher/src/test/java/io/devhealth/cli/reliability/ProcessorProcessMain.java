@@ -1,0 +1,55 @@
+package io.devhealth.cli.reliability;
+
+import io.devhealth.processor.ProcessorConfig;
+import io.devhealth.processor.StreamProcessorApp;
+import io.devhealth.schema.Topics;
+import io.devhealth.schema.config.ServiceConfig;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.kafka.streams.KafkaStreams;
+
+/**
+ * The stream-processor in its own JVM, for {@link ProcessorKillIT}: exactly the production
+ * {@link StreamProcessorApp}, with the shared schema ids registered first. Prints
+ * {@code devhealth-processor-state RUNNING} when Kafka Streams runs; runs until killed.
+ *
+ * <p>Arguments: bootstrap servers, registry name, state directory, application id.
+ */
+public final class ProcessorProcessMain {
+
+    static final String RUNNING_LINE = "devhealth-processor-state RUNNING";
+    /** Long enough that no device goes silent during the test: the oracle has no expiries. */
+    static final String TIMEOUT_SECONDS = "86400";
+
+    private ProcessorProcessMain() {}
+
+    public static void main(String[] args) throws Exception {
+        String bootstrap = args[0];
+        String registryName = args[1];
+        SharedSchemaIds.registerAll(registryName, Topics.withDefaultPrefix());
+        Map<String, String> settings = new HashMap<>();
+        settings.put(ProcessorConfig.BOOTSTRAP_SERVERS, bootstrap);
+        settings.put(ProcessorConfig.SCHEMA_REGISTRY_URL, "mem://" + registryName);
+        settings.put(ProcessorConfig.STATE_DIR, args[2]);
+        settings.put(ProcessorConfig.APPLICATION_ID, args[3]);
+        settings.put(ProcessorConfig.TIMEOUT_DEFAULT, TIMEOUT_SECONDS);
+        settings.put(ProcessorConfig.ROCKSDB_MEMORY, Long.toString(32L << 20));
+        settings.put(ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1");
+        settings.put(ProcessorConfig.QUERY_PORT, "0");
+        settings.put(ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1");
+        // Static membership, as a StatefulSet pod should run: the restarted instance takes over its
+        // partitions at once instead of waiting for the killed member's session to time out.
+        settings.put(ServiceConfig.KAFKA_PREFIX + "group.instance.id", args[3] + "-0");
+        settings.put(ServiceConfig.KAFKA_PREFIX + "session.timeout.ms", "10000");
+        StreamProcessorApp app = new StreamProcessorApp(new ProcessorConfig(settings));
+        app.streams().setStateListener((next, previous) -> {
+            if (next == KafkaStreams.State.RUNNING) {
+                System.out.println(RUNNING_LINE);
+                System.out.flush();
+            }
+        });
+        Runtime.getRuntime().addShutdownHook(new Thread(app::close, "processor-shutdown"));
+        app.start();
+        Thread.currentThread().join();
+    }
+}
