@@ -71,7 +71,11 @@ public final class KafkaReportPublisher implements ReportPublisher {
         props.putIfAbsent(ProducerConfig.BUFFER_MEMORY_CONFIG, 4L * 1024 * 1024);
         props.put(ProducerConfig.ACKS_CONFIG, "all");
         props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-        props.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5);
+        // One request in flight: order per node is the point, and a collector sends a few records a
+        // second. With several in flight, a first batch refused as NOT_LEADER on a partition whose leader
+        // was just elected let later batches be accepted first; the broker then refused the first one as
+        // OUT_OF_ORDER_SEQUENCE forever (seen with Kafka 4.4 on freshly created topics).
+        props.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1);
         // Never give up on a record inside the producer: a failed batch could let later ones overtake it.
         props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Integer.MAX_VALUE);
         props.put(ProducerConfig.RETRIES_CONFIG, Integer.MAX_VALUE);
