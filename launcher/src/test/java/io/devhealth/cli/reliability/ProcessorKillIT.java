@@ -87,7 +87,8 @@ class ProcessorKillIT {
     @BeforeEach
     void startBroker() {
         kafka = EmbeddedKafkaCluster.start();
-        kafka.createTopics(3, topics.deviceReports(), topics.nodeAllocations(), topics.healthTransitions(), topics.deadLetters());
+        kafka.createTopics(3, topics.deviceReports(), topics.nodeAllocations(), topics.deviceInventory(), topics.healthTransitions(),
+                topics.deadLetters(), topics.fleetStats());
         kafka.createCompactedTopics(3, topics.podDeviceStatus());
         SharedSchemaIds.registerAll(registryName, topics);
     }
