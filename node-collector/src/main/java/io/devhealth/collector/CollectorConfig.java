@@ -2,7 +2,6 @@ package io.devhealth.collector;
 
 import io.devhealth.collector.dra.HealthApiVersion;
 import io.devhealth.collector.nvml.NvmlConfig;
-import io.devhealth.schema.Topics;
 import io.devhealth.schema.config.ServiceConfig;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -20,9 +19,6 @@ public final class CollectorConfig extends ServiceConfig {
 
     public static final String NODE_NAME = "node.name";
     public static final String CLUSTER_NAME = "cluster.name";
-    public static final String BOOTSTRAP_SERVERS = "kafka.bootstrap.servers";
-    public static final String SCHEMA_REGISTRY_URL = "schema.registry.url";
-    public static final String TOPIC_PREFIX = "topic.prefix";
     public static final String DRA_DRIVERS = "dra.drivers";
     public static final String DRA_DEFAULT_TIMEOUT = "dra.default.timeout.seconds";
     public static final String POD_RESOURCES_SOCKET = "podresources.socket";
@@ -45,15 +41,10 @@ public final class CollectorConfig extends ServiceConfig {
     public static final String HTTP_PORT = "http.port";
 
     /** Every collector option, the NVML source's ({@link NvmlConfig}) included. */
-    public static final ConfigDef DEFINITION = NvmlConfig.define(new ConfigDef()
+    public static final ConfigDef DEFINITION = NvmlConfig.define(pipelineOptions()
             .define(NODE_NAME, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new ConfigDef.NonEmptyString(), Importance.HIGH,
                     "Name of the Kubernetes node this collector runs on (the downward API's spec.nodeName). Key of every record it writes.")
             .define(CLUSTER_NAME, Type.STRING, "", Importance.MEDIUM, "Cluster name stamped on every record, for fleets of several clusters.")
-            .define(BOOTSTRAP_SERVERS, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new ConfigDef.NonEmptyString(), Importance.HIGH,
-                    "Kafka bootstrap servers.")
-            .define(SCHEMA_REGISTRY_URL, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new ConfigDef.NonEmptyString(), Importance.HIGH,
-                    "Confluent-compatible schema registry URL (e.g. http://apicurio:8080/apis/ccompat/v7); mem://<name> for the embedded demo.")
-            .define(TOPIC_PREFIX, Type.STRING, Topics.DEFAULT_PREFIX, Importance.MEDIUM, "Prefix of every topic name.")
             .define(DRA_DRIVERS, Type.LIST, "", Importance.HIGH,
                     "Statically configured DRA drivers as <driver>=<service socket path>[@v1|@v1alpha1], comma separated "
                             + "(default API v1alpha1, the one released kubelets speak). A discovered registration of the same "
@@ -128,17 +119,8 @@ public final class CollectorConfig extends ServiceConfig {
         return getString(CLUSTER_NAME);
     }
 
-    public String bootstrapServers() {
-        return getString(BOOTSTRAP_SERVERS);
-    }
 
-    public String schemaRegistryUrl() {
-        return getString(SCHEMA_REGISTRY_URL);
-    }
 
-    public Topics topics() {
-        return new Topics(getString(TOPIC_PREFIX));
-    }
 
     public List<DriverEndpoint> driverEndpoints() {
         List<DriverEndpoint> endpoints = new ArrayList<>();

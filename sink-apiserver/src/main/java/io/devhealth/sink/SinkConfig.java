@@ -1,6 +1,5 @@
 package io.devhealth.sink;
 
-import io.devhealth.schema.Topics;
 import io.devhealth.schema.config.ServiceConfig;
 import java.time.Duration;
 import java.util.Locale;
@@ -12,9 +11,6 @@ import org.apache.kafka.common.config.ConfigDef.Type;
 /** Typed configuration of the sink-apiserver; every option is also an environment variable ({@link ServiceConfig#envName}). */
 public final class SinkConfig extends ServiceConfig {
 
-    public static final String BOOTSTRAP_SERVERS = "kafka.bootstrap.servers";
-    public static final String SCHEMA_REGISTRY_URL = "schema.registry.url";
-    public static final String TOPIC_PREFIX = "topic.prefix";
     public static final String GROUP_ID = "group.id";
     public static final String MODE = "mode";
     public static final String KUBERNETES_MASTER = "kubernetes.master";
@@ -51,12 +47,7 @@ public final class SinkConfig extends ServiceConfig {
         }
     }
 
-    public static final ConfigDef DEFINITION = new ConfigDef()
-            .define(BOOTSTRAP_SERVERS, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new ConfigDef.NonEmptyString(), Importance.HIGH,
-                    "Kafka bootstrap servers.")
-            .define(SCHEMA_REGISTRY_URL, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new ConfigDef.NonEmptyString(), Importance.HIGH,
-                    "Confluent-compatible schema registry URL; mem://<name> for the embedded demo.")
-            .define(TOPIC_PREFIX, Type.STRING, Topics.DEFAULT_PREFIX, Importance.MEDIUM, "Prefix of every topic name.")
+    public static final ConfigDef DEFINITION = pipelineOptions()
             .define(GROUP_ID, Type.STRING, "devhealth-sink", new ConfigDef.NonEmptyString(), Importance.MEDIUM,
                     "Consumer group of the sink.")
             .define(MODE, Type.STRING, "terminated", ConfigDef.ValidString.in("terminated", "all", "conditions-only"), Importance.HIGH,
@@ -113,17 +104,8 @@ public final class SinkConfig extends ServiceConfig {
         return new SinkConfig(resolve(DEFINITION, env, overrides));
     }
 
-    public String bootstrapServers() {
-        return getString(BOOTSTRAP_SERVERS);
-    }
 
-    public String schemaRegistryUrl() {
-        return getString(SCHEMA_REGISTRY_URL);
-    }
 
-    public Topics topics() {
-        return new Topics(getString(TOPIC_PREFIX));
-    }
 
     public String groupId() {
         return getString(GROUP_ID);

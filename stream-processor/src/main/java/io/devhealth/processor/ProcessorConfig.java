@@ -1,7 +1,6 @@
 package io.devhealth.processor;
 
 import io.devhealth.processor.query.QuerySecurityConfig;
-import io.devhealth.schema.Topics;
 import io.devhealth.schema.config.ServiceConfig;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
@@ -14,9 +13,6 @@ import org.apache.kafka.common.config.ConfigDef.Type;
 /** Typed configuration of the stream-processor; every option is also an environment variable ({@link ServiceConfig#envName}). */
 public final class ProcessorConfig extends ServiceConfig {
 
-    public static final String BOOTSTRAP_SERVERS = "kafka.bootstrap.servers";
-    public static final String SCHEMA_REGISTRY_URL = "schema.registry.url";
-    public static final String TOPIC_PREFIX = "topic.prefix";
     public static final String APPLICATION_ID = "application.id";
     public static final String STATE_DIR = "state.dir";
     public static final String PROCESSING_GUARANTEE = "processing.guarantee";
@@ -41,12 +37,7 @@ public final class ProcessorConfig extends ServiceConfig {
     public static final int DEFAULT_QUERY_PORT = 8080;
 
     /** Every processor option, the query API's security ({@link QuerySecurityConfig}) included. */
-    public static final ConfigDef DEFINITION = QuerySecurityConfig.define(new ConfigDef())
-            .define(BOOTSTRAP_SERVERS, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new ConfigDef.NonEmptyString(), Importance.HIGH,
-                    "Kafka bootstrap servers.")
-            .define(SCHEMA_REGISTRY_URL, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new ConfigDef.NonEmptyString(), Importance.HIGH,
-                    "Confluent-compatible schema registry URL; mem://<name> for the embedded demo.")
-            .define(TOPIC_PREFIX, Type.STRING, Topics.DEFAULT_PREFIX, Importance.MEDIUM, "Prefix of every topic name.")
+    public static final ConfigDef DEFINITION = QuerySecurityConfig.define(pipelineOptions())
             .define(APPLICATION_ID, Type.STRING, "devhealth-processor", new ConfigDef.NonEmptyString(), Importance.HIGH,
                     "Kafka Streams application.id: consumer group, and prefix of internal topics and state directories.")
             .define(STATE_DIR, Type.STRING, "/var/lib/devhealth/state", Importance.HIGH,
@@ -111,17 +102,8 @@ public final class ProcessorConfig extends ServiceConfig {
         return new ProcessorConfig(resolve(DEFINITION, env, overrides));
     }
 
-    public String bootstrapServers() {
-        return getString(BOOTSTRAP_SERVERS);
-    }
 
-    public String schemaRegistryUrl() {
-        return getString(SCHEMA_REGISTRY_URL);
-    }
 
-    public Topics topics() {
-        return new Topics(getString(TOPIC_PREFIX));
-    }
 
     public String applicationId() {
         return getString(APPLICATION_ID);

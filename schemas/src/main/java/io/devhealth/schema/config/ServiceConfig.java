@@ -3,6 +3,7 @@ package io.devhealth.schema.config;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
+import io.devhealth.schema.Topics;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
 
@@ -18,12 +19,41 @@ import org.apache.kafka.common.config.ConfigDef;
 public abstract class ServiceConfig extends AbstractConfig {
 
     public static final String ENV_PREFIX = "DEVHEALTH_";
+    /** Where Kafka is; every service has it. */
+    public static final String BOOTSTRAP_SERVERS = "kafka.bootstrap.servers";
+    /** The Confluent-compatible schema registry; every service has it. */
+    public static final String SCHEMA_REGISTRY_URL = "schema.registry.url";
+    /** The prefix of every topic name; every service has it. */
+    public static final String TOPIC_PREFIX = "topic.prefix";
     /** Client properties under this prefix are handed to the Kafka clients unchanged (prefix removed). */
     public static final String KAFKA_PREFIX = "kafka.";
 
     protected ServiceConfig(ConfigDef definition, Map<?, ?> originals) {
         // doLog=false: AbstractConfig would log every value, including credentials.
         super(definition, originals, false);
+    }
+
+    /** The options every service shares: Kafka, the schema registry and the topic prefix. */
+    protected static ConfigDef pipelineOptions() {
+        return new ConfigDef()
+                .define(BOOTSTRAP_SERVERS, ConfigDef.Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new ConfigDef.NonEmptyString(),
+                        ConfigDef.Importance.HIGH, "Kafka bootstrap servers.")
+                .define(SCHEMA_REGISTRY_URL, ConfigDef.Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new ConfigDef.NonEmptyString(),
+                        ConfigDef.Importance.HIGH, "Confluent-compatible schema registry URL (e.g. http://apicurio:8080/apis/ccompat/v7); "
+                                + "mem://<name> for the embedded demo.")
+                .define(TOPIC_PREFIX, ConfigDef.Type.STRING, Topics.DEFAULT_PREFIX, ConfigDef.Importance.MEDIUM, "Prefix of every topic name.");
+    }
+
+    public String bootstrapServers() {
+        return getString(BOOTSTRAP_SERVERS);
+    }
+
+    public String schemaRegistryUrl() {
+        return getString(SCHEMA_REGISTRY_URL);
+    }
+
+    public Topics topics() {
+        return new Topics(getString(TOPIC_PREFIX));
     }
 
     /** The environment variable that sets {@code key}. */
