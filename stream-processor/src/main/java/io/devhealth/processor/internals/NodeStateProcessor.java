@@ -10,12 +10,17 @@ import io.devhealth.schema.avro.PodAllocation;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.micrometer.core.instrument.Counter;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.TreeMap;
 import java.util.Objects;
 import java.util.function.Predicate;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.WindowStore;
 
@@ -25,16 +30,21 @@ import org.apache.kafka.streams.state.WindowStore;
  */
 abstract class NodeStateProcessor<V> implements Processor<String, V, String, Object> {
 
+    /** Nodes whose allocations and inventory stay decoded per task (a few KiB each). */
+    private static final int DECODED_NODES = 4_096;
+
     protected final TopologyOptions options;
     protected ProcessorContext<String, Object> context;
     protected KeyValueStore<String, DeviceState> deviceState;
-    protected KeyValueStore<String, NodeState> nodeState;
-    protected KeyValueStore<String, NodeAllocations> allocations;
-    protected KeyValueStore<String, NodeDevices> inventory;
+    private KeyValueStore<String, NodeState> nodeState;
+    protected NodeValueCache<NodeAllocations> allocations;
+    protected NodeValueCache<NodeDevices> inventory;
     protected KeyValueStore<String, PodDeviceStatus> podStatus;
     protected WindowStore<String, PodDeviceStatus> podHistory;
     protected WindowStore<String, HealthTransition> deviceHistory;
-    private Counter duplicates;
+    /** Every node of this task's partitions, decoded: read on every record, and all of them by the expiry punctuator. */
+    private final NavigableMap<String, NodeState> nodes = new TreeMap<>();
+    private final Map<String, Counter> duplicates = new HashMap<>();
 
     NodeStateProcessor(TopologyOptions options) {
         this.options = options;
@@ -45,27 +55,45 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
         this.context = context;
         this.deviceState = context.getStateStore(DeviceHealthTopology.DEVICE_STATE_STORE);
         this.nodeState = context.getStateStore(DeviceHealthTopology.NODE_STATE_STORE);
-        this.allocations = context.getStateStore(DeviceHealthTopology.NODE_ALLOCATIONS_STORE);
-        this.inventory = context.getStateStore(DeviceHealthTopology.NODE_INVENTORY_STORE);
+        this.allocations = new NodeValueCache<>(context.getStateStore(DeviceHealthTopology.NODE_ALLOCATIONS_STORE), DECODED_NODES);
+        this.inventory = new NodeValueCache<>(context.getStateStore(DeviceHealthTopology.NODE_INVENTORY_STORE), DECODED_NODES);
         this.podStatus = context.getStateStore(DeviceHealthTopology.POD_STATUS_STORE);
         this.podHistory = context.getStateStore(DeviceHealthTopology.POD_HISTORY_STORE);
         this.deviceHistory = context.getStateStore(DeviceHealthTopology.DEVICE_HISTORY_STORE);
-        this.duplicates = Counter.builder("devhealth.processor.duplicates")
-                .description("Records dropped because their (collector epoch, sequence) was already applied")
-                .tag("input", inputName())
-                .register(options.meters());
+        nodes.clear();
+        try (KeyValueIterator<String, NodeState> all = nodeState.all()) {
+            all.forEachRemaining(entry -> nodes.put(entry.key, entry.value));
+        }
+        for (String input : List.of("device-reports", "node-allocations")) {
+            duplicates.put(input, Counter.builder("devhealth.processor.duplicates")
+                    .description("Records dropped because their (collector epoch, sequence) was already applied")
+                    .tag("input", input)
+                    .register(options.meters()));
+        }
     }
 
-    /** The input this processor reads, for metrics and logs. */
-    abstract String inputName();
-
     protected NodeState node(String node, String cluster) {
-        NodeState state = nodeState.get(node);
+        NodeState state = nodes.get(node);
         return (state == null ? NodeState.empty(cluster) : state).withCluster(cluster);
     }
 
-    protected void countDuplicate() {
-        duplicates.increment();
+    /** The node's stored state; null before its first record. */
+    protected NodeState storedNode(String node) {
+        return nodes.get(node);
+    }
+
+    protected void putNode(String node, NodeState state) {
+        nodeState.put(node, state);
+        nodes.put(node, state);
+    }
+
+    /** A snapshot of every node's state, in key order. */
+    protected List<Map.Entry<String, NodeState>> allNodes() {
+        return List.copyOf(nodes.entrySet());
+    }
+
+    protected void countDuplicate(String input) {
+        duplicates.get(input).increment();
     }
 
     /** Rebuilds and emits (when changed) the status of every pod on {@code node} that {@code affected} selects. */

@@ -38,7 +38,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Applies device reports, node heartbeats and node inventories, and expires silent sources.
+ * Applies everything a node's collector says — device reports, heartbeats, inventories and
+ * allocation snapshots — and expires silent sources.
  *
  * <p>Per device it keeps the latest report of every source and merges them
  * ({@link DeviceHealthMerger}); every change of the merged health emits exactly one
@@ -52,12 +53,16 @@ import org.slf4j.LoggerFactory;
  * every DRA device the node's inventory gives that UUID, so the merge weighs it against the DRA
  * driver's own word. While the inventory does not know the UUID yet the report is kept under the
  * UUID ({@link StateKeys#uuid}); when an inventory that knows it arrives, those sources move onto
- * the DRA devices. Inventories are handled here rather than in a processor of their own because
- * they change device state, whose deadlines this processor tracks.
+ * the DRA devices.
+ *
+ * <p>One processor takes all three node-keyed inputs because they all change the same node's state
+ * (inventories change device identities and so deadlines; allocations decide which pods a change
+ * reaches): owning every store alone, it can keep the node's decoded state in memory
+ * ({@link NodeValueCache}) without another processor writing behind its back.
  */
-public final class DeviceReportProcessor extends NodeStateProcessor<Object> {
+public final class NodeProcessor extends NodeStateProcessor<Object> {
 
-    private static final Logger LOGGER = LoggerFactory.getLogger(DeviceReportProcessor.class);
+    private static final Logger LOGGER = LoggerFactory.getLogger(NodeProcessor.class);
     private static final StringSerializer KEYS = new StringSerializer();
 
     /** Node → the earliest deadline among its devices; absent = not known, compute from the store. */
@@ -66,25 +71,23 @@ public final class DeviceReportProcessor extends NodeStateProcessor<Object> {
     private SilenceClock clock;
     private NodeIdentityCheck reportIdentity;
     private NodeIdentityCheck inventoryIdentity;
+    private NodeIdentityCheck allocationsIdentity;
 
-    public DeviceReportProcessor(TopologyOptions options) {
+    public NodeProcessor(TopologyOptions options) {
         super(options);
-    }
-
-    @Override
-    String inputName() {
-        return "device-reports";
     }
 
     @Override
     public void init(ProcessorContext<String, Object> context) {
         super.init(context);
+        nextDeadline.clear();
         for (HealthStatus to : HealthStatus.values()) {
             transitionCounters.put(to, Counter.builder("devhealth.processor.transitions")
                     .description("Changes of a device's effective health").tag("to", to.name()).register(options.meters()));
         }
-        reportIdentity = new NodeIdentityCheck(options.enforcePrincipals(), options.meters(), inputName());
+        reportIdentity = new NodeIdentityCheck(options.enforcePrincipals(), options.meters(), "device-reports");
         inventoryIdentity = new NodeIdentityCheck(options.enforcePrincipals(), options.meters(), "device-inventory");
+        allocationsIdentity = new NodeIdentityCheck(options.enforcePrincipals(), options.meters(), "node-allocations");
         clock = new SilenceClock(options.restoreGrace().toMillis(), options.stallThreshold().toMillis());
         clock.start(context.currentSystemTimeMs());
         context.schedule(options.expiryInterval(), PunctuationType.WALL_CLOCK_TIME, this::expireSilentDevices);
@@ -93,6 +96,11 @@ public final class DeviceReportProcessor extends NodeStateProcessor<Object> {
     @Override
     public void process(Record<String, Object> record) {
         String node = required(record.key(), "record key (node name)");
+        if (record.value() instanceof NodeAllocations snapshot) {
+            allocationsIdentity.check(node, snapshot.getNode(), record.headers());
+            onAllocations(node, snapshot, record.timestamp());
+            return;
+        }
         if (record.value() instanceof NodeDevices devices) {
             inventoryIdentity.check(node, devices.getNode(), record.headers());
             onInventory(node, devices, record.timestamp());
@@ -175,7 +183,7 @@ public final class DeviceReportProcessor extends NodeStateProcessor<Object> {
             required(device.getDevice(), "inventory device name");
         }
         inventory.put(node, devices);
-        NodeState state = nodeState.get(node);
+        NodeState state = storedNode(node);
         if (state != null) {
             long nodeNow = state.nodeTime();
             // Silence before the inventory arrived is judged first, under the identity the device had then.
@@ -213,6 +221,25 @@ public final class DeviceReportProcessor extends NodeStateProcessor<Object> {
         refreshPods(node, NodeStateProcessor::hasDevicePluginDevices, timestamp);
     }
 
+    /** Keeps the node's latest allocation snapshot and emits the status of pods that appear or change. */
+    private void onAllocations(String node, NodeAllocations snapshot, long timestamp) {
+        for (PodAllocation pod : snapshot.getPods()) {
+            required(pod.getNamespace(), "pod namespace");
+            required(pod.getName(), "pod name");
+        }
+        NodeState state = node(node, snapshot.getCluster());
+        if (!state.allocations().admits(snapshot.getCollectorEpoch(), snapshot.getSequence())) {
+            countDuplicate("node-allocations");
+            LOGGER.debug("duplicate allocations dropped node={} epoch={} sequence={}", node, snapshot.getCollectorEpoch(),
+                    snapshot.getSequence());
+            return;
+        }
+        putNode(node, state.withAllocations(state.allocations().advance(snapshot.getCollectorEpoch(), snapshot.getSequence())));
+        allocations.put(node, snapshot);
+        // Pods that left the node keep their last status: it is the post-mortem record.
+        refreshPods(node, pod -> true, timestamp);
+    }
+
     private SourceReport sourceReport(DeviceHealthReport report, SourceReport known, long observedAt, boolean sourceDown) {
         HealthStatus health = report.getKind() == ReportKind.ABSENT ? HealthStatus.UNKNOWN : report.getHealth();
         long timeoutMs = options.timeouts().timeoutMs(report.getSourceName(), report.getTimeoutSeconds());
@@ -240,7 +267,7 @@ public final class DeviceReportProcessor extends NodeStateProcessor<Object> {
             sources.put(source.getSourceName(), new NodeState.Liveness(source.getState(),
                     source.getSince() == null ? observedAt : source.getSince().toEpochMilli(), source.getMessage()));
         }
-        nodeState.put(node, state.withSources(sources));
+        putNode(node, state.withSources(sources));
         expireDue(node, state.nodeTime());
     }
 
@@ -259,12 +286,12 @@ public final class DeviceReportProcessor extends NodeStateProcessor<Object> {
     private NodeState admit(String node, String cluster, long epoch, long sequence, long observedAt) {
         NodeState state = node(node, cluster);
         if (!state.reports().admits(epoch, sequence)) {
-            countDuplicate();
+            countDuplicate("device-reports");
             LOGGER.debug("duplicate report dropped node={} epoch={} sequence={}", node, epoch, sequence);
             return null;
         }
         NodeState next = state.withReports(state.reports().advance(epoch, sequence)).withClock(observedAt);
-        nodeState.put(node, next);
+        putNode(node, next);
         clock.recordSeen(node, context.currentSystemTimeMs());
         return next;
     }
@@ -274,12 +301,8 @@ public final class DeviceReportProcessor extends NodeStateProcessor<Object> {
         if (!clock.tick(wallNow)) {
             return;
         }
-        List<KeyValue<String, NodeState>> nodes = new ArrayList<>();
-        try (KeyValueIterator<String, NodeState> all = nodeState.all()) {
-            all.forEachRemaining(nodes::add);
-        }
-        for (KeyValue<String, NodeState> entry : nodes) {
-            expireDue(entry.key, clock.nodeNow(entry.key, entry.value.nodeTime(), wallNow));
+        for (Map.Entry<String, NodeState> entry : allNodes()) {
+            expireDue(entry.getKey(), clock.nodeNow(entry.getKey(), entry.getValue().nodeTime(), wallNow));
         }
     }
 

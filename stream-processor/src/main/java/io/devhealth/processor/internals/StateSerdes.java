@@ -1,0 +1,186 @@
+package io.devhealth.processor.internals;
+
+import com.google.protobuf.CodedOutputStream;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.MessageLite;
+import io.devhealth.processor.internals.proto.DeviceStateValue;
+import io.devhealth.processor.internals.proto.Liveness;
+import io.devhealth.processor.internals.proto.NodeStateValue;
+import io.devhealth.processor.internals.proto.SourceReportState;
+import io.devhealth.processor.internals.proto.Watermark;
+import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.SourceKind;
+import io.devhealth.schema.avro.SourceStatus;
+import java.io.IOException;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Function;
+import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.serialization.Serde;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.serialization.Serializer;
+
+/**
+ * Serdes of the {@code device-state} and {@code node-state} stores: one format byte, then the
+ * protobuf message of {@code processor_state.proto}.
+ *
+ * <p>These two stores are written on every report (a keep-alive moves the device's
+ * {@code refreshedAt}, every record moves the node's clock and watermark), so their format is on the
+ * hot path: the JSON they were first written in cost more than the rest of a keep-alive's work.
+ * Values written by a processor before this format (JSON, which starts with <code>'{'</code>) are still
+ * read, so a rolling upgrade needs no state reset.
+ */
+public final class StateSerdes {
+
+    /** The first byte of every value in this format; bump with an incompatible change (and keep reading the old one). */
+    static final byte FORMAT_PROTOBUF_V1 = 1;
+    private static final byte LEGACY_JSON = '{';
+
+    private StateSerdes() {}
+
+    public static Serde<DeviceState> deviceState() {
+        return serde(DeviceState.class, StateSerdes::encode, bytes -> decode(DeviceStateValue.parser().parseFrom(bytes, 1, bytes.length - 1)));
+    }
+
+    public static Serde<NodeState> nodeState() {
+        return serde(NodeState.class, StateSerdes::encode, bytes -> decode(NodeStateValue.parser().parseFrom(bytes, 1, bytes.length - 1)));
+    }
+
+    /** Reads a value past its format byte. */
+    private interface Parser<T> {
+        T parse(byte[] bytes) throws InvalidProtocolBufferException;
+    }
+
+    private static <T> Serde<T> serde(Class<T> type, Function<T, MessageLite> encoder, Parser<T> parser) {
+        Deserializer<T> legacy = JsonSerde.of(type).deserializer();
+        Serializer<T> serializer = (topic, value) -> {
+            if (value == null) {
+                return null;
+            }
+            MessageLite message = encoder.apply(value);
+            byte[] bytes = new byte[1 + message.getSerializedSize()];
+            bytes[0] = FORMAT_PROTOBUF_V1;
+            CodedOutputStream out = CodedOutputStream.newInstance(bytes, 1, bytes.length - 1);
+            try {
+                message.writeTo(out);
+                out.checkNoSpaceLeft();
+            } catch (IOException e) {
+                throw new SerializationException("cannot write " + type.getSimpleName(), e);
+            }
+            return bytes;
+        };
+        Deserializer<T> deserializer = (topic, bytes) -> {
+            if (bytes == null) {
+                return null;
+            }
+            if (bytes.length == 0) {
+                throw new SerializationException("empty " + type.getSimpleName() + " value");
+            }
+            if (bytes[0] == LEGACY_JSON) {
+                return legacy.deserialize(topic, bytes);
+            }
+            if (bytes[0] != FORMAT_PROTOBUF_V1) {
+                throw new SerializationException("unknown " + type.getSimpleName() + " format " + bytes[0]
+                        + " (written by a newer processor?)");
+            }
+            try {
+                return parser.parse(bytes);
+            } catch (InvalidProtocolBufferException e) {
+                throw new SerializationException("cannot read " + type.getSimpleName(), e);
+            }
+        };
+        return Serdes.serdeFrom(serializer, deserializer);
+    }
+
+    static DeviceStateValue encode(DeviceState state) {
+        DeviceStateValue.Builder b = DeviceStateValue.newBuilder()
+                .setHealth(symbolName(state.health()))
+                .setSource(symbolName(state.source()))
+                .setSince(state.since())
+                .setDeadline(state.deadline());
+        if (state.cluster() != null) b.setCluster(state.cluster());
+        if (state.node() != null) b.setNode(state.node());
+        if (state.driver() != null) b.setDriver(state.driver());
+        if (state.pool() != null) b.setPool(state.pool());
+        if (state.device() != null) b.setDevice(state.device());
+        if (state.uuid() != null) b.setUuid(state.uuid());
+        if (state.message() != null) b.setMessage(state.message());
+        if (state.reason() != null) b.setReason(state.reason());
+        for (SourceReport source : state.sources().values()) {
+            SourceReportState.Builder s = SourceReportState.newBuilder()
+                    .setKind(symbolName(source.kind()))
+                    .setHealth(symbolName(source.health()))
+                    .setObservedAt(source.observedAt())
+                    .setRefreshedAt(source.refreshedAt())
+                    .setTimeoutMs(source.timeoutMs());
+            if (source.name() != null) s.setName(source.name());
+            if (source.message() != null) s.setMessage(source.message());
+            if (source.reason() != null) s.setReason(source.reason());
+            b.addSources(s);
+        }
+        return b.build();
+    }
+
+    static DeviceState decode(DeviceStateValue v) {
+        Map<String, SourceReport> sources = new TreeMap<>();
+        for (SourceReportState s : v.getSourcesList()) {
+            SourceReport source = new SourceReport(symbol(SourceKind.values(), s.getKind(), SourceKind.OTHER),
+                    s.hasName() ? s.getName() : null, symbol(HealthStatus.values(), s.getHealth(), HealthStatus.UNKNOWN),
+                    s.hasMessage() ? s.getMessage() : null, s.hasReason() ? s.getReason() : null,
+                    s.getObservedAt(), s.getRefreshedAt(), s.getTimeoutMs());
+            sources.put(source.key(), source);
+        }
+        return new DeviceState(v.hasCluster() ? v.getCluster() : null, v.hasNode() ? v.getNode() : null,
+                v.hasDriver() ? v.getDriver() : null, v.hasPool() ? v.getPool() : null, v.hasDevice() ? v.getDevice() : null,
+                v.hasUuid() ? v.getUuid() : null, sources, symbol(HealthStatus.values(), v.getHealth(), HealthStatus.UNKNOWN),
+                v.hasMessage() ? v.getMessage() : null, v.hasReason() ? v.getReason() : null,
+                symbol(SourceKind.values(), v.getSource(), SourceKind.OTHER), v.getSince(), v.getDeadline());
+    }
+
+    static NodeStateValue encode(NodeState state) {
+        NodeStateValue.Builder b = NodeStateValue.newBuilder()
+                .setNodeTime(state.nodeTime())
+                .setReports(watermark(state.reports()))
+                .setAllocations(watermark(state.allocations()));
+        if (state.cluster() != null) b.setCluster(state.cluster());
+        state.sources().forEach((name, liveness) -> {
+            Liveness.Builder l = Liveness.newBuilder().setSourceName(name).setStatus(symbolName(liveness.status())).setSince(liveness.since());
+            if (liveness.message() != null) l.setMessage(liveness.message());
+            b.addSources(l);
+        });
+        return b.build();
+    }
+
+    static NodeState decode(NodeStateValue v) {
+        Map<String, NodeState.Liveness> sources = new TreeMap<>();
+        for (Liveness l : v.getSourcesList()) {
+            sources.put(l.getSourceName(), new NodeState.Liveness(symbol(SourceStatus.values(), l.getStatus(), SourceStatus.UNKNOWN),
+                    l.getSince(), l.hasMessage() ? l.getMessage() : null));
+        }
+        return new NodeState(v.hasCluster() ? v.getCluster() : null, v.getNodeTime(), watermark(v.getReports()),
+                watermark(v.getAllocations()), sources);
+    }
+
+    private static Watermark watermark(NodeState.Watermark w) {
+        return Watermark.newBuilder().setEpoch(w.epoch()).setSequence(w.sequence()).build();
+    }
+
+    private static NodeState.Watermark watermark(Watermark w) {
+        return new NodeState.Watermark(w.getEpoch(), w.getSequence());
+    }
+
+    private static String symbolName(Enum<?> symbol) {
+        return symbol == null ? "" : symbol.name();
+    }
+
+    /** A symbol this processor does not know (written by a newer one) reads as the enum's safe default. */
+    private static <E extends Enum<E>> E symbol(E[] values, String name, E fallback) {
+        for (E value : values) {
+            if (value.name().equals(name)) {
+                return value;
+            }
+        }
+        return fallback;
+    }
+}

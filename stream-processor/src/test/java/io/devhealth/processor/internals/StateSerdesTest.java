@@ -1,0 +1,87 @@
+package io.devhealth.processor.internals;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.devhealth.processor.internals.proto.DeviceStateValue;
+import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.SourceKind;
+import io.devhealth.schema.avro.SourceStatus;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.common.serialization.Serde;
+import org.junit.jupiter.api.Test;
+
+class StateSerdesTest {
+
+    private final Serde<DeviceState> devices = StateSerdes.deviceState();
+    private final Serde<NodeState> nodes = StateSerdes.nodeState();
+
+    private static DeviceState device() {
+        SourceReport dra = new SourceReport(SourceKind.DRA, "gpu.nvidia.com", HealthStatus.UNHEALTHY, "XID 79", "Xid79",
+                1_000L, 2_000L, 30_000L);
+        SourceReport nvml = new SourceReport(SourceKind.NVML, null, HealthStatus.HEALTHY, null, null, 1_500L, 1_500L, 60_000L);
+        return new DeviceState("prod", "node-1", "gpu.nvidia.com", "node-1", "gpu-0", null,
+                Map.of(dra.key(), dra, nvml.key(), nvml), HealthStatus.UNHEALTHY, "XID 79", "Xid79", SourceKind.DRA, 1_000L, 32_000L);
+    }
+
+    @Test
+    void shouldRoundTripDeviceStateIncludingNulls() {
+        DeviceState state = device();
+        byte[] bytes = devices.serializer().serialize("t", state);
+        assertThat(bytes[0]).isEqualTo(StateSerdes.FORMAT_PROTOBUF_V1);
+        assertThat(devices.deserializer().deserialize("t", bytes)).isEqualTo(state);
+        DeviceState empty = DeviceState.empty(null, "node-1", io.devhealth.schema.avro.DeviceRef.newBuilder()
+                .setDriver("").setPool("").setDevice("").setUuid("GPU-1").build());
+        assertThat(devices.deserializer().deserialize("t", devices.serializer().serialize("t", empty))).isEqualTo(empty);
+    }
+
+    @Test
+    void shouldRoundTripNodeState() {
+        NodeState state = new NodeState("prod", 42L, new NodeState.Watermark(3, 17), new NodeState.Watermark(3, 2),
+                Map.of("gpu.nvidia.com", new NodeState.Liveness(SourceStatus.DOWN, 40L, "stream lost"),
+                        "nvml", new NodeState.Liveness(SourceStatus.UP, 1L, null)));
+        assertThat(nodes.deserializer().deserialize("t", nodes.serializer().serialize("t", state))).isEqualTo(state);
+        NodeState empty = NodeState.empty(null);
+        assertThat(nodes.deserializer().deserialize("t", nodes.serializer().serialize("t", empty))).isEqualTo(empty);
+    }
+
+    @Test
+    void shouldReadStateWrittenAsJsonByAnEarlierProcessor() {
+        DeviceState state = device();
+        byte[] json = JsonSerde.of(DeviceState.class).serializer().serialize("t", state);
+        assertThat(json[0]).isEqualTo((byte) '{');
+        assertThat(devices.deserializer().deserialize("t", json)).isEqualTo(state);
+    }
+
+    @Test
+    void shouldBeFarSmallerThanJson() {
+        DeviceState state = device();
+        int json = JsonSerde.of(DeviceState.class).serializer().serialize("t", state).length;
+        int binary = devices.serializer().serialize("t", state).length;
+        assertThat(binary).isLessThan(json / 2);
+    }
+
+    @Test
+    void shouldReadAnUnknownEnumSymbolAsTheDefault() {
+        byte[] proto = DeviceStateValue.newBuilder().setHealth("DEGRADED").setSource("FPGA").setDeadline(5L).build().toByteArray();
+        byte[] bytes = new byte[proto.length + 1];
+        bytes[0] = StateSerdes.FORMAT_PROTOBUF_V1;
+        System.arraycopy(proto, 0, bytes, 1, proto.length);
+        DeviceState read = devices.deserializer().deserialize("t", bytes);
+        assertThat(read.health()).isEqualTo(HealthStatus.UNKNOWN);
+        assertThat(read.source()).isEqualTo(SourceKind.OTHER);
+        assertThat(read.deadline()).isEqualTo(5L);
+    }
+
+    @Test
+    void shouldRefuseAFormatItDoesNotKnowWithAClearError() {
+        assertThatThrownBy(() -> devices.deserializer().deserialize("t", new byte[] {9, 1, 2}))
+                .isInstanceOf(SerializationException.class).hasMessageContaining("unknown DeviceState format 9");
+        assertThatThrownBy(() -> nodes.deserializer().deserialize("t", new byte[] {StateSerdes.FORMAT_PROTOBUF_V1, (byte) 0xff}))
+                .isInstanceOf(SerializationException.class).hasMessageContaining("cannot read NodeState");
+        assertThatThrownBy(() -> nodes.deserializer().deserialize("t", "".getBytes(StandardCharsets.UTF_8)))
+                .isInstanceOf(SerializationException.class);
+    }
+}
