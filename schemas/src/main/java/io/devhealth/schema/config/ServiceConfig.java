@@ -4,6 +4,8 @@ import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
 import io.devhealth.schema.Topics;
+import io.devhealth.schema.serde.RegistryClientConfig;
+import io.devhealth.schema.serde.RegistryTls;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
 
@@ -23,6 +25,19 @@ public abstract class ServiceConfig extends AbstractConfig {
     public static final String BOOTSTRAP_SERVERS = "kafka.bootstrap.servers";
     /** The Confluent-compatible schema registry; every service has it. */
     public static final String SCHEMA_REGISTRY_URL = "schema.registry.url";
+    /** {@code user:password} for HTTP basic authentication to the schema registry. */
+    public static final String SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO = RegistryClientConfig.SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO_CONFIG;
+    /** A bearer token for the schema registry. */
+    public static final String SCHEMA_REGISTRY_BEARER_AUTH_TOKEN = RegistryClientConfig.SCHEMA_REGISTRY_BEARER_AUTH_TOKEN_CONFIG;
+    public static final String SCHEMA_REGISTRY_CONNECT_TIMEOUT_MS = RegistryClientConfig.CONNECT_TIMEOUT_MS_CONFIG;
+    public static final String SCHEMA_REGISTRY_REQUEST_TIMEOUT_MS = RegistryClientConfig.REQUEST_TIMEOUT_MS_CONFIG;
+    public static final String SCHEMA_REGISTRY_SSL_TRUSTSTORE_LOCATION = RegistryTls.TRUSTSTORE_LOCATION_CONFIG;
+    public static final String SCHEMA_REGISTRY_SSL_TRUSTSTORE_TYPE = RegistryTls.TRUSTSTORE_TYPE_CONFIG;
+    public static final String SCHEMA_REGISTRY_SSL_TRUSTSTORE_PASSWORD = RegistryTls.TRUSTSTORE_PASSWORD_CONFIG;
+    public static final String SCHEMA_REGISTRY_SSL_KEYSTORE_LOCATION = RegistryTls.KEYSTORE_LOCATION_CONFIG;
+    public static final String SCHEMA_REGISTRY_SSL_KEYSTORE_TYPE = RegistryTls.KEYSTORE_TYPE_CONFIG;
+    public static final String SCHEMA_REGISTRY_SSL_KEYSTORE_PASSWORD = RegistryTls.KEYSTORE_PASSWORD_CONFIG;
+    public static final String SCHEMA_REGISTRY_SSL_KEY_PASSWORD = RegistryTls.KEY_PASSWORD_CONFIG;
     /** The prefix of every topic name; every service has it. */
     public static final String TOPIC_PREFIX = "topic.prefix";
     /** Client properties under this prefix are handed to the Kafka clients unchanged (prefix removed). */
@@ -33,7 +48,13 @@ public abstract class ServiceConfig extends AbstractConfig {
         super(definition, originals, false);
     }
 
-    /** The options every service shares: Kafka, the schema registry and the topic prefix. */
+    /**
+     * The options every service shares: Kafka, the schema registry (URL, timeouts, credentials, TLS)
+     * and the topic prefix. The registry options reach the client because every service builds it
+     * with {@code SchemaRegistries.fromUrl(schemaRegistryUrl(), originals())}; further Kafka
+     * {@code ssl.*} keys under {@code schema.registry.} (e.g. {@code schema.registry.ssl.protocol})
+     * work there too without being declared.
+     */
     protected static ConfigDef pipelineOptions() {
         return new ConfigDef()
                 .define(BOOTSTRAP_SERVERS, ConfigDef.Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new ConfigDef.NonEmptyString(),
@@ -41,6 +62,32 @@ public abstract class ServiceConfig extends AbstractConfig {
                 .define(SCHEMA_REGISTRY_URL, ConfigDef.Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new ConfigDef.NonEmptyString(),
                         ConfigDef.Importance.HIGH, "Confluent-compatible schema registry URL (e.g. http://apicurio:8080/apis/ccompat/v7); "
                                 + "mem://<name> for the embedded demo.")
+                .define(SCHEMA_REGISTRY_CONNECT_TIMEOUT_MS, ConfigDef.Type.LONG,
+                        RegistryClientConfig.DEFAULT_CONNECT_TIMEOUT.toMillis(), ConfigDef.Range.atLeast(1),
+                        ConfigDef.Importance.LOW, "Schema registry TCP (and TLS) connect timeout in milliseconds.")
+                .define(SCHEMA_REGISTRY_REQUEST_TIMEOUT_MS, ConfigDef.Type.LONG,
+                        RegistryClientConfig.DEFAULT_REQUEST_TIMEOUT.toMillis(), ConfigDef.Range.atLeast(1),
+                        ConfigDef.Importance.LOW, "Schema registry per-request timeout in milliseconds.")
+                .define(SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO, ConfigDef.Type.PASSWORD, null, ConfigDef.Importance.MEDIUM,
+                        "Schema registry HTTP basic credentials as user:password; never logged. Unset: no basic auth. "
+                                + "Exclusive with " + SCHEMA_REGISTRY_BEARER_AUTH_TOKEN + ".")
+                .define(SCHEMA_REGISTRY_BEARER_AUTH_TOKEN, ConfigDef.Type.PASSWORD, null, ConfigDef.Importance.MEDIUM,
+                        "Schema registry bearer token (Authorization: Bearer); never logged. Unset: none.")
+                .define(SCHEMA_REGISTRY_SSL_TRUSTSTORE_LOCATION, ConfigDef.Type.STRING, null, ConfigDef.Importance.MEDIUM,
+                        "File of the certificate authorities that sign the schema registry's certificate (https:// URLs). "
+                                + "Unset: the JVM's default trust. The host name is always verified.")
+                .define(SCHEMA_REGISTRY_SSL_TRUSTSTORE_TYPE, ConfigDef.Type.STRING, RegistryTls.DEFAULT_STORE_TYPE,
+                        ConfigDef.Importance.MEDIUM, "Type of the schema registry truststore: PKCS12, JKS or PEM.")
+                .define(SCHEMA_REGISTRY_SSL_TRUSTSTORE_PASSWORD, ConfigDef.Type.PASSWORD, null, ConfigDef.Importance.MEDIUM,
+                        "Password of the schema registry truststore (none for PEM); never logged.")
+                .define(SCHEMA_REGISTRY_SSL_KEYSTORE_LOCATION, ConfigDef.Type.STRING, null, ConfigDef.Importance.MEDIUM,
+                        "File with the client certificate and key for mutual TLS to the schema registry. Unset: no client certificate.")
+                .define(SCHEMA_REGISTRY_SSL_KEYSTORE_TYPE, ConfigDef.Type.STRING, RegistryTls.DEFAULT_STORE_TYPE,
+                        ConfigDef.Importance.MEDIUM, "Type of the schema registry keystore: PKCS12, JKS or PEM.")
+                .define(SCHEMA_REGISTRY_SSL_KEYSTORE_PASSWORD, ConfigDef.Type.PASSWORD, null, ConfigDef.Importance.MEDIUM,
+                        "Password of the schema registry keystore; never logged.")
+                .define(SCHEMA_REGISTRY_SSL_KEY_PASSWORD, ConfigDef.Type.PASSWORD, null, ConfigDef.Importance.MEDIUM,
+                        "Password of the private key in the schema registry keystore (if it differs, or an encrypted PEM key); never logged.")
                 .define(TOPIC_PREFIX, ConfigDef.Type.STRING, Topics.DEFAULT_PREFIX, ConfigDef.Importance.MEDIUM, "Prefix of every topic name.");
     }
 

@@ -15,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import javax.net.ssl.SSLException;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaParseException;
 import org.slf4j.Logger;
@@ -33,6 +34,10 @@ import org.slf4j.LoggerFactory;
  * schemas module needs no HTTP library. Requests carry
  * {@code Content-Type: application/vnd.schemaregistry.v1+json}. Credentials go only into the
  * {@code Authorization} header and never into a log line or exception.
+ *
+ * <p>Over {@code https://} the server's certificate and host name are verified against
+ * {@link RegistryClientConfig#tls()} (Kafka-style trust and key stores, so mutual TLS too) or, without
+ * it, the JVM's default trust. A failed handshake is reported as such, naming the URL and what to check.
  *
  * <p>Errors become {@link SchemaRegistryException} with the HTTP status and the registry's
  * {@code error_code}: 404 / 40403 for an unknown id, 409 for an incompatible schema, 5xx or
@@ -61,11 +66,22 @@ public final class ConfluentCompatSchemaRegistryClient implements SchemaRegistry
         this.config = Objects.requireNonNull(config, "config");
         String url = config.baseUrl().toString();
         this.base = url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
-        this.http = HttpClient.newBuilder()
+        HttpClient.Builder builder = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(config.connectTimeout())
-                .followRedirects(HttpClient.Redirect.NEVER)
-                .build();
+                .followRedirects(HttpClient.Redirect.NEVER);
+        if (config.tls().isConfigured()) {
+            // Loaded once here, so that a wrong path or password fails the service at start-up.
+            builder.sslContext(config.tls().sslContext());
+        }
+        this.http = builder.build();
+        boolean https = "https".equals(config.baseUrl().getScheme());
+        if (!https && config.credentials().authorizationHeader().isPresent()) {
+            LOGGER.warn("Schema registry credentials are sent over plain HTTP url={} credentials={}", base,
+                    config.credentials());
+        }
+        LOGGER.debug("Schema registry client url={} credentials={} tls={}", base, config.credentials(),
+                https ? config.tls() : "off");
     }
 
     /** A client for {@code baseUrl} with default timeouts and no authentication. */
@@ -184,6 +200,14 @@ public final class ConfluentCompatSchemaRegistryClient implements SchemaRegistry
         try {
             response = http.send(request.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
         } catch (IOException e) {
+            SSLException tls = tlsFailure(e);
+            if (tls != null) {
+                throw new SchemaRegistryException("TLS handshake with the schema registry failed: " + operation + " "
+                        + method + " " + uri + ": " + tls.getMessage() + " (check that schema.registry.ssl.truststore.* "
+                        + "trusts the registry's certificate authority, that the URL's host is in its certificate, "
+                        + "and, if the registry requires client certificates, schema.registry.ssl.keystore.*)",
+                        SchemaRegistryException.NO_HTTP_STATUS, SchemaRegistryException.NO_ERROR_CODE, e);
+            }
             throw new SchemaRegistryException("Schema registry unreachable: " + operation + " " + method + " " + uri
                     + ": " + e, SchemaRegistryException.NO_HTTP_STATUS, SchemaRegistryException.NO_ERROR_CODE, e);
         } catch (InterruptedException e) {
@@ -212,8 +236,24 @@ public final class ConfluentCompatSchemaRegistryClient implements SchemaRegistry
         } catch (JsonProcessingException e) {
             // Not JSON (a proxy's HTML page, say): keep the raw text.
         }
+        String reason = switch (status) {
+            case 401 -> " (HTTP 401: no or wrong credentials, sent " + config.credentials()
+                    + "; set schema.registry.basic.auth.user.info or schema.registry.bearer.auth.token)";
+            case 403 -> " (HTTP 403: the credentials " + config.credentials() + " are not allowed to " + operation + ")";
+            default -> "";
+        };
         return new SchemaRegistryException("Schema registry refused " + operation + " " + method + " " + uri + ": "
-                + message, status, errorCode);
+                + message + reason, status, errorCode);
+    }
+
+    /** The TLS failure behind {@code e}, if any: the JDK client wraps some of them in a plain IOException. */
+    private static SSLException tlsFailure(Throwable e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof SSLException ssl) {
+                return ssl;
+            }
+        }
+        return null;
     }
 
     private JsonNode parse(String body, String operation, int status) {
@@ -249,6 +289,7 @@ public final class ConfluentCompatSchemaRegistryClient implements SchemaRegistry
 
     @Override
     public String toString() {
-        return "ConfluentCompatSchemaRegistryClient[" + base + ", credentials=" + config.credentials() + "]";
+        return "ConfluentCompatSchemaRegistryClient[" + base + ", credentials=" + config.credentials() + ", tls="
+                + config.tls() + "]";
     }
 }

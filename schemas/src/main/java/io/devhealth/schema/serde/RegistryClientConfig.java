@@ -21,15 +21,26 @@ import org.apache.kafka.common.config.types.Password;
  * @param connectTimeout how long to wait for a TCP connection
  * @param requestTimeout how long to wait for each answer
  * @param credentials    how to authenticate
+ * @param tls            which certificate authorities to trust and which client certificate to present
+ *                       (only for {@code https://})
  */
 public record RegistryClientConfig(URI baseUrl, Duration connectTimeout, Duration requestTimeout,
-        RegistryCredentials credentials) {
+        RegistryCredentials credentials, RegistryTls tls) {
 
     /** {@code user:password} for HTTP basic authentication (Confluent's key). */
     public static final String BASIC_AUTH_USER_INFO_CONFIG = "basic.auth.user.info";
 
+    /**
+     * The same as {@link #BASIC_AUTH_USER_INFO_CONFIG} under the {@code schema.registry.} prefix
+     * (Confluent's serializer key, and the option every devhealth service declares). Wins when both are set.
+     */
+    public static final String SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO_CONFIG = "schema.registry." + BASIC_AUTH_USER_INFO_CONFIG;
+
     /** A bearer token, sent as {@code Authorization: Bearer <token>} (Confluent's key). */
     public static final String BEARER_AUTH_TOKEN_CONFIG = "bearer.auth.token";
+
+    /** The same as {@link #BEARER_AUTH_TOKEN_CONFIG} under the {@code schema.registry.} prefix. Wins when both are set. */
+    public static final String SCHEMA_REGISTRY_BEARER_AUTH_TOKEN_CONFIG = "schema.registry." + BEARER_AUTH_TOKEN_CONFIG;
 
     /** Connect timeout in milliseconds; default {@link #DEFAULT_CONNECT_TIMEOUT}. */
     public static final String CONNECT_TIMEOUT_MS_CONFIG = "schema.registry.connect.timeout.ms";
@@ -45,6 +56,7 @@ public record RegistryClientConfig(URI baseUrl, Duration connectTimeout, Duratio
         Objects.requireNonNull(connectTimeout, "connectTimeout");
         Objects.requireNonNull(requestTimeout, "requestTimeout");
         Objects.requireNonNull(credentials, "credentials");
+        Objects.requireNonNull(tls, "tls");
         String scheme = baseUrl.getScheme();
         if (!"http".equals(scheme) && !"https".equals(scheme)) {
             throw new IllegalArgumentException("Schema registry URL must be http or https, got scheme " + scheme);
@@ -58,6 +70,17 @@ public record RegistryClientConfig(URI baseUrl, Duration connectTimeout, Duratio
                 || requestTimeout.isZero()) {
             throw new IllegalArgumentException("Schema registry timeouts must be positive");
         }
+        if (tls.isConfigured() && !"https".equals(scheme)) {
+            // A truststore next to an http:// URL is a mistake that would send credentials in clear text.
+            throw new IllegalArgumentException("Schema registry TLS settings (schema.registry.ssl.*) are set but the URL "
+                    + baseUrl + " is not https://");
+        }
+    }
+
+    /** Without TLS settings: an {@code https://} URL is then verified against the JVM's default trust. */
+    public RegistryClientConfig(URI baseUrl, Duration connectTimeout, Duration requestTimeout,
+            RegistryCredentials credentials) {
+        this(baseUrl, connectTimeout, requestTimeout, credentials, RegistryTls.none());
     }
 
     /** A configuration with default timeouts and no authentication. */
@@ -67,30 +90,37 @@ public record RegistryClientConfig(URI baseUrl, Duration connectTimeout, Duratio
     }
 
     /**
-     * Reads timeouts and credentials from a Kafka-style configuration map; absent keys keep defaults.
+     * Reads timeouts, credentials and TLS settings ({@link RegistryTls}) from a Kafka-style
+     * configuration map; absent keys keep defaults.
      *
      * @throws IllegalArgumentException when both basic and bearer credentials are set, or a value is malformed
      */
     public static RegistryClientConfig fromMap(String baseUrl, Map<String, ?> config) {
         Duration connect = millis(config, CONNECT_TIMEOUT_MS_CONFIG, DEFAULT_CONNECT_TIMEOUT);
         Duration request = millis(config, REQUEST_TIMEOUT_MS_CONFIG, DEFAULT_REQUEST_TIMEOUT);
-        return new RegistryClientConfig(URI.create(baseUrl), connect, request, credentials(config));
+        return new RegistryClientConfig(URI.create(baseUrl), connect, request, credentials(config),
+                RegistryTls.fromMap(config));
     }
 
     public RegistryClientConfig withCredentials(RegistryCredentials newCredentials) {
-        return new RegistryClientConfig(baseUrl, connectTimeout, requestTimeout, newCredentials);
+        return new RegistryClientConfig(baseUrl, connectTimeout, requestTimeout, newCredentials, tls);
     }
 
     public RegistryClientConfig withTimeouts(Duration newConnectTimeout, Duration newRequestTimeout) {
-        return new RegistryClientConfig(baseUrl, newConnectTimeout, newRequestTimeout, credentials);
+        return new RegistryClientConfig(baseUrl, newConnectTimeout, newRequestTimeout, credentials, tls);
+    }
+
+    public RegistryClientConfig withTls(RegistryTls newTls) {
+        return new RegistryClientConfig(baseUrl, connectTimeout, requestTimeout, credentials, newTls);
     }
 
     private static RegistryCredentials credentials(Map<String, ?> config) {
-        String userInfo = string(config, BASIC_AUTH_USER_INFO_CONFIG);
-        String token = string(config, BEARER_AUTH_TOKEN_CONFIG);
+        String userInfo = firstOf(config, SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO_CONFIG, BASIC_AUTH_USER_INFO_CONFIG);
+        String token = firstOf(config, SCHEMA_REGISTRY_BEARER_AUTH_TOKEN_CONFIG, BEARER_AUTH_TOKEN_CONFIG);
         if (userInfo != null && token != null) {
-            throw new IllegalArgumentException("Set only one of " + BASIC_AUTH_USER_INFO_CONFIG + " and "
-                    + BEARER_AUTH_TOKEN_CONFIG);
+            // One Authorization header: sending both would leave the choice to the server.
+            throw new IllegalArgumentException("Set only one of " + SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO_CONFIG + " and "
+                    + SCHEMA_REGISTRY_BEARER_AUTH_TOKEN_CONFIG);
         }
         if (token != null) {
             return RegistryCredentials.bearer(token);
@@ -103,6 +133,11 @@ public record RegistryClientConfig(URI baseUrl, Duration connectTimeout, Duratio
             return RegistryCredentials.basic(userInfo.substring(0, colon), userInfo.substring(colon + 1));
         }
         return RegistryCredentials.none();
+    }
+
+    private static String firstOf(Map<String, ?> config, String preferred, String alias) {
+        String value = string(config, preferred);
+        return value != null ? value : string(config, alias);
     }
 
     private static Duration millis(Map<String, ?> config, String key, Duration fallback) {

@@ -20,7 +20,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code mem://<name>}: an {@link InMemorySchemaRegistry} shared by every caller using that
  *       name. Tests and the embedded demo only: ids are lost when the JVM exits.</li>
  *   <li>{@code http://…} or {@code https://…}: a {@link ConfluentCompatSchemaRegistryClient};
- *       timeouts and credentials come from {@code config} (keys in {@link RegistryClientConfig}).
+ *       timeouts, credentials and TLS come from {@code config} (keys in {@link RegistryClientConfig}
+ *       and {@link RegistryTls}).
  *       Clients are cached by the whole resulting configuration, so the usual case (one URL, one
  *       set of credentials) gives one client per URL.</li>
  * </ul>
@@ -54,7 +55,8 @@ public final class SchemaRegistries {
         if (trimmed.startsWith("http://") || trimmed.startsWith("https://")) {
             RegistryClientConfig clientConfig = RegistryClientConfig.fromMap(trimmed, config);
             return REMOTE.computeIfAbsent(clientConfig, c -> {
-                LOGGER.info("Created schema registry client url={} credentials={}", c.baseUrl(), c.credentials());
+                LOGGER.info("Created schema registry client url={} credentials={} tls={}", c.baseUrl(), c.credentials(),
+                        c.tls());
                 return new ConfluentCompatSchemaRegistryClient(c);
             });
         }

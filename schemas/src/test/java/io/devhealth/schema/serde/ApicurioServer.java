@@ -11,7 +11,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
@@ -30,14 +33,26 @@ final class ApicurioServer implements AutoCloseable {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(ApicurioServer.class);
 
+    /**
+     * HTTPS with the server key and chain from {@code keystore} (PKCS12), plain HTTP switched off,
+     * and every {@code /apis/*} call requiring HTTP basic authentication as {@code user}: Quarkus'
+     * embedded users (quarkus-elytron-security-properties-file, which Apicurio 3.3.3 ships) and an
+     * HTTP permission policy, so no OIDC server is needed. Client certificates cannot be required:
+     * {@code quarkus.http.ssl.client-auth} is fixed to NONE when Apicurio is built.
+     */
+    record Tls(Path keystore, String keystorePassword, String user, String password) {
+    }
+
     private final Process process;
+    private final String scheme;
     private final int port;
     private final Path log;
     private final Duration startup;
     private final Thread shutdownHook;
 
-    private ApicurioServer(Process process, int port, Path log, Duration startup, Thread shutdownHook) {
+    private ApicurioServer(Process process, String scheme, int port, Path log, Duration startup, Thread shutdownHook) {
         this.process = process;
+        this.scheme = scheme;
         this.port = port;
         this.log = log;
         this.startup = startup;
@@ -50,11 +65,25 @@ final class ApicurioServer implements AutoCloseable {
      * @throws IllegalStateException when it exits early or is not ready within {@code timeout}
      */
     static ApicurioServer start(Path java, Path home, Path log, Duration timeout) throws IOException, InterruptedException {
+        return start(java, home, log, timeout, null, HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build());
+    }
+
+    /**
+     * Starts the server over HTTPS with basic authentication (see {@link Tls}); {@code probe} must
+     * trust its certificate.
+     */
+    static ApicurioServer startHttps(Path java, Path home, Path log, Duration timeout, Tls tls, HttpClient probe)
+            throws IOException, InterruptedException {
+        return start(java, home, log, timeout, Objects.requireNonNull(tls, "tls"), probe);
+    }
+
+    private static ApicurioServer start(Path java, Path home, Path log, Duration timeout, Tls tls, HttpClient probe)
+            throws IOException, InterruptedException {
         Path runJar = findRunJar(home);
         int port = freePort();
         int managementPort = freePort();
         Path cds = log.resolveSibling("apicurio-cds.jsa");
-        List<String> command = List.of(java.toString(),
+        List<String> command = new ArrayList<>(List.of(java.toString(),
                 "-Xmx512m",
                 // A 2-core machine shared with other builds: skip C2 and reuse class data between runs.
                 "-XX:TieredStopAtLevel=1",
@@ -62,21 +91,46 @@ final class ApicurioServer implements AutoCloseable {
                 "-Dquarkus.http.host=127.0.0.1",
                 "-Dquarkus.http.port=" + port,
                 "-Dquarkus.management.host=127.0.0.1",
-                "-Dquarkus.management.port=" + managementPort,
-                "-jar", runJar.toString());
+                "-Dquarkus.management.port=" + managementPort));
+        int apiPort = port;
+        ProcessBuilder builder = new ProcessBuilder(command);
+        if (tls != null) {
+            apiPort = freePort();
+            command.addAll(List.of(
+                    "-Dquarkus.http.ssl-port=" + apiPort,
+                    "-Dquarkus.http.insecure-requests=disabled",
+                    "-Dquarkus.http.ssl.certificate.key-store-file=" + tls.keystore(),
+                    "-Dquarkus.http.ssl.certificate.key-store-file-type=PKCS12",
+                    // Quarkus warns that this is "build time fixed to 'null'", yet without it every
+                    // request is refused with 401 (tried): Apicurio leaves it unset at build time.
+                    "-Dquarkus.http.auth.basic=true",
+                    "-Dquarkus.security.users.embedded.plain-text=true",
+                    "-Dquarkus.security.users.embedded.roles." + tls.user() + "=sr-admin",
+                    "-Dquarkus.http.auth.permission.registry-api.paths=/apis/*",
+                    "-Dquarkus.http.auth.permission.registry-api.policy=authenticated"));
+            // Secrets through the environment, so that they are not on the command line (ps).
+            builder.environment().put("QUARKUS_HTTP_SSL_CERTIFICATE_KEY_STORE_PASSWORD", tls.keystorePassword());
+            builder.environment().put("QUARKUS_SECURITY_USERS_EMBEDDED_USERS_" + tls.user().toUpperCase(Locale.ROOT),
+                    tls.password());
+        }
+        command.addAll(List.of("-jar", runJar.toString()));
         Files.createDirectories(log.getParent());
         long begin = System.nanoTime();
-        Process process = new ProcessBuilder(command)
+        String scheme = tls == null ? "http" : "https";
+        Process process = builder
                 .directory(runJar.getParent().toFile())
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile())
                 .start();
         Thread hook = new Thread(process::destroyForcibly, "apicurio-it-kill");
         Runtime.getRuntime().addShutdownHook(hook);
-        LOGGER.info("Starting Apicurio Registry pid={} port={} managementPort={} java={} log={}", process.pid(), port,
-                managementPort, java, log);
+        LOGGER.info("Starting Apicurio Registry pid={} scheme={} port={} managementPort={} java={} log={}", process.pid(),
+                scheme, apiPort, managementPort, java, log);
+        String url = scheme + "://127.0.0.1:" + apiPort + "/apis/ccompat/v7/subjects";
+        String authorization = tls == null ? null
+                : RegistryCredentials.basic(tls.user(), tls.password()).authorizationHeader().orElseThrow();
         try {
-            awaitReady(process, port, log, timeout);
+            awaitReady(process, probe, url, authorization, log, timeout);
         } catch (RuntimeException | InterruptedException e) {
             process.destroyForcibly();
             Runtime.getRuntime().removeShutdownHook(hook);
@@ -84,12 +138,12 @@ final class ApicurioServer implements AutoCloseable {
         }
         Duration startup = Duration.ofNanos(System.nanoTime() - begin);
         LOGGER.info("Apicurio Registry ready pid={} startupMs={}", process.pid(), startup.toMillis());
-        return new ApicurioServer(process, port, log, startup, hook);
+        return new ApicurioServer(process, scheme, apiPort, log, startup, hook);
     }
 
     /** The Confluent-compatible API root. */
     String ccompatUrl() {
-        return "http://127.0.0.1:" + port + "/apis/ccompat/v7";
+        return scheme + "://127.0.0.1:" + port + "/apis/ccompat/v7";
     }
 
     /** From process start to the first successful ccompat answer. */
@@ -121,10 +175,13 @@ final class ApicurioServer implements AutoCloseable {
         LOGGER.info("Stopped Apicurio Registry pid={} alive={}", process.pid(), process.isAlive());
     }
 
-    private static void awaitReady(Process process, int port, Path log, Duration timeout) throws InterruptedException {
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
-        HttpRequest probe = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/apis/ccompat/v7/subjects"))
-                .timeout(Duration.ofSeconds(5)).GET().build();
+    private static void awaitReady(Process process, HttpClient http, String url, String authorization, Path log,
+            Duration timeout) throws InterruptedException {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(5)).GET();
+        if (authorization != null) {
+            request.header("Authorization", authorization);
+        }
+        HttpRequest probe = request.build();
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
             if (!process.isAlive()) {
@@ -132,8 +189,13 @@ final class ApicurioServer implements AutoCloseable {
                         + " before it was ready; log tail:\n" + tail(log));
             }
             try {
-                if (http.send(probe, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
+                int status = http.send(probe, HttpResponse.BodyHandlers.discarding()).statusCode();
+                if (status == 200) {
                     return;
+                }
+                if (status == 401 || status == 403) {
+                    throw new IllegalStateException("Apicurio Registry refuses the configured user (HTTP " + status
+                            + "); log tail:\n" + tail(log));
                 }
             } catch (IOException e) {
                 // Not listening yet.

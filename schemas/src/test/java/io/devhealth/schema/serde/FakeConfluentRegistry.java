@@ -5,6 +5,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsParameters;
+import com.sun.net.httpserver.HttpsServer;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -54,14 +59,38 @@ final class FakeConfluentRegistry implements AutoCloseable {
     private volatile Duration delay = Duration.ZERO;
 
     FakeConfluentRegistry() throws IOException {
-        server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        this(HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0));
+    }
+
+    /**
+     * The same fake over HTTPS with {@code tls} (the server's key and the CAs it trusts for client
+     * certificates); with {@code requireClientCertificate}, a client without a certificate that
+     * {@code tls} trusts fails the handshake. Only to check what the client sends in a handshake:
+     * a real registry over HTTPS is in {@code ApicurioHttpsRegistryIT}.
+     */
+    static FakeConfluentRegistry https(SSLContext tls, boolean requireClientCertificate) throws IOException {
+        HttpsServer server = HttpsServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        server.setHttpsConfigurator(new HttpsConfigurator(tls) {
+            @Override
+            public void configure(HttpsParameters params) {
+                SSLParameters parameters = tls.getDefaultSSLParameters();
+                parameters.setNeedClientAuth(requireClientCertificate);
+                params.setSSLParameters(parameters);
+            }
+        });
+        return new FakeConfluentRegistry(server);
+    }
+
+    private FakeConfluentRegistry(HttpServer server) {
+        this.server = server;
         server.createContext("/apis/ccompat/v7/", this::handle);
         server.setExecutor(executor);
         server.start();
     }
 
     String url() {
-        return "http://127.0.0.1:" + server.getAddress().getPort() + "/apis/ccompat/v7";
+        String scheme = server instanceof HttpsServer ? "https" : "http";
+        return scheme + "://127.0.0.1:" + server.getAddress().getPort() + "/apis/ccompat/v7";
     }
 
     List<Request> requests() {

@@ -55,4 +55,17 @@ class RegistryClientConfigTest {
         assertThatThrownBy(() -> RegistryClientConfig.fromMap("http://r",
                 Map.of(RegistryClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "0"))).isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void shouldPreferTheSchemaRegistryPrefixedCredentialKeys() {
+        RegistryClientConfig config = RegistryClientConfig.fromMap("https://r", Map.of(
+                RegistryClientConfig.SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO_CONFIG, "svc:new",
+                RegistryClientConfig.BASIC_AUTH_USER_INFO_CONFIG, "svc:old"));
+        RegistryClientConfig bearer = RegistryClientConfig.fromMap("https://r", Map.of(
+                RegistryClientConfig.SCHEMA_REGISTRY_BEARER_AUTH_TOKEN_CONFIG, "tok"));
+
+        assertThat(config.credentials()).isEqualTo(RegistryCredentials.basic("svc", "new"));
+        assertThat(bearer.credentials().authorizationHeader()).contains("Bearer tok");
+        assertThat(config.tls()).isEqualTo(RegistryTls.none());
+    }
 }
