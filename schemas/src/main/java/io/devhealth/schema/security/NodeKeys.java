@@ -63,14 +63,29 @@ public final class NodeKeys {
         }
     }
 
-    static byte[] hmac(byte[] key, byte[] message) {
+    // Mac is not thread-safe and Mac.getInstance costs a provider lookup (several µs, more than the HMAC
+    // itself): one per thread, re-keyed per use. Callers use it for one complete HMAC at a time.
+    private static final ThreadLocal<Mac> MAC = ThreadLocal.withInitial(() -> {
         try {
-            Mac mac = Mac.getInstance(ALGORITHM);
-            mac.init(new SecretKeySpec(key, ALGORITHM));
-            return mac.doFinal(message);
+            return Mac.getInstance(ALGORITHM);
         } catch (GeneralSecurityException e) {
             // HmacSHA256 is mandatory in every Java platform: this is not an input error.
             throw new IllegalStateException("HmacSHA256 unavailable", e);
         }
+    });
+
+    /** This thread's HMAC-SHA256, keyed with {@code key}. */
+    static Mac mac(SecretKeySpec key) {
+        Mac mac = MAC.get();
+        try {
+            mac.init(key);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("cannot key HmacSHA256", e);
+        }
+        return mac;
+    }
+
+    static byte[] hmac(byte[] key, byte[] message) {
+        return mac(new SecretKeySpec(key, ALGORITHM)).doFinal(message);
     }
 }

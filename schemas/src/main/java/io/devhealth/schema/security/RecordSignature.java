@@ -2,7 +2,6 @@ package io.devhealth.schema.security;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
@@ -26,25 +25,11 @@ public final class RecordSignature {
     /** Length of a signature in bytes. */
     public static final int LENGTH = 32;
 
-    // Mac is not thread-safe and Mac.getInstance costs a provider lookup: one per thread, re-keyed per use.
-    private static final ThreadLocal<Mac> MAC = ThreadLocal.withInitial(() -> {
-        try {
-            return Mac.getInstance(NodeKeys.ALGORITHM);
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("HmacSHA256 unavailable", e);
-        }
-    });
-
     private RecordSignature() {}
 
     /** The signature of ({@code node}, {@code topic}, {@code value}) under {@code nodeKey}. */
     public static byte[] compute(SecretKeySpec nodeKey, byte[] node, String topic, byte[] value) {
-        Mac mac = MAC.get();
-        try {
-            mac.init(nodeKey);
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("cannot key HmacSHA256", e);
-        }
+        Mac mac = NodeKeys.mac(nodeKey);
         byte[] topicBytes = topic.getBytes(StandardCharsets.UTF_8);
         ByteBuffer length = ByteBuffer.allocate(4);
         mac.update(length.putInt(0, node.length).array());
