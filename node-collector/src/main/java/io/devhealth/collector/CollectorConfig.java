@@ -3,6 +3,11 @@ package io.devhealth.collector;
 import io.devhealth.collector.dra.HealthApiVersion;
 import io.devhealth.collector.nvml.NvmlConfig;
 import io.devhealth.schema.config.ServiceConfig;
+import io.devhealth.schema.security.NodeKeyCredential;
+import io.devhealth.schema.security.RecordSigner;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,6 +18,7 @@ import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigDef.Importance;
 import org.apache.kafka.common.config.ConfigDef.Type;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.types.Password;
 
 /** Typed configuration of the node-collector; every option is also an environment variable ({@link ServiceConfig#envName}). */
 public final class CollectorConfig extends ServiceConfig {
@@ -39,6 +45,8 @@ public final class CollectorConfig extends ServiceConfig {
     public static final String KUBERNETES_MASTER = "kubernetes.master";
     public static final String HTTP_HOST = "http.host";
     public static final String HTTP_PORT = "http.port";
+    public static final String NODE_KEY = "node.key";
+    public static final String NODE_KEY_FILE = "node.key.file";
 
     /** Every collector option, the NVML source's ({@link NvmlConfig}) included. */
     public static final ConfigDef DEFINITION = NvmlConfig.define(pipelineOptions()
@@ -92,7 +100,15 @@ public final class CollectorConfig extends ServiceConfig {
             .define(HTTP_HOST, Type.STRING, "0.0.0.0", Importance.LOW, "Address of the /metrics, /healthz and /readyz endpoint.")
             .define(HTTP_PORT, Type.INT, -1, ConfigDef.Range.between(-1, 65_535), Importance.MEDIUM,
                     "Port of the /metrics, /healthz and /readyz endpoint; -1 = no endpoint, 0 = any free port. "
-                            + "A DaemonSet sets one (e.g. 9102); the default is off so several collectors can share one JVM (demo)."));
+                            + "A DaemonSet sets one (e.g. 9102); the default is off so several collectors can share one JVM (demo).")
+            .define(NODE_KEY, Type.PASSWORD, null, Importance.HIGH,
+                    "This node's signing key, as `devhealth node-key` prints it (v1:<key id>:<node>:<key>), from a per-node "
+                            + "Secret. Every record is then signed (HMAC-SHA256 over node, topic and value) so that a processor "
+                            + "with principals.enforce accepts it as this node's. Empty: records are only stamped with the node. "
+                            + "See docs/SECURITY.md.")
+            .define(NODE_KEY_FILE, Type.STRING, "", Importance.HIGH,
+                    "File holding " + NODE_KEY + " (a mounted Secret or one an init container wrote); read at start. "
+                            + "Set this or " + NODE_KEY + ", not both."));
 
     /** The NVML source's settings (nvml.*). */
     public NvmlConfig nvml() {
@@ -105,6 +121,7 @@ public final class CollectorConfig extends ServiceConfig {
     public CollectorConfig(Map<?, ?> values) {
         super(DEFINITION, values);
         driverEndpoints(); // validate early
+        recordSigner();
     }
 
     public static CollectorConfig fromEnvironment(Map<String, String> env, Map<String, ?> overrides) {
@@ -117,6 +134,49 @@ public final class CollectorConfig extends ServiceConfig {
 
     public String clusterName() {
         return getString(CLUSTER_NAME);
+    }
+
+    /**
+     * The signer of this node's records, when a node key is configured ({@value #NODE_KEY} or
+     * {@value #NODE_KEY_FILE}).
+     *
+     * @throws ConfigException when both are set, the file cannot be read, the key does not parse, or
+     *                         it is another node's key (the processor would dead-letter every record)
+     */
+    public Optional<RecordSigner> recordSigner() {
+        Password inline = getPassword(NODE_KEY);
+        String file = getString(NODE_KEY_FILE).strip();
+        boolean hasInline = inline != null && !inline.value().isBlank();
+        if (hasInline && !file.isEmpty()) {
+            throw new ConfigException(NODE_KEY_FILE, file, "set " + NODE_KEY + " or " + NODE_KEY_FILE + ", not both");
+        }
+        String text;
+        String option;
+        if (hasInline) {
+            text = inline.value();
+            option = NODE_KEY;
+        } else if (!file.isEmpty()) {
+            try {
+                text = Files.readString(Path.of(file), StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                throw new ConfigException(NODE_KEY_FILE, file, "cannot read the node key: " + e.getClass().getSimpleName());
+            }
+            option = NODE_KEY_FILE;
+        } else {
+            return Optional.empty();
+        }
+        NodeKeyCredential credential;
+        try {
+            credential = NodeKeyCredential.parse(text);
+        } catch (IllegalArgumentException e) {
+            // The message never quotes the key; the value shown is the option's masked form.
+            throw new ConfigException(option, hasInline ? inline : file, e.getMessage());
+        }
+        if (!credential.node().equals(nodeName())) {
+            throw new ConfigException(option, hasInline ? inline : file, "the node key is for node '" + credential.node()
+                    + "', this collector runs on node '" + nodeName() + "'");
+        }
+        return Optional.of(new RecordSigner(credential));
     }
 
 

@@ -74,4 +74,37 @@ class CollectorConfigTest {
         assertThat(config.spoolDirectory()).contains(Path.of("/var/lib/devhealth/spool"));
         assertThat(config.httpPort()).isEqualTo(9102);
     }
+
+    private static final byte[] MASTER = "a-cluster-secret-of-at-least-32-bytes!!".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+
+    @Test
+    void shouldSignOnlyWithAKeyForThisNodeFromTheEnvironmentOrAFile(@org.junit.jupiter.api.io.TempDir Path tmp) throws Exception {
+        assertThat(new CollectorConfig(required()).recordSigner()).as("no key: unsigned").isEmpty();
+
+        String credential = io.devhealth.schema.security.NodeKeyCredential.issue(MASTER, "node-a").format();
+        CollectorConfig fromEnv = CollectorConfig.fromEnvironment(Map.of("DEVHEALTH_NODE_NAME", "node-a",
+                "DEVHEALTH_KAFKA_BOOTSTRAP_SERVERS", "k:9092", "DEVHEALTH_SCHEMA_REGISTRY_URL", "mem://x",
+                "DEVHEALTH_NODE_KEY", credential), Map.of());
+        assertThat(fromEnv.recordSigner()).hasValueSatisfying(signer -> assertThat(signer.node()).isEqualTo("node-a"));
+        assertThat(fromEnv.toString()).doesNotContain(credential.substring(credential.lastIndexOf(':') + 1));
+
+        Path file = tmp.resolve("node.key");
+        java.nio.file.Files.writeString(file, credential + "\n");
+        Map<String, Object> withFile = required();
+        withFile.put(CollectorConfig.NODE_KEY_FILE, file.toString());
+        assertThat(new CollectorConfig(withFile).recordSigner()).isPresent();
+
+        Map<String, Object> both = new HashMap<>(withFile);
+        both.put(CollectorConfig.NODE_KEY, credential);
+        assertThatThrownBy(() -> new CollectorConfig(both)).isInstanceOf(ConfigException.class).hasMessageContaining("not both");
+
+        Map<String, Object> otherNode = required();
+        otherNode.put(CollectorConfig.NODE_KEY, io.devhealth.schema.security.NodeKeyCredential.issue(MASTER, "node-b").format());
+        assertThatThrownBy(() -> new CollectorConfig(otherNode)).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("for node 'node-b'").hasMessageNotContaining(credential.substring(credential.lastIndexOf(':') + 1));
+
+        Map<String, Object> missing = required();
+        missing.put(CollectorConfig.NODE_KEY_FILE, tmp.resolve("absent").toString());
+        assertThatThrownBy(() -> new CollectorConfig(missing)).isInstanceOf(ConfigException.class).hasMessageContaining("cannot read");
+    }
 }

@@ -1,6 +1,7 @@
 package io.devhealth.processor;
 
 import io.devhealth.schema.avro.DeadLetter;
+import io.devhealth.schema.security.RecordAuthenticationException;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -78,8 +79,11 @@ public final class DeadLetterHandler implements DeserializationExceptionHandler,
     @Override
     public DeserializationExceptionHandler.Response handleError(ErrorHandlerContext context, ConsumerRecord<byte[], byte[]> record,
                                                               Exception exception) {
+        // A record refused by the node signature check decoded fine: say what it is (and count it apart).
+        boolean unauthenticated = exception instanceof RecordAuthenticationException;
         ProducerRecord<byte[], byte[]> letter = deadLetter(record.topic(), record.partition(), record.offset(), record.key(),
-                record.value(), "undecodable record: " + describe(exception), exception, "deserialization");
+                record.value(), (unauthenticated ? "unauthenticated record: " : "undecodable record: ") + describe(exception),
+                exception, unauthenticated ? "authentication" : "deserialization");
         return DeserializationExceptionHandler.Response.resume(List.of(letter));
     }
 

@@ -2,13 +2,23 @@ package io.devhealth.processor;
 
 import io.devhealth.processor.query.QuerySecurityConfig;
 import io.devhealth.schema.config.ServiceConfig;
+import io.devhealth.schema.security.NodeKeys;
+import io.devhealth.schema.security.RecordVerifier;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigDef.Importance;
 import org.apache.kafka.common.config.ConfigDef.Type;
+import org.apache.kafka.common.config.types.Password;
 
 /** Typed configuration of the stream-processor; every option is also an environment variable ({@link ServiceConfig#envName}). */
 public final class ProcessorConfig extends ServiceConfig {
@@ -29,6 +39,10 @@ public final class ProcessorConfig extends ServiceConfig {
     public static final String QUERY_PORT = "query.port";
     public static final String QUERY_ADVERTISED_HOST = "query.advertised.host";
     public static final String PRINCIPALS_ENFORCE = "principals.enforce";
+    public static final String PRINCIPALS_SECRET = "principals.secret";
+    public static final String PRINCIPALS_SECRET_FILE = "principals.secret.file";
+    public static final String PRINCIPALS_SECRET_PREVIOUS = "principals.secret.previous";
+    public static final String PRINCIPALS_SECRET_PREVIOUS_FILE = "principals.secret.previous.file";
     public static final String FLEET_WINDOW = "fleet.window.seconds";
     public static final String CLOUDEVENTS_ENABLED = "cloudevents.enabled";
 
@@ -76,8 +90,21 @@ public final class ProcessorConfig extends ServiceConfig {
                     "Host name other instances use to reach this one's query API (Kafka Streams application.server); "
                             + "empty = this machine's host name. In Kubernetes: the pod's stable DNS name.")
             .define(PRINCIPALS_ENFORCE, Type.BOOLEAN, false, Importance.MEDIUM,
-                    "Also require every collector record to carry the devhealth.node header naming its key's node; "
-                            + "a record's value must name its key's node in any case. See docs/SECURITY.md.")
+                    "Accept a collector record only when it is signed with its node's key (derived from "
+                            + PRINCIPALS_SECRET + ") and its signed devhealth.node header names its key's node; others are "
+                            + "dead-lettered and counted. Needs " + PRINCIPALS_SECRET + " or " + PRINCIPALS_SECRET_FILE
+                            + ". A record's value must name its key's node in any case. See docs/SECURITY.md.")
+            .define(PRINCIPALS_SECRET, Type.PASSWORD, null, Importance.HIGH,
+                    "The cluster secret node keys are derived from (at least 32 bytes, e.g. openssl rand -base64 32); only "
+                            + "processors and the key-issuing step hold it. From a Secret through the environment.")
+            .define(PRINCIPALS_SECRET_FILE, Type.STRING, "", Importance.HIGH,
+                    "File holding " + PRINCIPALS_SECRET + " (a mounted Secret); read at start. Set this or "
+                            + PRINCIPALS_SECRET + ", not both.")
+            .define(PRINCIPALS_SECRET_PREVIOUS, Type.PASSWORD, null, Importance.MEDIUM,
+                    "During a rotation, the cluster secret being retired: keys derived from it are still accepted "
+                            + "until every collector has its new key. Empty otherwise.")
+            .define(PRINCIPALS_SECRET_PREVIOUS_FILE, Type.STRING, "", Importance.MEDIUM,
+                    "File holding " + PRINCIPALS_SECRET_PREVIOUS + "; read at start.")
             .define(FLEET_WINDOW, Type.LONG, TopologyOptions.DEFAULT_FLEET_WINDOW.toSeconds(), ConfigDef.Range.between(1, 86_400),
                     Importance.LOW, "Size in seconds of the tumbling windows in which fleet-stats counts transitions "
                             + "per node, driver, product and reason.")
@@ -90,6 +117,60 @@ public final class ProcessorConfig extends ServiceConfig {
         timeoutPolicy();
         if (getLong(STALL_THRESHOLD) <= getLong(EXPIRY_INTERVAL)) {
             throw new ConfigException(STALL_THRESHOLD, getLong(STALL_THRESHOLD), "must exceed " + EXPIRY_INTERVAL);
+        }
+        recordVerifier();
+    }
+
+    /**
+     * The verifier of collector records' node signatures when {@value #PRINCIPALS_ENFORCE} is on, over
+     * the current cluster secret and, during a rotation, the previous one; empty when it is off.
+     *
+     * @throws ConfigException when enforcement is on without a secret, a secret is set twice, too
+     *                         short, unreadable, or the previous one equals the current one
+     */
+    public Optional<RecordVerifier> recordVerifier() {
+        Optional<byte[]> current = secret(PRINCIPALS_SECRET, PRINCIPALS_SECRET_FILE);
+        Optional<byte[]> previous = secret(PRINCIPALS_SECRET_PREVIOUS, PRINCIPALS_SECRET_PREVIOUS_FILE);
+        if (!getBoolean(PRINCIPALS_ENFORCE)) {
+            return Optional.empty();
+        }
+        if (current.isEmpty()) {
+            throw new ConfigException(PRINCIPALS_ENFORCE, true, "needs the cluster secret: set " + PRINCIPALS_SECRET
+                    + " or " + PRINCIPALS_SECRET_FILE + " (docs/SECURITY.md)");
+        }
+        List<byte[]> masters = new ArrayList<>();
+        masters.add(current.get());
+        previous.ifPresent(masters::add);
+        try {
+            return Optional.of(new RecordVerifier(masters));
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(PRINCIPALS_SECRET_PREVIOUS, "[hidden]", e.getMessage());
+        }
+    }
+
+    private Optional<byte[]> secret(String option, String fileOption) {
+        Password inline = getPassword(option);
+        String file = getString(fileOption).strip();
+        boolean hasInline = inline != null && !inline.value().isBlank();
+        if (hasInline && !file.isEmpty()) {
+            throw new ConfigException(fileOption, file, "set " + option + " or " + fileOption + ", not both");
+        }
+        String text;
+        if (hasInline) {
+            text = inline.value();
+        } else if (!file.isEmpty()) {
+            try {
+                text = Files.readString(Path.of(file), StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                throw new ConfigException(fileOption, file, "cannot read the secret: " + e.getClass().getSimpleName());
+            }
+        } else {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(NodeKeys.masterFromSecret(text));
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(hasInline ? option : fileOption, hasInline ? inline : file, e.getMessage());
         }
     }
 

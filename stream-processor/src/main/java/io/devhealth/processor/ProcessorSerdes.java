@@ -7,9 +7,15 @@ import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.NodeDevices;
 import io.devhealth.schema.avro.PodDeviceStatus;
+import io.devhealth.processor.internals.SignedRecordDeserializer;
+import io.devhealth.schema.Topics;
+import io.devhealth.schema.security.RecordVerifier;
 import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.SchemaRegistryClient;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Optional;
 import org.apache.kafka.common.serialization.Serde;
+import org.apache.kafka.common.serialization.Serdes;
 
 /** The serdes of every topic of the topology (and the stores that hold topic records), all over one schema registry. */
 public record ProcessorSerdes(
@@ -30,5 +36,26 @@ public record ProcessorSerdes(
                 AvroSerde.of(HealthTransition.class, registry),
                 AvroSerde.of(FleetStats.class, registry),
                 AvroSerde.of(DeadLetter.class, registry));
+    }
+
+    /**
+     * These serdes, reading the collectors' three topics only once each record's node signature
+     * verifies ({@link SignedRecordDeserializer}); unchanged when {@code verifier} is empty
+     * ({@code principals.enforce} off, {@link ProcessorConfig#recordVerifier()}).
+     */
+    public ProcessorSerdes authenticated(Topics topics, Optional<RecordVerifier> verifier, MeterRegistry meters) {
+        if (verifier.isEmpty()) {
+            return this;
+        }
+        RecordVerifier keys = verifier.get();
+        return new ProcessorSerdes(
+                verified(deviceReports, topics.deviceReports(), "device-reports", keys, meters),
+                verified(nodeAllocations, topics.nodeAllocations(), "node-allocations", keys, meters),
+                verified(nodeDevices, topics.deviceInventory(), "device-inventory", keys, meters),
+                podDeviceStatus, healthTransitions, fleetStats, deadLetters);
+    }
+
+    private static <T> Serde<T> verified(Serde<T> serde, String topic, String input, RecordVerifier verifier, MeterRegistry meters) {
+        return Serdes.serdeFrom(serde.serializer(), new SignedRecordDeserializer<>(serde.deserializer(), topic, input, verifier, meters));
     }
 }

@@ -16,7 +16,9 @@ import java.util.Objects;
  * @param historyRetention how long device transitions and pod status timelines are kept
  * @param meters where the topology's counters go
  * @param enforcePrincipals whether every collector record must also carry the {@code devhealth.node} header
- *                          naming its key's node (docs/SECURITY.md); the value's node must equal the key always
+ *                          naming its key's node (docs/SECURITY.md); the value's node must equal the key always.
+ *                          That the header was signed by that node is verified before, by the serdes
+ *                          ({@link ProcessorSerdes#authenticated}, {@code principals.secret})
  * @param fleetWindow the size of the tumbling windows fleet-stats counts transitions in
  * @param cloudEvents whether every transition is mirrored as CloudEvents 1.0 JSON for SIEMs
  */

@@ -74,7 +74,14 @@ final class TopologyFixture implements AutoCloseable {
 
     /** With the default options as {@code customize} changes them (meters are always this fixture's). */
     TopologyFixture(java.util.function.UnaryOperator<TopologyOptions> customize) {
-        serdes = ProcessorSerdes.over(SchemaRegistries.inMemory("topology-test-" + UUID.randomUUID()));
+        this(customize, java.util.Optional.empty());
+    }
+
+    /** Also verifying collector records' node signatures with {@code verifier} (principals.secret), when present. */
+    TopologyFixture(java.util.function.UnaryOperator<TopologyOptions> customize,
+                    java.util.Optional<io.devhealth.schema.security.RecordVerifier> verifier) {
+        serdes = ProcessorSerdes.over(SchemaRegistries.inMemory("topology-test-" + UUID.randomUUID()))
+                .authenticated(topics, verifier, meters);
         Properties props = new Properties();
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "topology-test");
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");

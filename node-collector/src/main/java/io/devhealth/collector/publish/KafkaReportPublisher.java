@@ -7,11 +7,13 @@ import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.NodeDevices;
 import io.devhealth.schema.avro.NodeHeartbeat;
+import io.devhealth.schema.security.RecordSigner;
 import io.devhealth.schema.serde.SchemaRegistryClient;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -42,6 +44,16 @@ public final class KafkaReportPublisher implements ReportPublisher {
     public static KafkaReportPublisher start(String node, Topics topics, Map<String, Object> clientProperties,
                                              SchemaRegistryClient registry, DiskSpool.Settings spoolSettings,
                                              int maxInFlight, CollectorMetrics metrics, Clock clock) {
+        return start(node, topics, clientProperties, registry, spoolSettings, maxInFlight, metrics, clock, Optional.empty());
+    }
+
+    /**
+     * Like {@link #start(String, Topics, Map, SchemaRegistryClient, DiskSpool.Settings, int, CollectorMetrics, Clock)},
+     * signing every record with {@code signer} when present ({@link io.devhealth.collector.CollectorConfig#recordSigner()}).
+     */
+    public static KafkaReportPublisher start(String node, Topics topics, Map<String, Object> clientProperties,
+                                             SchemaRegistryClient registry, DiskSpool.Settings spoolSettings,
+                                             int maxInFlight, CollectorMetrics metrics, Clock clock, Optional<RecordSigner> signer) {
         Map<String, Object> props = producerProperties(node, clientProperties);
         DiskSpool spool = DiskSpool.open(spoolSettings, clock);
         try {
@@ -49,7 +61,7 @@ public final class KafkaReportPublisher implements ReportPublisher {
             SpoolCodec codec = new SpoolCodec(spool);
             KafkaSpoolSender sender = new KafkaSpoolSender(node, topics, spool, codec, registry,
                     () -> new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer()), metrics, clock,
-                    maxInFlight, Duration.ofSeconds(5));
+                    maxInFlight, Duration.ofSeconds(5), signer);
             sender.start();
             return new KafkaReportPublisher(spool, new SpoolingPublisher(spool, codec, metrics), sender);
         } catch (RuntimeException e) {

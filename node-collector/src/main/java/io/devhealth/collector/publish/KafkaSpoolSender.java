@@ -9,12 +9,15 @@ import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.NodeDevices;
 import io.devhealth.schema.serde.AvroSerde;
+import io.devhealth.schema.security.RecordSignature;
+import io.devhealth.schema.security.RecordSigner;
 import io.devhealth.schema.serde.SchemaRegistryClient;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
@@ -38,7 +41,10 @@ import org.slf4j.LoggerFactory;
  * unbounded delivery timeout: while Kafka is down it retries internally, in order, and nothing
  * fails; the spool holds the rest (at most {@code maxInFlight} records are handed to the producer
  * at a time). Each record is keyed by node and carries its identity in headers
- * ({@value #EPOCH_HEADER}, {@value #SEQUENCE_HEADER}) besides the Avro fields.
+ * ({@value #EPOCH_HEADER}, {@value #SEQUENCE_HEADER}) besides the Avro fields, and names the node it
+ * speaks for ({@value RecordSignature#NODE_HEADER}); with a node key it is also signed
+ * ({@link RecordSigner}: HMAC over node, topic and the exact value bytes sent), so the processor can
+ * tell that this node's collector wrote it (docs/SECURITY.md).
  *
  * <p>Failures: a record that can never be sent (it does not decode, or Kafka says it is too large)
  * is logged, counted and removed. A send that fails before reaching the producer (no metadata yet,
@@ -56,6 +62,8 @@ public final class KafkaSpoolSender implements AutoCloseable {
     private static final Duration IDLE_WAIT = Duration.ofMillis(200);
 
     private final String node;
+    private final byte[] nodeHeader;
+    private final RecordSigner signer;
     private final Topics topics;
     private final DiskSpool spool;
     private final SpoolCodec codec;
@@ -89,7 +97,19 @@ public final class KafkaSpoolSender implements AutoCloseable {
     public KafkaSpoolSender(String node, Topics topics, DiskSpool spool, SpoolCodec codec, SchemaRegistryClient registry,
                             Supplier<Producer<String, byte[]>> producerFactory, CollectorMetrics metrics, Clock clock,
                             int maxInFlight, Duration closeTimeout) {
+        this(node, topics, spool, codec, registry, producerFactory, metrics, clock, maxInFlight, closeTimeout, Optional.empty());
+    }
+
+    /** @param signer signs every record with this node's key; its node must be {@code node} */
+    public KafkaSpoolSender(String node, Topics topics, DiskSpool spool, SpoolCodec codec, SchemaRegistryClient registry,
+                            Supplier<Producer<String, byte[]>> producerFactory, CollectorMetrics metrics, Clock clock,
+                            int maxInFlight, Duration closeTimeout, Optional<RecordSigner> signer) {
+        if (signer.isPresent() && !signer.get().node().equals(node)) {
+            throw new IllegalArgumentException("node key is for node '" + signer.get().node() + "', this collector is node '" + node + "'");
+        }
         this.node = node;
+        this.nodeHeader = node.getBytes(StandardCharsets.UTF_8);
+        this.signer = signer.orElse(null);
         this.topics = topics;
         this.spool = spool;
         this.codec = codec;
@@ -214,6 +234,12 @@ public final class KafkaSpoolSender implements AutoCloseable {
         RecordHeaders headers = new RecordHeaders();
         headers.add(EPOCH_HEADER, Long.toString(spool.epoch()).getBytes(StandardCharsets.US_ASCII));
         headers.add(SEQUENCE_HEADER, Long.toString(entry.sequence()).getBytes(StandardCharsets.US_ASCII));
+        if (signer != null) {
+            // Over the exact bytes handed to the producer (ByteArraySerializer): what the processor will read.
+            signer.sign(topic, value, headers);
+        } else {
+            headers.add(RecordSignature.NODE_HEADER, nodeHeader.clone());
+        }
         return new ProducerRecord<>(topic, null, entry.acceptedAt().toEpochMilli(), node, value, headers);
     }
 

@@ -1,6 +1,7 @@
 package io.devhealth.collector.publish;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.devhealth.collector.ops.CollectorMetrics;
@@ -10,7 +11,12 @@ import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.NodeDevices;
+import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.ReportKind;
+import io.devhealth.schema.security.NodeKeyCredential;
+import io.devhealth.schema.security.RecordSignature;
+import io.devhealth.schema.security.RecordSigner;
+import io.devhealth.schema.security.RecordVerifier;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.testkit.UniqueNames;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -20,6 +26,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.kafka.clients.producer.MockProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -47,18 +54,66 @@ class KafkaSpoolSenderTest {
     private SpoolingPublisher publisher;
     private KafkaSpoolSender sender;
 
+    private static final byte[] MASTER = "a-cluster-secret-of-at-least-32-bytes!!".getBytes(StandardCharsets.UTF_8);
+    private SpoolCodec codec;
+    private CollectorMetrics metrics;
+
     @BeforeEach
     void setUp() {
         spool = DiskSpool.open(new DiskSpool.Settings(tmp.resolve("spool"), 1 << 20, Duration.ofMillis(100)), Clock.systemUTC());
-        SpoolCodec codec = new SpoolCodec(spool);
-        CollectorMetrics metrics = new CollectorMetrics(registry);
+        codec = new SpoolCodec(spool);
+        metrics = new CollectorMetrics(registry);
         publisher = new SpoolingPublisher(spool, codec, metrics);
-        sender = new KafkaSpoolSender("node-a", topics, spool, codec, SchemaRegistries.fromUrl("mem://" + UniqueNames.uniqueName("r")),
+        sender = sender(Optional.empty());
+    }
+
+    private KafkaSpoolSender sender(Optional<RecordSigner> signer) {
+        return new KafkaSpoolSender("node-a", topics, spool, codec, SchemaRegistries.fromUrl("mem://" + UniqueNames.uniqueName("r")),
                 () -> {
                     MockProducer<String, byte[]> producer = new MockProducer<>(false, null, new StringSerializer(), new ByteArraySerializer());
                     producers.add(producer);
                     return producer;
-                }, metrics, Clock.systemUTC(), 100, Duration.ofMillis(100));
+                }, metrics, Clock.systemUTC(), 100, Duration.ofMillis(100), signer);
+    }
+
+    @Test
+    void shouldStampEveryRecordWithItsNodeEvenWithoutAKey() {
+        publisher.publish(report(0));
+        sender.start();
+        MockProducer<String, byte[]> producer = producer(0);
+        await().atMost(WAIT).until(() -> producer.history().size() == 1);
+
+        ProducerRecord<String, byte[]> record = producer.history().get(0);
+        assertThat(record.headers().lastHeader(RecordSignature.NODE_HEADER).value()).asString(StandardCharsets.UTF_8).isEqualTo("node-a");
+        assertThat(record.headers().lastHeader(RecordSignature.SIGNATURE_HEADER)).isNull();
+    }
+
+    @Test
+    void shouldSignReportsAllocationsAndInventoriesOverTheBytesSent() {
+        sender.close();
+        sender = sender(Optional.of(new RecordSigner(NodeKeyCredential.issue(MASTER, "node-a"))));
+        publisher.publish(report(0));
+        publisher.publish(NodeAllocations.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build());
+        publisher.publish(NodeDevices.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build());
+        sender.start();
+        MockProducer<String, byte[]> producer = producer(0);
+        await().atMost(WAIT).until(() -> producer.history().size() == 3);
+
+        RecordVerifier verifier = new RecordVerifier(List.of(MASTER));
+        assertThat(producer.history()).extracting(ProducerRecord::topic)
+                .containsExactly(topics.deviceReports(), topics.nodeAllocations(), topics.deviceInventory());
+        for (ProducerRecord<String, byte[]> record : producer.history()) {
+            assertThat(verifier.verify(record.topic(), record.headers(), record.value()).node()).isEqualTo("node-a");
+            assertThat(verifier.verify(record.topic(), record.headers(), record.value()).valid()).isTrue();
+            assertThat(record.headers().headers(RecordSignature.NODE_HEADER)).as("one node header").hasSize(1);
+        }
+    }
+
+    @Test
+    void shouldRefuseAnotherNodesKey() {
+        Optional<RecordSigner> other = Optional.of(new RecordSigner(NodeKeyCredential.issue(MASTER, "node-b")));
+
+        assertThatThrownBy(() -> sender(other)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("node-b");
     }
 
     @AfterEach

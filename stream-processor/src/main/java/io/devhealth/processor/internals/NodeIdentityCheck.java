@@ -1,5 +1,6 @@
 package io.devhealth.processor.internals;
 
+import io.devhealth.schema.security.RecordSignature;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
@@ -17,15 +18,25 @@ import org.apache.kafka.common.header.Headers;
  *       partition and the state a record changes, the value's node what its reports say; a record
  *       where they differ would let one node's facts land on another's devices.</li>
  *   <li>With {@code principals.enforce}: the record also carries the {@value #NODE_HEADER} header
- *       naming the same node, as set by the deployment's produce path.</li>
+ *       naming the same node. Before that, {@link SignedRecordDeserializer} verified that the header
+ *       and the value were signed with that node's key, so together: only node X's key can produce a
+ *       record that changes node X's state.</li>
  * </ul>
  * A record that fails is rejected before any state changes (dead-lettered by the processing
- * exception handler) and counted in {@code devhealth.processor.node.identity.rejected}.
+ * exception handler) and counted in {@code devhealth.processor.node.identity.rejected}, tagged with
+ * the input and the check ({@value #CHECK_VALUE_NODE}, {@value #CHECK_HEADER},
+ * {@value #CHECK_SIGNATURE}).
  */
 public final class NodeIdentityCheck {
 
     /** The header naming the node a record speaks for. */
-    public static final String NODE_HEADER = "devhealth.node";
+    public static final String NODE_HEADER = RecordSignature.NODE_HEADER;
+    /** Check tag: the value's node is not the key. */
+    public static final String CHECK_VALUE_NODE = "value-node";
+    /** Check tag: the signed node header is missing or not the key. */
+    public static final String CHECK_HEADER = "header";
+    /** Check tag: the node signature is missing or invalid ({@link SignedRecordDeserializer}). */
+    public static final String CHECK_SIGNATURE = "signature";
 
     private final boolean enforceHeader;
     private final Counter keyMismatch;
@@ -33,11 +44,11 @@ public final class NodeIdentityCheck {
 
     public NodeIdentityCheck(boolean enforceHeader, MeterRegistry meters, String input) {
         this.enforceHeader = enforceHeader;
-        this.keyMismatch = counter(meters, input, "value-node");
-        this.headerMismatch = counter(meters, input, "header");
+        this.keyMismatch = counter(meters, input, CHECK_VALUE_NODE);
+        this.headerMismatch = counter(meters, input, CHECK_HEADER);
     }
 
-    private static Counter counter(MeterRegistry meters, String input, String check) {
+    static Counter counter(MeterRegistry meters, String input, String check) {
         return Counter.builder("devhealth.processor.node.identity.rejected")
                 .description("Records rejected because the node they speak for is not the node of their key")
                 .tag("input", input).tag("check", check)
