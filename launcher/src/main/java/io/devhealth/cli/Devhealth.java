@@ -17,6 +17,7 @@ import picocli.CommandLine.Command;
                 DemoCommand.class,
                 SimulateNodeCommand.class,
                 QueryCommand.class,
+                NodeKeyCommand.class,
                 CommandLine.HelpCommand.class
         })
 public final class Devhealth implements Runnable {

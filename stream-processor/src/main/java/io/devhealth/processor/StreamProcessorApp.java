@@ -29,7 +29,8 @@ public final class StreamProcessorApp implements AutoCloseable {
     private final HostInfo advertised;
 
     public StreamProcessorApp(ProcessorConfig config) {
-        ProcessorSerdes serdes = ProcessorSerdes.over(SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals()));
+        ProcessorSerdes serdes = ProcessorSerdes.over(SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals()))
+                .authenticated(config.topics(), config.recordVerifier(), meters);
         Properties props = streamsProperties(config);
         DeadLetterHandler.configure(props, config.topics().deadLetters(), serdes.deadLetters().serializer(), meters);
         // The query port is bound first: with port 0 its number is known only then, and Streams must advertise it.
