@@ -131,12 +131,14 @@ public final class ThroughputBenchmark {
                 ProcessorConfig.COMMIT_INTERVAL, System.getProperty("devhealth.bench.commit.interval.ms", "100")));
         Supplier<Topology> topology = () -> DeviceHealthTopology.build(topics, ProcessorSerdes.over(registry));
         List<String> inputs = List.of(topics.deviceReports(), topics.nodeAllocations());
+        // Also part of the work: the topology reads its own transitions back for fleet counts.
+        List<String> readBack = List.of(topics.healthTransitions(), "bench-devhealth-" + run + "-fleet-by-dimension-repartition");
 
         List<Result> results = new ArrayList<>();
         produce(kafka, allocations);
         produce(kafka, firstContact);
         results.add(runStreams(kafka, "devhealth first contact (EOS)", topology.get(), StreamProcessorApp.streamsProperties(config),
-                inputs, allocations.size() + firstContact.size()));
+                inputs, readBack, allocations.size() + firstContact.size()));
         results.add(timed("produce (idempotent, acks=all)", reports.size(), () -> produce(kafka, reports)));
         int inTopic = firstContact.size() + reports.size();
         results.add(timed("consume", inTopic, () -> consume(kafka, topics.deviceReports(), inTopic)));
@@ -148,7 +150,8 @@ public final class ThroughputBenchmark {
         Topology passThrough = passThroughBuilder.build();
         results.add(runStreams(kafka, PASS_THROUGH, passThrough, "bench-pass-" + run, List.of(topics.deviceReports()), inTopic));
         // The same application again, from its committed offsets and kept state: only the steady-state reports are left.
-        results.add(runStreams(kafka, STEADY, topology.get(), StreamProcessorApp.streamsProperties(config), inputs, reports.size()));
+        results.add(runStreams(kafka, STEADY, topology.get(), StreamProcessorApp.streamsProperties(config), inputs, readBack,
+                reports.size()));
         return results;
     }
 
@@ -227,26 +230,24 @@ public final class ThroughputBenchmark {
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
         props.put(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("dh-bench").toString());
         props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
-        return runStreams(kafka, name, topology, props, inputs, records);
+        return runStreams(kafka, name, topology, props, inputs, List.of(), records);
     }
 
     /** Time from RUNNING to the group's committed offsets reaching the end of every input partition. */
+    /**
+     * @param inputs the topics whose records are counted; their end offsets are taken before the start
+     * @param readBack topics the application writes and reads itself: the run ends when it has also caught up with
+     *                 them (their end offsets as they are at that moment)
+     */
     private static Result runStreams(EmbeddedKafkaCluster kafka, String name, Topology topology, Properties props,
-                                     List<String> inputs, long records) throws Exception {
+                                     List<String> inputs, List<String> readBack, long records) throws Exception {
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         // -Ddevhealth.bench.streams.<setting>=<value> tries a Kafka Streams setting on every stage that runs Streams.
         System.getProperties().stringPropertyNames().stream().filter(k -> k.startsWith(STREAMS_OVERRIDE))
                 .forEach(k -> props.put(k.substring(STREAMS_OVERRIDE.length()), System.getProperty(k)));
         String group = props.getProperty(StreamsConfig.APPLICATION_ID_CONFIG);
         Admin admin = kafka.admin();
-        Map<TopicPartition, Long> ends = new LinkedHashMap<>();
-        for (String topic : inputs) {
-            int count = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().size();
-            for (int p = 0; p < count; p++) {
-                TopicPartition tp = new TopicPartition(topic, p);
-                ends.put(tp, admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get().offset());
-            }
-        }
+        Map<TopicPartition, Long> ends = endOffsets(admin, inputs);
         CountDownLatch running = new CountDownLatch(1);
         try (KafkaStreams streams = new KafkaStreams(topology, props)) {
             streams.setStateListener((now, before) -> {
@@ -295,6 +296,12 @@ public final class ThroughputBenchmark {
                 }
                 Thread.sleep(10);
             }
+            while (!readBack.isEmpty() && remaining(admin, group, endOffsets(admin, readBack)) > 0) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException(name + " did not catch up with its own topics within 10 minutes");
+                }
+                Thread.sleep(10);
+            }
             long end = System.nanoTime();
             Result result = tenth == 0 || end - tenth < 50_000_000L
                     ? new Result(name, records, end - start)
@@ -327,6 +334,18 @@ public final class ThroughputBenchmark {
             }
         });
         System.out.printf(Locale.ROOT, "    %s, stream thread time:%s%n", name, line);
+    }
+
+    private static Map<TopicPartition, Long> endOffsets(Admin admin, List<String> topics) throws Exception {
+        Map<TopicPartition, Long> ends = new LinkedHashMap<>();
+        for (String topic : topics) {
+            int count = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().size();
+            for (int p = 0; p < count; p++) {
+                TopicPartition tp = new TopicPartition(topic, p);
+                ends.put(tp, admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get().offset());
+            }
+        }
+        return ends;
     }
 
     /** Input records not yet committed by {@code group}: (end − committed) over every input partition. */

@@ -1,27 +1,23 @@
 package io.devhealth.processor;
 
 import io.devhealth.processor.internals.CloudEventsMirror;
-import io.devhealth.processor.internals.NodeProcessor;
-import io.devhealth.processor.internals.StateSerdes;
+import io.devhealth.processor.internals.FleetCounter;
 import io.devhealth.processor.internals.FleetCounts;
 import io.devhealth.processor.internals.FleetDimensions;
 import io.devhealth.processor.internals.JsonSerde;
+import io.devhealth.processor.internals.NodeProcessor;
+import io.devhealth.processor.internals.StateSerdes;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.HealthTransition;
 import java.time.Duration;
 import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.common.utils.Bytes;
-import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.KStream;
-import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Named;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.kstream.Repartitioned;
-import org.apache.kafka.streams.kstream.TimeWindows;
-import org.apache.kafka.streams.state.WindowStore;
 import org.apache.kafka.streams.state.Stores;
 
 /**
@@ -125,8 +121,9 @@ public final class DeviceHealthTopology {
      * fleet analytics (issue 5 item 6): the transitions fanned out to
      * {@code DIMENSION:value} keys, re-partitioned by that key (so each count is fleet-wide, not
      * per node partition), and counted in tumbling windows of {@link TopologyOptions#fleetWindow()}
-     * (by the transitions' own time) into the queryable {@value #FLEET_STATS_STORE} store; every
-     * update goes to fleet-stats, keyed {@code DIMENSION:value@windowStart}.
+     * (by the transitions' own time) into the queryable, time-first {@value #FLEET_STATS_STORE}
+     * store ({@link FleetCounter}, {@link io.devhealth.processor.internals.FleetWindowKeys}); every update goes to fleet-stats, keyed
+     * {@code DIMENSION:value@windowStart}.
      */
     private static void addTransitionReaders(StreamsBuilder builder, Topics topics, ProcessorSerdes serdes, TopologyOptions options) {
         Duration retention = options.historyRetention().compareTo(options.fleetWindow().plus(FLEET_GRACE)) > 0
@@ -139,18 +136,12 @@ public final class DeviceHealthTopology {
                     .to(topics.healthTransitionsCloudEvents(), Produced.with(Serdes.String(), Serdes.ByteArray())
                             .withName("cloudevents-sink"));
         }
+        builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(FLEET_STATS_STORE),
+                Serdes.String(), JsonSerde.of(FleetCounts.class)));
         transitions.process(FleetDimensions::new, Named.as("fleet-dimensions"))
                 .repartition(Repartitioned.with(Serdes.String(), serdes.healthTransitions()).withName("fleet-by-dimension"))
-                .groupByKey()
-                .windowedBy(TimeWindows.ofSizeAndGrace(options.fleetWindow(), FLEET_GRACE))
-                .aggregate(FleetCounts::empty, (key, transition, counts) -> counts.add(transition), Named.as("fleet-counts"),
-                        Materialized.<String, FleetCounts, WindowStore<Bytes, byte[]>>as(FLEET_STATS_STORE)
-                                .withKeySerde(Serdes.String())
-                                .withValueSerde(JsonSerde.of(FleetCounts.class))
-                                .withRetention(retention))
-                .toStream(Named.as("fleet-stats-updates"))
-                .map((window, counts) -> KeyValue.pair(window.key() + "@" + window.window().startTime(),
-                        counts.toStats(window.key(), window.window().startTime(), window.window().endTime())), Named.as("fleet-stats-records"))
+                .process(() -> new FleetCounter(options.fleetWindow(), FLEET_GRACE, retention, options.meters()),
+                        Named.as("fleet-counts"), FLEET_STATS_STORE)
                 .to(topics.fleetStats(), Produced.with(Serdes.String(), serdes.fleetStats()).withName("fleet-stats-sink"));
     }
 }

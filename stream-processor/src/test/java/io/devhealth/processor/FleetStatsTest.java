@@ -9,17 +9,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.groups.Tuple.tuple;
 
 import io.devhealth.processor.internals.FleetCounts;
+import io.devhealth.processor.internals.FleetWindowKeys;
 import io.devhealth.schema.avro.FleetStats;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.StatsDimension;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.streams.KeyValue;
-import org.apache.kafka.streams.kstream.Windowed;
 import org.apache.kafka.streams.state.KeyValueIterator;
-import org.apache.kafka.streams.state.WindowStore;
+import org.apache.kafka.streams.state.KeyValueStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -82,14 +83,43 @@ class FleetStatsTest {
                 .extracting(FleetStats::getToHealthy, FleetStats::getToUnknown).containsExactly(1L, 0L);
         assertThat(stats.get("REASON:SourceSilent" + silentWindow).getToUnknown()).as("silence counted at its own time").isEqualTo(1);
 
-        WindowStore<String, FleetCounts> store = fixture.driver.getWindowStore(DeviceHealthTopology.FLEET_STATS_STORE);
-        try (KeyValueIterator<Windowed<String>, FleetCounts> all = store.fetchAll(T0.minusSeconds(60), T0.plusSeconds(3600))) {
-            List<KeyValue<Windowed<String>, FleetCounts>> entries = new java.util.ArrayList<>();
+        KeyValueStore<String, FleetCounts> store = fixture.driver.getKeyValueStore(DeviceHealthTopology.FLEET_STATS_STORE);
+        try (KeyValueIterator<String, FleetCounts> all = store.range(FleetWindowKeys.from(T0.minusSeconds(60).toEpochMilli()),
+                FleetWindowKeys.through(T0.plusSeconds(3600).toEpochMilli()))) {
+            List<KeyValue<String, FleetCounts>> entries = new java.util.ArrayList<>();
             all.forEachRemaining(entries::add);
-            assertThat(entries).extracting(e -> e.key.key(), e -> e.value.total())
+            assertThat(entries).extracting(e -> FleetWindowKeys.dimensionKey(e.key), e -> e.value.total())
                     .contains(tuple("NODE:" + NODE, 1L), tuple("DRIVER:" + DRIVER, 1L));
-            assertThat(entries).filteredOn(e -> e.key.key().equals("NODE:" + NODE)).as("one window per minute with transitions")
-                    .extracting(e -> e.key.window().startTime()).containsExactly(T0, T0.plusSeconds(600));
+            assertThat(entries).filteredOn(e -> FleetWindowKeys.dimensionKey(e.key).equals("NODE:" + NODE))
+                    .as("one window per minute with transitions, in time order")
+                    .extracting(e -> Instant.ofEpochMilli(FleetWindowKeys.windowStart(e.key))).containsExactly(T0, T0.plusSeconds(600));
         }
+    }
+
+    @Test
+    void shouldDropTransitionsLaterThanTheGraceAndDeleteWindowsPastRetention() {
+        fixture.send(report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(1)));
+        fixture.send(report("gpu-1", HealthStatus.HEALTHY, T0.plus(Duration.ofDays(2))));
+        // A device first heard of now, with a time two days back: its transition is past the 1-day grace.
+        fixture.send(report("gpu-2", HealthStatus.HEALTHY, T0.plusSeconds(10)));
+
+        assertThat(fixture.meters.counter("devhealth.processor.fleet.late").count()).isEqualTo(4.0); // one per dimension
+        assertThat(latestStats()).containsKey("NODE:" + NODE + "@" + T0).doesNotContainKey("DRIVER:" + DRIVER + "@" + T0.plusSeconds(10));
+        assertThat(countsBetween(T0, T0.plusSeconds(3600))).as("gpu-2 not counted").containsEntry("NODE:" + NODE, 1L);
+
+        fixture.send(report("gpu-1", HealthStatus.UNHEALTHY, T0.plus(Duration.ofDays(32))));
+
+        assertThat(countsBetween(T0, T0.plusSeconds(3600))).as("windows older than the 30-day retention deleted").isEmpty();
+        assertThat(countsBetween(T0.plus(Duration.ofDays(32)), T0.plus(Duration.ofDays(32)))).containsEntry("NODE:" + NODE, 1L);
+    }
+
+    private Map<String, Long> countsBetween(Instant from, Instant to) {
+        KeyValueStore<String, FleetCounts> store = fixture.driver.getKeyValueStore(DeviceHealthTopology.FLEET_STATS_STORE);
+        Map<String, Long> totals = new LinkedHashMap<>();
+        try (KeyValueIterator<String, FleetCounts> all = store.range(FleetWindowKeys.from(from.toEpochMilli()),
+                FleetWindowKeys.through(to.toEpochMilli()))) {
+            all.forEachRemaining(e -> totals.merge(FleetWindowKeys.dimensionKey(e.key), e.value.total(), Long::sum));
+        }
+        return totals;
     }
 }

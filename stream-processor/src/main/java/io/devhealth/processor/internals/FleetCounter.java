@@ -1,0 +1,97 @@
+package io.devhealth.processor.internals;
+
+import io.devhealth.processor.DeviceHealthTopology;
+import io.devhealth.schema.avro.FleetStats;
+import io.devhealth.schema.avro.HealthTransition;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Counts the transitions of each fleet dimension value ({@link FleetDimensions}) in tumbling windows
+ * of their own time, in the time-first {@code fleet-stats} store ({@link FleetWindowKeys}), and emits
+ * every updated window to the fleet-stats topic (key {@code DIMENSION:value@windowStart}).
+ *
+ * <p>Tumbling-window semantics as Kafka Streams' own: a transition older than the highest time seen
+ * by this task minus the grace is dropped (counted in {@code devhealth.processor.fleet.late}), and
+ * windows older than the retention are deleted by a punctuator on stream time.
+ */
+public final class FleetCounter implements Processor<String, HealthTransition, String, FleetStats> {
+
+    private static final Logger LOGGER = LoggerFactory.getLogger(FleetCounter.class);
+
+    private final long windowMs;
+    private final long graceMs;
+    private final long retentionMs;
+    private final Counter late;
+    private ProcessorContext<String, FleetStats> context;
+    private KeyValueStore<String, FleetCounts> store;
+
+    public FleetCounter(Duration window, Duration grace, Duration retention, MeterRegistry meters) {
+        this.windowMs = window.toMillis();
+        this.graceMs = grace.toMillis();
+        this.retentionMs = retention.toMillis();
+        this.late = Counter.builder("devhealth.processor.fleet.late")
+                .description("Transitions too late for their fleet-stats window (older than the grace) and not counted")
+                .register(meters);
+    }
+
+    @Override
+    public void init(ProcessorContext<String, FleetStats> context) {
+        this.context = context;
+        this.store = context.getStateStore(DeviceHealthTopology.FLEET_STATS_STORE);
+        // Stream time: retention follows the transitions' time, as window stores' does, not the wall clock.
+        context.schedule(Duration.ofMillis(Math.max(1_000L, Math.min(windowMs, 60_000L))), PunctuationType.STREAM_TIME,
+                this::dropExpiredWindows);
+    }
+
+    @Override
+    public void process(Record<String, HealthTransition> record) {
+        if (record.value() == null || record.key() == null || record.timestamp() < 0) {
+            return;
+        }
+        long at = record.timestamp();
+        // The task's stream time, which Kafka Streams keeps with the committed offsets across restarts.
+        long observedStreamTime = Math.max(context.currentStreamTimeMs(), at);
+        long windowStart = at - at % windowMs;
+        if (windowStart + windowMs + graceMs <= observedStreamTime) {
+            late.increment();
+            LOGGER.debug("transition too late for its fleet window key={} at={} streamTime={}", record.key(), at, observedStreamTime);
+            return;
+        }
+        String key = FleetWindowKeys.key(windowStart, record.key());
+        FleetCounts previous = store.get(key);
+        FleetCounts counts = (previous == null ? FleetCounts.empty() : previous).add(record.value());
+        store.put(key, counts);
+        context.forward(new Record<>(record.key() + "@" + Instant.ofEpochMilli(windowStart),
+                counts.toStats(record.key(), Instant.ofEpochMilli(windowStart), Instant.ofEpochMilli(windowStart + windowMs)),
+                record.timestamp()));
+    }
+
+    private void dropExpiredWindows(long streamTime) {
+        long oldestKept = streamTime - retentionMs;
+        if (oldestKept <= 0) {
+            return;
+        }
+        List<String> expired = new ArrayList<>();
+        try (KeyValueIterator<String, FleetCounts> old = store.range(FleetWindowKeys.from(0), FleetWindowKeys.from(oldestKept))) {
+            old.forEachRemaining((KeyValue<String, FleetCounts> entry) -> expired.add(entry.key));
+        }
+        expired.forEach(store::delete);
+        if (!expired.isEmpty()) {
+            LOGGER.debug("fleet windows past retention deleted count={}", expired.size());
+        }
+    }
+}
