@@ -21,7 +21,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -65,8 +64,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
     private static final Logger LOGGER = LoggerFactory.getLogger(NodeProcessor.class);
     private static final StringSerializer KEYS = new StringSerializer();
 
-    /** Node → the earliest deadline among its devices; absent = not known, compute from the store. */
-    private final Map<String, Long> nextDeadline = new HashMap<>();
+    private final DeadlineIndex deadlines = new DeadlineIndex();
     private final Map<HealthStatus, Counter> transitionCounters = new EnumMap<>(HealthStatus.class);
     private SilenceClock clock;
     private NodeIdentityCheck reportIdentity;
@@ -80,7 +78,12 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
     @Override
     public void init(ProcessorContext<String, Object> context) {
         super.init(context);
-        nextDeadline.clear();
+        deadlines.clear();
+        try (KeyValueIterator<String, DeviceState> all = deviceState.all()) {
+            // Keys start with the node name (StateKeys), which cannot contain '/'.
+            all.forEachRemaining(device -> deadlines.update(device.key.substring(0, device.key.indexOf('/')), device.key,
+                    device.value.deadline()));
+        }
         for (HealthStatus to : HealthStatus.values()) {
             transitionCounters.put(to, Counter.builder("devhealth.processor.transitions")
                     .description("Changes of a device's effective health").tag("to", to.name()).register(options.meters()));
@@ -308,39 +311,29 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
 
     /** Applies every deadline of {@code node}'s devices up to {@code nodeNow}, in order, each at its own time. */
     private void expireDue(String node, long nodeNow) {
-        Long known = nextDeadline.get(node);
-        if (known != null && known > nodeNow) {
+        if (deadlines.earliest(node) > nodeNow) {
             return;
         }
-        List<KeyValue<String, DeviceState>> due = new ArrayList<>();
-        long earliest = Long.MAX_VALUE;
-        try (KeyValueIterator<String, DeviceState> devices = deviceState.prefixScan(node + "/", KEYS)) {
-            while (devices.hasNext()) {
-                KeyValue<String, DeviceState> device = devices.next();
-                if (device.value.deadline() <= nodeNow) {
-                    due.add(device);
-                } else {
-                    earliest = Math.min(earliest, device.value.deadline());
-                }
+        for (String key : deadlines.due(node, nodeNow)) {
+            DeviceState current = deviceState.get(key);
+            if (current == null) {
+                // Deleted since indexed (a UUID-only device moved onto its DRA devices).
+                deadlines.remove(node, key);
+                continue;
             }
-        }
-        for (KeyValue<String, DeviceState> device : due) {
-            DeviceState current = device.value;
             while (current.deadline() <= nodeNow) {
                 long at = current.deadline();
                 DeviceState next = current.withEffective(DeviceHealthMerger.merge(current.sources().values(), at), at);
-                commit(node, device.key, current, next, at, "silence:" + device.key + "@" + at);
+                commit(node, key, current, next, at, "silence:" + key + "@" + at);
                 current = next;
             }
-            earliest = Math.min(earliest, current.deadline());
         }
-        nextDeadline.put(node, earliest);
     }
 
     /** Stores the device's new state; emits a transition and pod statuses when what pods see changed. */
     private void commit(String node, String key, DeviceState previous, DeviceState next, long at, String transitionId) {
         deviceState.put(key, next);
-        nextDeadline.merge(node, next.deadline(), Math::min);
+        deadlines.update(node, key, next.deadline());
         boolean healthChanged = previous.health() != next.health();
         if (healthChanged) {
             List<PodRef> affected = podsUsing(node, next);

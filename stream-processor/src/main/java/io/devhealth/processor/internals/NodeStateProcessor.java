@@ -32,13 +32,15 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
 
     /** Nodes whose allocations and inventory stay decoded per task (a few KiB each). */
     private static final int DECODED_NODES = 4_096;
+    /** Devices whose state stays decoded per task (about half a KiB each): the devices of 4,096 nodes of 8 GPUs. */
+    private static final int DECODED_DEVICES = 32_768;
 
     protected final TopologyOptions options;
     protected ProcessorContext<String, Object> context;
-    protected KeyValueStore<String, DeviceState> deviceState;
+    protected DecodedCache<DeviceState> deviceState;
     private KeyValueStore<String, NodeState> nodeState;
-    protected NodeValueCache<NodeAllocations> allocations;
-    protected NodeValueCache<NodeDevices> inventory;
+    protected DecodedCache<NodeAllocations> allocations;
+    protected DecodedCache<NodeDevices> inventory;
     protected KeyValueStore<String, PodDeviceStatus> podStatus;
     protected WindowStore<String, PodDeviceStatus> podHistory;
     protected WindowStore<String, HealthTransition> deviceHistory;
@@ -53,10 +55,10 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
     @Override
     public void init(ProcessorContext<String, Object> context) {
         this.context = context;
-        this.deviceState = context.getStateStore(DeviceHealthTopology.DEVICE_STATE_STORE);
+        this.deviceState = new DecodedCache<>(context.getStateStore(DeviceHealthTopology.DEVICE_STATE_STORE), DECODED_DEVICES);
         this.nodeState = context.getStateStore(DeviceHealthTopology.NODE_STATE_STORE);
-        this.allocations = new NodeValueCache<>(context.getStateStore(DeviceHealthTopology.NODE_ALLOCATIONS_STORE), DECODED_NODES);
-        this.inventory = new NodeValueCache<>(context.getStateStore(DeviceHealthTopology.NODE_INVENTORY_STORE), DECODED_NODES);
+        this.allocations = new DecodedCache<>(context.getStateStore(DeviceHealthTopology.NODE_ALLOCATIONS_STORE), DECODED_NODES);
+        this.inventory = new DecodedCache<>(context.getStateStore(DeviceHealthTopology.NODE_INVENTORY_STORE), DECODED_NODES);
         this.podStatus = context.getStateStore(DeviceHealthTopology.POD_STATUS_STORE);
         this.podHistory = context.getStateStore(DeviceHealthTopology.POD_HISTORY_STORE);
         this.deviceHistory = context.getStateStore(DeviceHealthTopology.DEVICE_HISTORY_STORE);

@@ -1,0 +1,67 @@
+package io.devhealth.processor.internals;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.kafka.common.serialization.Serializer;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+
+/**
+ * Decoded values of a key-value store, read through and written through: the store (and with it
+ * the changelog) stays the only truth, this saves decoding what did not change. A node's
+ * allocations and inventory are read on every change of one of its devices and written rarely, and
+ * a device's state is read on every report about it: decoding them each time was a large share of a
+ * report's cost (docs/PERFORMANCE.md §6).
+ *
+ * <p>Owned by one processor instance, used from its stream thread only, and emptied whenever the
+ * processor is (re)initialized: after a rebalance or an aborted transaction Kafka Streams restores
+ * the store and initializes the processor again, so the cache never outlives the state it mirrors.
+ * Values are never mutated after they are stored.
+ */
+final class DecodedCache<V> {
+
+    private final KeyValueStore<String, V> store;
+    private final Map<String, V> values;
+
+    /** @param capacity the most keys kept decoded; the least recently used go first */
+    DecodedCache(KeyValueStore<String, V> store, int capacity) {
+        this.store = store;
+        this.values = new LinkedHashMap<>(64, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, V> eldest) {
+                return size() > capacity;
+            }
+        };
+    }
+
+    V get(String key) {
+        V value = values.get(key);
+        if (value == null) {
+            value = store.get(key);
+            if (value != null) {
+                values.put(key, value);
+            }
+        }
+        return value;
+    }
+
+    void put(String key, V value) {
+        store.put(key, value);
+        values.put(key, value);
+    }
+
+    void delete(String key) {
+        store.delete(key);
+        values.remove(key);
+    }
+
+    /** Straight from the store (decoding every entry): for rare scans only. */
+    KeyValueIterator<String, V> prefixScan(String prefix, Serializer<String> keys) {
+        return store.prefixScan(prefix, keys);
+    }
+
+    /** Straight from the store: for rebuilding in-memory indexes at start. */
+    KeyValueIterator<String, V> all() {
+        return store.all();
+    }
+}
