@@ -24,9 +24,13 @@ import org.apache.kafka.common.config.ConfigDef.Type;
  * @param evaluateInterval how often coalesced events are turned into reports (new findings also trigger at once)
  * @param reinitInterval how soon NVML is re-initialised after it failed or a GPU was lost
  * @param rescanInterval how often GPUs and MIG instances are re-enumerated although nothing failed
+ * @param stateDirectory where sticky findings are kept across restarts; null = not kept (the collector
+ *     fills in {@code <spool.dir>/nvml-sticky} when only the spool directory is set)
+ * @param bootIdFile the node's boot id ({@code /proc/sys/kernel/random/boot_id}); null = reboots judged by GPU evidence alone
  */
 public record NvmlConfig(boolean enabled, Path libraryPath, Path policyFile, Duration pollInterval, Duration eventWaitTimeout,
-        Duration healthTimeout, Duration evaluateInterval, Duration reinitInterval, Duration rescanInterval) {
+        Duration healthTimeout, Duration evaluateInterval, Duration reinitInterval, Duration rescanInterval, Path stateDirectory,
+        Path bootIdFile) {
 
     public static final String ENABLED = "nvml.enabled";
     public static final String LIBRARY_PATH = "nvml.library.path";
@@ -37,6 +41,10 @@ public record NvmlConfig(boolean enabled, Path libraryPath, Path policyFile, Dur
     public static final String EVALUATE_INTERVAL = "nvml.evaluate.interval.ms";
     public static final String REINIT_INTERVAL = "nvml.reinit.interval.ms";
     public static final String RESCAN_INTERVAL = "nvml.rescan.interval.ms";
+    public static final String STATE_DIR = "nvml.state.dir";
+    public static final String BOOT_ID_FILE = "nvml.boot.id.file";
+    /** The subdirectory of the spool directory used when {@link #STATE_DIR} is empty. */
+    public static final String DEFAULT_STATE_SUBDIRECTORY = "nvml-sticky";
 
     public NvmlConfig {
         Objects.requireNonNull(pollInterval);
@@ -70,7 +78,14 @@ public record NvmlConfig(boolean enabled, Path libraryPath, Path policyFile, Dur
                 .define(REINIT_INTERVAL, Type.LONG, 30_000L, ConfigDef.Range.atLeast(10), Importance.LOW,
                         "How soon NVML is initialised again after it failed, or after a GPU was lost (to see it come back after a reset).")
                 .define(RESCAN_INTERVAL, Type.LONG, 300_000L, ConfigDef.Range.atLeast(1_000), Importance.LOW,
-                        "How often GPUs and MIG instances are enumerated again although nothing failed.");
+                        "How often GPUs and MIG instances are enumerated again although nothing failed.")
+                .define(STATE_DIR, Type.STRING, "", Importance.MEDIUM,
+                        "Directory where sticky findings (XIDs held until a GPU reset) are kept, one JSON file per GPU, so that a "
+                                + "collector restart does not report a failed GPU Healthy. Empty: <spool.dir>/" + DEFAULT_STATE_SUBDIRECTORY
+                                + " (on the spool's hostPath); without spool.dir either, sticky findings do not survive a restart.")
+                .define(BOOT_ID_FILE, Type.STRING, "/proc/sys/kernel/random/boot_id", Importance.LOW,
+                        "The node's boot id. A sticky finding written under another boot id is dropped at start (a reboot resets the "
+                                + "GPUs); empty or unreadable: only GPU reset evidence clears it.");
     }
 
     /** The NVML settings of a config whose definition went through {@link #define(ConfigDef)}. */
@@ -84,7 +99,9 @@ public record NvmlConfig(boolean enabled, Path libraryPath, Path policyFile, Dur
                 Duration.ofSeconds(config.getLong(HEALTH_TIMEOUT)),
                 Duration.ofMillis(config.getLong(EVALUATE_INTERVAL)),
                 Duration.ofMillis(config.getLong(REINIT_INTERVAL)),
-                Duration.ofMillis(config.getLong(RESCAN_INTERVAL)));
+                Duration.ofMillis(config.getLong(RESCAN_INTERVAL)),
+                optionalPath(config.getString(STATE_DIR)),
+                optionalPath(config.getString(BOOT_ID_FILE)));
     }
 
     /** The documented defaults. */
@@ -98,22 +115,34 @@ public record NvmlConfig(boolean enabled, Path libraryPath, Path policyFile, Dur
 
     public NvmlConfig withLibraryPath(Path path) {
         return new NvmlConfig(enabled, path, policyFile, pollInterval, eventWaitTimeout, healthTimeout, evaluateInterval,
-                reinitInterval, rescanInterval);
+                reinitInterval, rescanInterval, stateDirectory, bootIdFile);
     }
 
     public NvmlConfig withPolicyFile(Path path) {
         return new NvmlConfig(enabled, libraryPath, path, pollInterval, eventWaitTimeout, healthTimeout, evaluateInterval,
-                reinitInterval, rescanInterval);
+                reinitInterval, rescanInterval, stateDirectory, bootIdFile);
     }
 
     /** The same settings with other timings (tests and the demo run faster than a node). */
     public NvmlConfig withTimings(Duration poll, Duration eventWait, Duration evaluate, Duration reinit) {
-        return new NvmlConfig(enabled, libraryPath, policyFile, poll, eventWait, healthTimeout, evaluate, reinit, rescanInterval);
+        return new NvmlConfig(enabled, libraryPath, policyFile, poll, eventWait, healthTimeout, evaluate, reinit, rescanInterval, stateDirectory,
+                bootIdFile);
     }
 
     public NvmlConfig withHealthTimeout(Duration timeout) {
         return new NvmlConfig(enabled, libraryPath, policyFile, pollInterval, eventWaitTimeout, timeout, evaluateInterval,
-                reinitInterval, rescanInterval);
+                reinitInterval, rescanInterval, stateDirectory, bootIdFile);
+    }
+
+    /** The same settings keeping sticky findings in {@code directory} (null: not kept). */
+    public NvmlConfig withStateDirectory(Path directory) {
+        return new NvmlConfig(enabled, libraryPath, policyFile, pollInterval, eventWaitTimeout, healthTimeout, evaluateInterval,
+                reinitInterval, rescanInterval, directory, bootIdFile);
+    }
+
+    public NvmlConfig withBootIdFile(Path file) {
+        return new NvmlConfig(enabled, libraryPath, policyFile, pollInterval, eventWaitTimeout, healthTimeout, evaluateInterval,
+                reinitInterval, rescanInterval, stateDirectory, file);
     }
 
     /** Half the health timeout: how often an unchanged device is re-sent. */

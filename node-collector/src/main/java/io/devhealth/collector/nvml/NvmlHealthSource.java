@@ -1,5 +1,6 @@
 package io.devhealth.collector.nvml;
 
+import io.devhealth.collector.nvml.internals.BootId;
 import io.devhealth.collector.nvml.internals.EventCoalescer;
 import io.devhealth.collector.nvml.internals.EventLoopListener;
 import io.devhealth.collector.nvml.internals.GpuDevice;
@@ -7,6 +8,7 @@ import io.devhealth.collector.nvml.internals.HealthTracker;
 import io.devhealth.collector.nvml.internals.NvmlSession;
 import io.devhealth.collector.nvml.internals.ReadingsProbe;
 import io.devhealth.collector.nvml.internals.ReportEmitter;
+import io.devhealth.collector.nvml.internals.StickyFindingStore;
 import io.devhealth.collector.nvml.jna.Nvml;
 import io.devhealth.collector.nvml.jna.NvmlException;
 import io.devhealth.collector.nvml.jna.NvmlUnavailableException;
@@ -39,6 +41,10 @@ import org.slf4j.LoggerFactory;
  * Unknown). A missing library, a driver that does not load, NOT_SUPPORTED and GPU_IS_LOST are states
  * with a message, never a crash: NVML is initialised again every reinit interval while it is down or
  * a GPU is lost, which is also how a lost GPU is seen to come back after a reset.
+ *
+ * <p>With a state directory, sticky findings survive a restart ({@link StickyFindingStore}): they are
+ * written before the report that carries them is published, deleted before the recovery is, and
+ * reloaded before the first report of the next run (see the package documentation).
  */
 public final class NvmlHealthSource implements AutoCloseable {
 
@@ -52,6 +58,7 @@ public final class NvmlHealthSource implements AutoCloseable {
     private final ReportEmitter emitter;
     private final EventCoalescer coalescer = new EventCoalescer();
     private final ReadingsProbe probe = new ReadingsProbe();
+    private final StickyFindingStore stickyStore;
     private final ScheduledExecutorService scheduler;
     private final AtomicBoolean wakeupPending = new AtomicBoolean();
     private final AtomicBoolean closing = new AtomicBoolean();
@@ -66,6 +73,7 @@ public final class NvmlHealthSource implements AutoCloseable {
     private Instant nextPoll = Instant.MIN;
     private Instant nextRescan;
     private boolean closed;
+    private boolean restored;
 
     /** A source with {@code policy}; use {@link #create} to load the policy from the config. */
     public NvmlHealthSource(NvmlConfig config, HealthPolicy policy, String cluster, String node, NvmlListener listener, Clock clock) {
@@ -75,6 +83,7 @@ public final class NvmlHealthSource implements AutoCloseable {
         this.clock = Objects.requireNonNull(clock);
         this.tracker = new HealthTracker(policy);
         this.emitter = new ReportEmitter(cluster, node, config.healthTimeout());
+        this.stickyStore = config.stateDirectory() == null ? null : new StickyFindingStore(config.stateDirectory());
         this.state = state(SourceStatus.DOWN, "not started");
         this.scheduler = Executors.newSingleThreadScheduledExecutor(runnable -> {
             Thread thread = new Thread(runnable, "devhealth-nvml");
@@ -91,9 +100,9 @@ public final class NvmlHealthSource implements AutoCloseable {
     public void start() {
         long period = config.evaluateInterval().toMillis();
         scheduler.scheduleWithFixedDelay(this::tick, 0, period, TimeUnit.MILLISECONDS);
-        LOGGER.info("nvml source started library={} policy={} poll={} timeout={}", config.libraryPath() == null ? Nvml.SONAME
+        LOGGER.info("nvml source started library={} policy={} poll={} timeout={} stateDir={}", config.libraryPath() == null ? Nvml.SONAME
                 : config.libraryPath(), config.policyFile() == null ? "defaults" : config.policyFile(), config.pollInterval(),
-                config.healthTimeout());
+                config.healthTimeout(), stickyStore == null ? "none (sticky findings not kept across restarts)" : stickyStore.directory());
     }
 
     /** UP while NVML is initialised, DOWN while it fails, UNSUPPORTED when the library is missing. */
@@ -116,6 +125,7 @@ public final class NvmlHealthSource implements AutoCloseable {
         }
         try {
             Instant now = clock.instant();
+            restoreOnce();
             manageSession(now);
             tracker.applyEvents(coalescer.drain());
             if (session != null && (pollRequested || !now.isBefore(nextPoll))) {
@@ -125,12 +135,27 @@ public final class NvmlHealthSource implements AutoCloseable {
             }
             checkEventLoop(now);
             tracker.expire(now);
+            if (stickyStore != null) {
+                // Before publishing: a report saying Unhealthy must not exist without the disk saying so too.
+                stickyStore.sync(tracker.stickyRecords(now));
+            }
             for (DeviceHealthReport report : emitter.emit(tracker.views(), now)) {
                 listener.onReport(report);
             }
         } catch (RuntimeException e) {
             // The scheduler must survive anything: a dead tick thread would silence every GPU.
             LOGGER.error("nvml tick failed error=\"{}\"", e.toString(), e);
+        }
+    }
+
+    /** Hands the tracker what the previous run kept; on the scheduler thread, before the first enumeration. */
+    private void restoreOnce() {
+        if (restored) {
+            return;
+        }
+        restored = true;
+        if (stickyStore != null) {
+            tracker.restore(stickyStore.load(), BootId.read(config.bootIdFile()));
         }
     }
 
@@ -161,7 +186,7 @@ public final class NvmlHealthSource implements AutoCloseable {
         nextRescan = now.plus(config.rescanInterval());
         probe.forget();
         tracker.nvmlUnavailable(null, now);
-        tracker.enumerated(session.devices(), session.unmonitored(), now);
+        tracker.enumerated(session.devices(), session.unmonitored(), session.unidentified(), now);
         devices = session.devices().stream().map(NvmlHealthSource::info).collect(Collectors.toList());
         pollRequested = true;
         sourceState(SourceStatus.UP, "NVML " + driverVersion() + ", " + devices.size() + " GPU(s)"

@@ -19,7 +19,14 @@
  * Then every untilReset finding of the GPU and its MIG instances is removed, and a Healthy
  * {@code RESET-DETECTED} finding says "GPU reset detected: …" for the default hold time. Findings
  * without untilReset expire {@code holdSeconds} after their last occurrence; reading findings clear
- * with the reading. A collector restart starts from what NVML shows then (sticky state is not
- * persisted across restarts).
+ * with the reading.
+ *
+ * <h2>Restarts</h2>
+ * With a state directory ({@code nvml.state.dir}, by default {@code <spool.dir>/nvml-sticky}) the
+ * untilReset findings of each GPU are kept on disk with the GPU's reset evidence and the node's boot
+ * id, written before the report that carries them and deleted before the recovery is reported. The
+ * next run applies them before its first report; the kept evidence is compared with its first poll,
+ * so a reset while no collector ran recovers the GPU, and a changed boot id (a node reboot resets the
+ * GPUs) drops them. See docs/COLLECTOR.md §8.
  */
 package io.devhealth.collector.nvml;

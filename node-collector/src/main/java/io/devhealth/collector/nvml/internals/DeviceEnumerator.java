@@ -20,9 +20,10 @@ final class DeviceEnumerator {
      * GPU_IS_LOST) is left out with a warning: without a UUID it cannot be reported, and the
      * tracker marks a GPU it knew but no longer finds as lost.
      */
-    static List<GpuDevice> enumerate(Nvml nvml) throws NvmlException {
+    static Enumeration enumerate(Nvml nvml) throws NvmlException {
         int count = nvml.deviceCount();
         List<GpuDevice> devices = new ArrayList<>(count);
+        int unidentified = 0;
         for (int i = 0; i < count; i++) {
             Pointer handle;
             String uuid;
@@ -31,6 +32,7 @@ final class DeviceEnumerator {
                 uuid = nvml.uuid(handle);
             } catch (NvmlException e) {
                 LOGGER.warn("nvml gpu not identifiable index={} error=\"{}\"", i, e.getMessage());
+                unidentified++;
                 continue;
             }
             String name = optional(() -> nvml.name(handle), "");
@@ -40,8 +42,14 @@ final class DeviceEnumerator {
             List<GpuDevice.MigDevice> migDevices = mig ? migDevices(nvml, handle, uuid) : List.of();
             devices.add(new GpuDevice(handle, index, uuid, name, busId, mig, migDevices));
         }
-        return devices;
+        return new Enumeration(devices, unidentified);
     }
+
+    /**
+     * @param unidentified how many GPUs NVML counts but could not name (typically lost): a GPU known
+     *     before and missing now may be one of them
+     */
+    record Enumeration(List<GpuDevice> devices, int unidentified) {}
 
     private static List<GpuDevice.MigDevice> migDevices(Nvml nvml, Pointer gpu, String uuid) {
         List<GpuDevice.MigDevice> result = new ArrayList<>();

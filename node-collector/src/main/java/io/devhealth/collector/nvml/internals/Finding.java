@@ -38,6 +38,11 @@ public final class Finding {
         return reason;
     }
 
+    /** The text without the repeat count. */
+    String text() {
+        return text;
+    }
+
     public HealthStatus health() {
         return health;
     }

@@ -2,6 +2,8 @@ package io.devhealth.collector.nvml.internals;
 
 import io.devhealth.collector.nvml.HealthPolicy;
 import io.devhealth.collector.nvml.HealthPolicy.Rule;
+import io.devhealth.collector.nvml.internals.StickyRecord.Baseline;
+import io.devhealth.collector.nvml.internals.StickyRecord.StickyFinding;
 import io.devhealth.collector.nvml.jna.NvmlEventType;
 import io.devhealth.schema.avro.HealthStatus;
 import java.time.Duration;
@@ -15,6 +17,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -34,7 +37,14 @@ import org.slf4j.LoggerFactory;
  * </ul>
  * Recovery is explicit: {@link #polled} turns reset evidence ({@link ResetDetector}, or a lost GPU
  * answering again) into the removal of every untilReset finding and a transient Healthy
- * {@code RESET-DETECTED} finding that says why. Not thread-safe: the scheduler thread owns it.
+ * {@code RESET-DETECTED} finding that says why.
+ *
+ * <p>Sticky findings outlive the process: {@link #stickyRecords} is what a {@link StickyFindingStore}
+ * keeps, {@link #restore} hands the next run what it kept. A restored GPU's findings come back with
+ * the reset evidence of its last poll as the "previous readings", so the first poll after a restart
+ * judges a reset that happened while no collector ran exactly like one seen live; a changed node boot
+ * id counts as a reset (a reboot is the remedy NVIDIA's catalogue names for every sticky XID).
+ * Not thread-safe: the scheduler thread owns it.
  */
 public final class HealthTracker {
 
@@ -49,6 +59,9 @@ public final class HealthTracker {
     private final HealthPolicy policy;
     private final ReadingsEvaluator evaluator;
     private final Map<String, GpuState> gpus = new LinkedHashMap<>();
+    /** Records of an earlier run not yet matched to an enumeration (kept as they are until then). */
+    private final Map<String, StickyRecord> pendingRestore = new LinkedHashMap<>();
+    private String bootId;
 
     /** A device's effective health, as the report will carry it. {@code stateKey} changes only when health or the set of reasons does. */
     public record DeviceView(DeviceKey key, HealthStatus health, String reason, String message, String stateKey) {}
@@ -61,6 +74,8 @@ public final class HealthTracker {
         final Map<String, Finding> conditions = new LinkedHashMap<>();
         final Set<Integer> linksSeenActive = new HashSet<>();
         Readings lastReadings;
+        /** The last successful poll; unlike lastReadings it survives a lost GPU, as the baseline worth persisting. */
+        Readings lastPolled;
 
         GpuState(GpuDevice device) {
             this.device = device;
@@ -80,8 +95,18 @@ public final class HealthTracker {
         this.evaluator = new ReadingsEvaluator(policy);
     }
 
-    /** A new enumeration: GPUs found are (re)registered; GPUs known before and missing now are lost. */
+    /** A new enumeration in which every GPU NVML counts was identified. */
     public void enumerated(List<GpuDevice> devices, Map<String, String> unmonitored, Instant now) {
+        enumerated(devices, unmonitored, 0, now);
+    }
+
+    /**
+     * A new enumeration: GPUs found are (re)registered; GPUs known before and missing now are lost.
+     * The first one also resolves restored records: a GPU found gets its findings back; a GPU missing
+     * is dropped when every GPU NVML counts was identified (it is gone from the node: removed or
+     * replaced), and kept as a lost GPU when {@code unidentified} GPUs could be it.
+     */
+    public void enumerated(List<GpuDevice> devices, Map<String, String> unmonitored, int unidentified, Instant now) {
         Set<String> seen = new HashSet<>();
         for (GpuDevice device : devices) {
             seen.add(device.uuid());
@@ -89,6 +114,10 @@ public final class HealthTracker {
             state.device = device;
             Set<DeviceKey> migs = new HashSet<>(state.migKeys());
             state.migEvents.keySet().retainAll(migs);
+            StickyRecord restored = pendingRestore.remove(device.uuid());
+            if (restored != null) {
+                applyRestored(state, restored, now);
+            }
             String problem = unmonitored.get(device.uuid());
             if (problem == null) {
                 state.conditions.remove(EVENTS_UNSUPPORTED);
@@ -97,6 +126,20 @@ public final class HealthTracker {
                 setCondition(state, EVENTS_UNSUPPORTED, rule, rule.description() + " (" + problem + ")", now);
             }
         }
+        for (StickyRecord record : pendingRestore.values()) {
+            if (unidentified > 0) {
+                LOGGER.warn("nvml sticky findings kept gpu={} reason=gpu-not-identifiable unidentifiedGpus={} findings={}", record.uuid(),
+                        unidentified, reasons(record));
+                GpuState state = new GpuState(new GpuDevice(null, record.index(), record.uuid(), Objects.toString(record.name(), ""),
+                        Objects.toString(record.pciBusId(), ""), false, List.of()));
+                gpus.put(record.uuid(), state);
+                applyRestored(state, record, now);
+            } else {
+                LOGGER.warn("nvml sticky findings dropped gpu={} reason=gpu-absent findings={} savedAt={}", record.uuid(),
+                        reasons(record), record.savedAt());
+            }
+        }
+        pendingRestore.clear();
         for (GpuState state : gpus.values()) {
             if (!seen.contains(state.device.uuid())) {
                 lost(state.device.uuid(), "GPU no longer enumerated by NVML", now);
@@ -162,6 +205,7 @@ public final class HealthTracker {
             resetDetected(state, evidence, now);
         }
         state.lastReadings = readings;
+        state.lastPolled = readings;
         Map<String, Finding> next = new LinkedHashMap<>();
         for (FindingSpec spec : evaluator.evaluate(readings, state.linksSeenActive)) {
             Finding previous = state.readings.get(spec.reason());
@@ -255,6 +299,120 @@ public final class HealthTracker {
             }
         }
         return views;
+    }
+
+    /**
+     * Sticky findings an earlier run kept ({@link StickyFindingStore#load}), and the node's boot id
+     * now (null if unknown). Applied at the next enumeration, before anything is reported.
+     */
+    public void restore(List<StickyRecord> records, String currentBootId) {
+        this.bootId = currentBootId;
+        for (StickyRecord record : records) {
+            pendingRestore.put(record.uuid(), record);
+        }
+    }
+
+    /**
+     * What must survive a restart, per GPU UUID: every GPU with untilReset findings (events, MIG
+     * events, a lost GPU), with its last poll's reset evidence; records not yet matched to an
+     * enumeration as they were restored.
+     */
+    public Map<String, StickyRecord> stickyRecords(Instant now) {
+        Map<String, StickyRecord> records = new LinkedHashMap<>(pendingRestore);
+        for (GpuState state : gpus.values()) {
+            List<StickyFinding> findings = new ArrayList<>();
+            Finding lostFinding = state.conditions.get(GPU_LOST);
+            if (lostFinding != null && lostFinding.untilReset()) {
+                findings.add(sticky(null, lostFinding));
+            }
+            state.events.values().stream().filter(Finding::untilReset).forEach(f -> findings.add(sticky(null, f)));
+            for (Map.Entry<DeviceKey, Map<String, Finding>> mig : state.migEvents.entrySet()) {
+                mig.getValue().values().stream().filter(Finding::untilReset).forEach(f -> findings.add(sticky(mig.getKey(), f)));
+            }
+            if (findings.isEmpty()) {
+                continue;
+            }
+            GpuDevice device = state.device;
+            records.put(device.uuid(), new StickyRecord(StickyRecord.VERSION, device.uuid(), device.name(), device.pciBusId(),
+                    device.index(), now.toString(), bootId, state.lastPolled == null ? null : Baseline.of(state.lastPolled), findings));
+        }
+        return records;
+    }
+
+    private static StickyFinding sticky(DeviceKey mig, Finding finding) {
+        return new StickyFinding(mig == null ? null : mig.gpuInstanceId(), mig == null ? null : mig.computeInstanceId(),
+                finding.reason(), finding.health().name(), finding.text(), finding.first().toString(), finding.last().toString(),
+                finding.count());
+    }
+
+    /** Puts a restored record's findings back on a GPU, unless the node rebooted since or the policy no longer holds them. */
+    private void applyRestored(GpuState state, StickyRecord record, Instant now) {
+        String uuid = state.device.uuid();
+        if (bootId != null && record.bootId() != null && !bootId.equals(record.bootId())) {
+            LOGGER.info("nvml sticky findings dropped gpu={} reason=node-rebooted bootIdThen={} bootIdNow={} findings={} savedAt={}", uuid,
+                    record.bootId(), bootId, reasons(record), record.savedAt());
+            resetDetected(state, "node rebooted since " + record.savedAt() + " (boot id changed)", now);
+            return;
+        }
+        List<String> applied = new ArrayList<>();
+        for (StickyFinding sticky : record.findings()) {
+            DeviceKey key = sticky.device(uuid);
+            String dropped = notStickyNow(sticky.reason());
+            if (dropped == null && key.isMig() && !state.migKeys().contains(key)) {
+                dropped = "mig-instance-absent";
+            }
+            if (dropped != null) {
+                LOGGER.info("nvml sticky finding dropped device={} finding={} reason={}", key, sticky.reason(), dropped);
+                continue;
+            }
+            Finding finding = new Finding(sticky.reason(), HealthStatus.valueOf(sticky.health()), sticky.text(), true,
+                    Instant.parse(sticky.first()), Instant.parse(sticky.last()), sticky.count(), null);
+            Map<String, Finding> target;
+            if (GPU_LOST.equals(sticky.reason()) && !key.isMig()) {
+                target = state.conditions;
+            } else if (key.isMig()) {
+                target = state.migEvents.computeIfAbsent(key, k -> new LinkedHashMap<>());
+            } else {
+                target = state.events;
+            }
+            target.putIfAbsent(sticky.reason(), finding);
+            applied.add(key + ":" + sticky.reason());
+        }
+        if (record.baseline() != null) {
+            // The first poll compares against this: counters that went down, a pending remap that completed… while no collector ran.
+            state.lastReadings = record.baseline().toReadings();
+            state.lastPolled = state.lastReadings;
+        }
+        LOGGER.info("nvml sticky findings restored gpu={} findings={} savedAt={}", uuid, applied, record.savedAt());
+    }
+
+    /** Why a restored finding no longer holds under the current policy (edited since), or null when it does. */
+    private String notStickyNow(String reason) {
+        if (GPU_LOST.equals(reason)) {
+            return policy.conditions().gpuLost().untilReset() ? null : "policy-not-until-reset";
+        }
+        Rule rule = null;
+        if (reason.startsWith("XID-")) {
+            try {
+                rule = policy.xidRule(Long.parseLong(reason.substring(4)));
+            } catch (NumberFormatException e) {
+                return null;
+            }
+        } else {
+            try {
+                rule = policy.eventRule(NvmlEventType.valueOf(reason.replace('-', '_')));
+            } catch (IllegalArgumentException e) {
+                return null;
+            }
+        }
+        if (FindingSpec.health(rule.action()) == null) {
+            return "policy-ignores";
+        }
+        return rule.untilReset() ? null : "policy-not-until-reset";
+    }
+
+    private static List<String> reasons(StickyRecord record) {
+        return record.findings().stream().map(f -> f.device(record.uuid()) + ":" + f.reason()).collect(Collectors.toList());
     }
 
     /** The GPUs as last enumerated. */

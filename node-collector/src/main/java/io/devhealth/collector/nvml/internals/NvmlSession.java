@@ -24,15 +24,17 @@ public final class NvmlSession implements AutoCloseable {
     private final Nvml nvml;
     private final List<GpuDevice> devices;
     private final Map<String, String> unmonitored;
+    private final int unidentified;
     private final Pointer eventSet;
     private final EventLoop loop;
     private final Duration waitTimeout;
 
-    private NvmlSession(Nvml nvml, List<GpuDevice> devices, Map<String, String> unmonitored, Pointer eventSet, EventLoop loop,
-            Duration waitTimeout) {
+    private NvmlSession(Nvml nvml, List<GpuDevice> devices, Map<String, String> unmonitored, int unidentified, Pointer eventSet,
+            EventLoop loop, Duration waitTimeout) {
         this.nvml = nvml;
         this.devices = devices;
         this.unmonitored = unmonitored;
+        this.unidentified = unidentified;
         this.eventSet = eventSet;
         this.loop = loop;
         this.waitTimeout = waitTimeout;
@@ -47,7 +49,8 @@ public final class NvmlSession implements AutoCloseable {
         nvml.init();
         Pointer eventSet = null;
         try {
-            List<GpuDevice> devices = DeviceEnumerator.enumerate(nvml);
+            DeviceEnumerator.Enumeration enumeration = DeviceEnumerator.enumerate(nvml);
+            List<GpuDevice> devices = enumeration.devices();
             Map<String, String> unmonitored = new HashMap<>();
             try {
                 eventSet = nvml.createEventSet();
@@ -64,7 +67,8 @@ public final class NvmlSession implements AutoCloseable {
             }
             EventLoop loop = eventSet == null ? null
                     : new EventLoop(nvml, eventSet, devices, coalescer, listener, clock, waitTimeout);
-            NvmlSession session = new NvmlSession(nvml, List.copyOf(devices), Map.copyOf(unmonitored), eventSet, loop, waitTimeout);
+            NvmlSession session = new NvmlSession(nvml, List.copyOf(devices), Map.copyOf(unmonitored), enumeration.unidentified(),
+                    eventSet, loop, waitTimeout);
             if (loop != null) {
                 loop.start();
             }
@@ -116,6 +120,11 @@ public final class NvmlSession implements AutoCloseable {
 
     public List<GpuDevice> devices() {
         return devices;
+    }
+
+    /** How many GPUs NVML counts but could not identify (no handle or UUID, typically GPU_IS_LOST). */
+    public int unidentified() {
+        return unidentified;
     }
 
     /** GPUs whose XID events are not watched, with the reason. */
