@@ -150,13 +150,21 @@ final class TopologyFixture implements AutoCloseable {
                 .setHealth(health).setKind(ReportKind.CHANGE).setObservedAt(at);
     }
 
-    /** Publishes the node's inventory: each DRA device with UUID {@link #uuid}. */
+    /** Publishes the node's inventory as the collector would (next sequence of the current epoch): each DRA device with UUID {@link #uuid}. */
     void inventory(String... devices) {
-        NodeDevices snapshot = NodeDevices.newBuilder().setNode(NODE).setObservedAt(wall())
-                .setDevices(Arrays.stream(devices).map(d -> InventoryDevice.newBuilder().setDriver(DRIVER).setPool(NODE)
-                        .setDevice(d).setUuid(uuid(d)).setProductName(PRODUCT).build()).toList())
-                .build();
+        NodeDevices snapshot = inventoryOf(devices).setCollectorEpoch(EPOCH).setSequence(++sequence).build();
         inventory.pipeInput(NODE, snapshot, wall());
+    }
+
+    /** An inventory of the node without identity (0, 0): each DRA device with UUID {@link #uuid}. */
+    static NodeDevices.Builder inventoryOf(String... devices) {
+        return inventoryWith(Arrays.stream(devices).map(d -> InventoryDevice.newBuilder().setDriver(DRIVER).setPool(NODE)
+                .setDevice(d).setUuid(uuid(d)).setProductName(PRODUCT).build()).toList());
+    }
+
+    /** An inventory of the node without identity (0, 0) listing exactly {@code devices}. */
+    static NodeDevices.Builder inventoryWith(List<InventoryDevice> devices) {
+        return NodeDevices.newBuilder().setNode(NODE).setObservedAt(T0).setDevices(devices);
     }
 
     /** A pod whose container got GPUs through a device plugin (PodResources device ids = GPU UUIDs). */

@@ -227,7 +227,7 @@ public final class KafkaSpoolSender implements AutoCloseable {
             }
             case NODE_DEVICES -> {
                 topic = topics.deviceInventory();
-                value = devicesSerializer.serialize(topic, (NodeDevices) decoded);
+                value = devicesSerializer.serialize(topic, withIdentity((NodeDevices) decoded, entry));
             }
             default -> throw new SerializationException("no topic for " + entry.type());
         }
@@ -241,6 +241,20 @@ public final class KafkaSpoolSender implements AutoCloseable {
             headers.add(RecordSignature.NODE_HEADER, nodeHeader.clone());
         }
         return new ProducerRecord<>(topic, null, entry.acceptedAt().toEpochMilli(), node, value, headers);
+    }
+
+    /**
+     * An inventory spooled by a collector older than NodeDevices' (collectorEpoch, sequence) fields
+     * reads back as (0, 0), which the processor cannot de-duplicate: it gets the identity its spool
+     * entry has had since it was accepted (the same the headers carry), so a replay after an upgrade
+     * is still dropped as a duplicate.
+     */
+    private NodeDevices withIdentity(NodeDevices devices, SpoolEntry entry) {
+        if (devices.getCollectorEpoch() == 0L && devices.getSequence() == 0L) {
+            devices.setCollectorEpoch(spool.epoch());
+            devices.setSequence(entry.sequence());
+        }
+        return devices;
     }
 
     private void completed(Generation owner, SpoolEntry entry, long startNanos, Exception error) {

@@ -63,10 +63,13 @@ public final class SpoolingPublisher implements ReportPublisher {
         });
     }
 
-    /** NodeDevices has no epoch/sequence fields (yet): they travel in the Kafka record headers only. */
     @Override
     public void publish(NodeDevices devices) {
-        append(RecordType.NODE_DEVICES, Priority.ESSENTIAL, "inventory", sequence -> codec.encode(devices));
+        append(RecordType.NODE_DEVICES, Priority.ESSENTIAL, "inventory", sequence -> {
+            devices.setCollectorEpoch(spool.epoch());
+            devices.setSequence(sequence);
+            return codec.encode(devices);
+        });
     }
 
     private void append(RecordType type, Priority priority, String kind, java.util.function.LongFunction<byte[]> encoder) {

@@ -6,6 +6,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.devhealth.collector.ops.CollectorMetrics;
 import io.devhealth.collector.spool.DiskSpool;
+import io.devhealth.collector.spool.Priority;
+import io.devhealth.collector.spool.RecordType;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
@@ -17,6 +19,7 @@ import io.devhealth.schema.security.NodeKeyCredential;
 import io.devhealth.schema.security.RecordSignature;
 import io.devhealth.schema.security.RecordSigner;
 import io.devhealth.schema.security.RecordVerifier;
+import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.testkit.UniqueNames;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -50,6 +53,7 @@ class KafkaSpoolSenderTest {
     private final Topics topics = new Topics("t.");
     private final List<MockProducer<String, byte[]>> producers = new CopyOnWriteArrayList<>();
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final String registryUrl = "mem://" + UniqueNames.uniqueName("r");
     private DiskSpool spool;
     private SpoolingPublisher publisher;
     private KafkaSpoolSender sender;
@@ -68,7 +72,7 @@ class KafkaSpoolSenderTest {
     }
 
     private KafkaSpoolSender sender(Optional<RecordSigner> signer) {
-        return new KafkaSpoolSender("node-a", topics, spool, codec, SchemaRegistries.fromUrl("mem://" + UniqueNames.uniqueName("r")),
+        return new KafkaSpoolSender("node-a", topics, spool, codec, SchemaRegistries.fromUrl(registryUrl),
                 () -> {
                     MockProducer<String, byte[]> producer = new MockProducer<>(false, null, new StringSerializer(), new ByteArraySerializer());
                     producers.add(producer);
@@ -172,6 +176,44 @@ class KafkaSpoolSenderTest {
 
         assertThat(producer.history().get(0).topic()).isEqualTo(topics.deviceInventory());
         assertThat(sequences(producer.history())).containsExactly("1");
+    }
+
+    @Test
+    void shouldCarryTheSpoolsEpochAndSequenceInsideTheInventory() {
+        publisher.publish(report(0));
+        publisher.publish(NodeDevices.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build());
+        sender.start();
+        MockProducer<String, byte[]> producer = producer(0);
+        await().atMost(WAIT).until(() -> producer.history().size() == 2);
+
+        ProducerRecord<String, byte[]> record = producer.history().get(1);
+        NodeDevices sent = inventory(record);
+        assertThat(sent.getCollectorEpoch()).isEqualTo(spool.epoch()).isPositive();
+        assertThat(sent.getSequence()).isEqualTo(2L);
+        assertThat(sequences(List.of(record))).containsExactly(Long.toString(sent.getSequence()));
+        assertThat(new String(record.headers().lastHeader(KafkaSpoolSender.EPOCH_HEADER).value(), StandardCharsets.US_ASCII))
+                .isEqualTo(Long.toString(sent.getCollectorEpoch()));
+    }
+
+    @Test
+    void shouldGiveAnInventorySpooledWithoutIdentityTheIdentityOfItsSpoolEntry() {
+        // What an inventory spooled by a collector before NodeDevices had the fields reads back as.
+        NodeDevices legacy = NodeDevices.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build();
+        long sequence = spool.append(RecordType.NODE_DEVICES, Priority.ESSENTIAL, s -> codec.encode(legacy)).sequence();
+        assertThat(((NodeDevices) codec.decode(RecordType.NODE_DEVICES, codec.encode(legacy))).getSequence()).isZero();
+        sender.start();
+        MockProducer<String, byte[]> producer = producer(0);
+        await().atMost(WAIT).until(() -> producer.history().size() == 1);
+
+        NodeDevices sent = inventory(producer.history().get(0));
+        assertThat(sent.getCollectorEpoch()).isEqualTo(spool.epoch());
+        assertThat(sent.getSequence()).isEqualTo(sequence).isPositive();
+    }
+
+    private NodeDevices inventory(ProducerRecord<String, byte[]> record) {
+        assertThat(record.topic()).isEqualTo(topics.deviceInventory());
+        return AvroSerde.of(NodeDevices.class, SchemaRegistries.fromUrl(registryUrl)).deserializer()
+                .deserialize(record.topic(), record.headers(), record.value());
     }
 
     @Test

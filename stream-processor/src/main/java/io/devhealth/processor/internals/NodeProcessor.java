@@ -179,15 +179,35 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
     /**
      * Keeps the node's latest inventory and moves the sources of every UUID-only device it now knows
      * onto the DRA devices with that UUID (exactly as if those reports had arrived after the inventory).
+     *
+     * <p>An inventory at or below the node's inventory watermark (collector epoch, sequence) is a
+     * duplicate or stale — a spool replay after an outage, a producer retry, an old record sent again —
+     * and is dropped: applying it would overwrite a newer inventory and map UUIDs to devices the node no
+     * longer has. Inventories without identity (0, 0), from collectors before the fields, always pass.
      */
     private void onInventory(String node, NodeDevices devices, long timestamp) {
         for (InventoryDevice device : devices.getDevices()) {
             required(device.getDriver(), "inventory device driver");
             required(device.getDevice(), "inventory device name");
         }
+        NodeState stored = storedNode(node);
+        NodeState current = node(node, devices.getCluster());
+        long epoch = devices.getCollectorEpoch();
+        long sequence = devices.getSequence();
+        if (!current.inventory().admits(epoch, sequence)) {
+            countDuplicate("device-inventory");
+            LOGGER.debug("duplicate or stale inventory dropped node={} epoch={} sequence={} watermarkEpoch={} watermarkSequence={}",
+                    node, epoch, sequence, current.inventory().epoch(), current.inventory().sequence());
+            return;
+        }
+        NodeState next = current.withInventory(current.inventory().advance(epoch, sequence));
+        if (!next.equals(stored)) {
+            putNode(node, next); // not for an unchanged state: a resent legacy (0, 0) inventory costs no changelog write
+        }
         inventory.put(node, devices);
-        NodeState state = storedNode(node);
-        if (state != null) {
+        // A node known from this inventory alone has no device states yet: nothing to expire or re-map.
+        if (stored != null) {
+            NodeState state = next;
             long nodeNow = state.nodeTime();
             // Silence before the inventory arrived is judged first, under the identity the device had then.
             expireDue(node, nodeNow);

@@ -6,24 +6,27 @@ import java.util.TreeMap;
 
 /**
  * Per node: its own clock (the latest {@code observedAt} it sent), the de-duplication watermarks of
- * its two node-keyed inputs, and which sources its latest heartbeat said were up. Value of the
+ * its three node-keyed inputs, and which sources its latest heartbeat said were up. Value of the
  * {@code node-state} store.
  *
  * @param nodeTime the node's own time as far as its reports and heartbeats tell (0 before any)
  * @param reports watermark of device-reports (reports and heartbeats)
  * @param allocations watermark of node-allocations
+ * @param inventory watermark of device-inventory
  * @param sources by source name, from the latest heartbeat
  */
-public record NodeState(String cluster, long nodeTime, Watermark reports, Watermark allocations, Map<String, Liveness> sources) {
+public record NodeState(String cluster, long nodeTime, Watermark reports, Watermark allocations, Watermark inventory,
+                        Map<String, Liveness> sources) {
 
     public NodeState {
         reports = reports == null ? Watermark.NONE : reports;
         allocations = allocations == null ? Watermark.NONE : allocations;
+        inventory = inventory == null ? Watermark.NONE : inventory;
         sources = sources == null ? new TreeMap<>() : new TreeMap<>(sources);
     }
 
     public static NodeState empty(String cluster) {
-        return new NodeState(cluster, 0L, Watermark.NONE, Watermark.NONE, Map.of());
+        return new NodeState(cluster, 0L, Watermark.NONE, Watermark.NONE, Watermark.NONE, Map.of());
     }
 
     /** A source's state as the node's heartbeat tells it. */
@@ -54,23 +57,27 @@ public record NodeState(String cluster, long nodeTime, Watermark reports, Waterm
     }
 
     public NodeState withClock(long observedAt) {
-        return new NodeState(cluster, Math.max(nodeTime, observedAt), reports, allocations, sources);
+        return new NodeState(cluster, Math.max(nodeTime, observedAt), reports, allocations, inventory, sources);
     }
 
     public NodeState withReports(Watermark watermark) {
-        return new NodeState(cluster, nodeTime, watermark, allocations, sources);
+        return new NodeState(cluster, nodeTime, watermark, allocations, inventory, sources);
     }
 
     public NodeState withAllocations(Watermark watermark) {
-        return new NodeState(cluster, nodeTime, reports, watermark, sources);
+        return new NodeState(cluster, nodeTime, reports, watermark, inventory, sources);
+    }
+
+    public NodeState withInventory(Watermark watermark) {
+        return new NodeState(cluster, nodeTime, reports, allocations, watermark, sources);
     }
 
     public NodeState withSources(Map<String, Liveness> next) {
-        return new NodeState(cluster, nodeTime, reports, allocations, next);
+        return new NodeState(cluster, nodeTime, reports, allocations, inventory, next);
     }
 
     public NodeState withCluster(String name) {
-        return name == null || name.isEmpty() ? this : new NodeState(name, nodeTime, reports, allocations, sources);
+        return name == null || name.isEmpty() ? this : new NodeState(name, nodeTime, reports, allocations, inventory, sources);
     }
 
     /** Whether the node's latest heartbeat says {@code sourceName} is down. */

@@ -66,7 +66,7 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
         try (KeyValueIterator<String, NodeState> all = nodeState.all()) {
             all.forEachRemaining(entry -> nodes.put(entry.key, entry.value));
         }
-        for (String input : List.of("device-reports", "node-allocations")) {
+        for (String input : List.of("device-reports", "node-allocations", "device-inventory")) {
             duplicates.put(input, Counter.builder("devhealth.processor.duplicates")
                     .description("Records dropped because their (collector epoch, sequence) was already applied")
                     .tag("input", input)

@@ -142,7 +142,8 @@ public final class StateSerdes {
         NodeStateValue.Builder b = NodeStateValue.newBuilder()
                 .setNodeTime(state.nodeTime())
                 .setReports(watermark(state.reports()))
-                .setAllocations(watermark(state.allocations()));
+                .setAllocations(watermark(state.allocations()))
+                .setInventory(watermark(state.inventory()));
         if (state.cluster() != null) b.setCluster(state.cluster());
         state.sources().forEach((name, liveness) -> {
             Liveness.Builder l = Liveness.newBuilder().setSourceName(name).setStatus(symbolName(liveness.status())).setSince(liveness.since());
@@ -159,7 +160,7 @@ public final class StateSerdes {
                     l.getSince(), l.hasMessage() ? l.getMessage() : null));
         }
         return new NodeState(v.hasCluster() ? v.getCluster() : null, v.getNodeTime(), watermark(v.getReports()),
-                watermark(v.getAllocations()), sources);
+                watermark(v.getAllocations()), watermark(v.getInventory()), sources);
     }
 
     private static Watermark watermark(NodeState.Watermark w) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.devhealth.processor.internals.proto.DeviceStateValue;
+import io.devhealth.processor.internals.proto.NodeStateValue;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.SourceKind;
 import io.devhealth.schema.avro.SourceStatus;
@@ -40,11 +41,41 @@ class StateSerdesTest {
     @Test
     void shouldRoundTripNodeState() {
         NodeState state = new NodeState("prod", 42L, new NodeState.Watermark(3, 17), new NodeState.Watermark(3, 2),
+                new NodeState.Watermark(3, 9),
                 Map.of("gpu.nvidia.com", new NodeState.Liveness(SourceStatus.DOWN, 40L, "stream lost"),
                         "nvml", new NodeState.Liveness(SourceStatus.UP, 1L, null)));
         assertThat(nodes.deserializer().deserialize("t", nodes.serializer().serialize("t", state))).isEqualTo(state);
         NodeState empty = NodeState.empty(null);
         assertThat(nodes.deserializer().deserialize("t", nodes.serializer().serialize("t", empty))).isEqualTo(empty);
+    }
+
+    @Test
+    void shouldReadNodeStateWrittenBeforeTheInventoryWatermarkAsAdmittingEveryInventory() {
+        // What an earlier processor wrote: fields 1-5 only.
+        byte[] proto = NodeStateValue.newBuilder().setCluster("prod").setNodeTime(42L)
+                .setReports(io.devhealth.processor.internals.proto.Watermark.newBuilder().setEpoch(3).setSequence(17))
+                .build().toByteArray();
+        byte[] bytes = new byte[proto.length + 1];
+        bytes[0] = StateSerdes.FORMAT_PROTOBUF_V1;
+        System.arraycopy(proto, 0, bytes, 1, proto.length);
+
+        NodeState read = nodes.deserializer().deserialize("t", bytes);
+
+        assertThat(read.reports()).isEqualTo(new NodeState.Watermark(3, 17));
+        assertThat(read.inventory()).isEqualTo(NodeState.Watermark.NONE);
+        assertThat(read.inventory().admits(1, 1)).isTrue();
+    }
+
+    @Test
+    void shouldKeepTheInventoryWatermarkInFieldSixForOlderProcessorsToSkip() throws Exception {
+        NodeState state = NodeState.empty("prod").withInventory(new NodeState.Watermark(5, 7));
+        byte[] bytes = nodes.serializer().serialize("t", state);
+
+        NodeStateValue value = NodeStateValue.parseFrom(java.util.Arrays.copyOfRange(bytes, 1, bytes.length));
+        assertThat(NodeStateValue.getDescriptor().findFieldByName("inventory").getNumber()).isEqualTo(6);
+        assertThat(value.getInventory().getEpoch()).isEqualTo(5L);
+        assertThat(value.getInventory().getSequence()).isEqualTo(7L);
+        assertThat(nodes.deserializer().deserialize("t", bytes).inventory()).isEqualTo(new NodeState.Watermark(5, 7));
     }
 
     @Test
