@@ -48,14 +48,19 @@ public final class EmbeddedPipeline implements AutoCloseable {
 
     /**
      * @param workDir keep it short: unix socket paths must fit in 108 bytes
-     */
-    /**
      * @param terminationWindow how long after a container ends an Unhealthy report still applies (sink)
+     * @param serviceOptions options given to all three services (collector, processor, sink) on top of
+     *        the pipeline's own, e.g. a real {@code schema.registry.url} with its TLS and credentials
+     *        instead of the in-memory registry; empty for the demo
      */
     public record Options(int nodes, int devicesPerNode, SinkConfig.Mode sinkMode, Path workDir, int partitions, String topicPrefix,
-                          Duration terminationWindow) {
+                          Duration terminationWindow, Map<String, String> serviceOptions) {
+        public Options {
+            serviceOptions = Map.copyOf(serviceOptions);
+        }
+
         public Options(int nodes, int devicesPerNode, SinkConfig.Mode sinkMode, Path workDir, int partitions) {
-            this(nodes, devicesPerNode, sinkMode, workDir, partitions, Topics.DEFAULT_PREFIX, Duration.ofMinutes(2));
+            this(nodes, devicesPerNode, sinkMode, workDir, partitions, Topics.DEFAULT_PREFIX, Duration.ofMinutes(2), Map.of());
         }
 
         public static Options defaults(Path workDir) {
@@ -64,11 +69,24 @@ public final class EmbeddedPipeline implements AutoCloseable {
 
         /** Pipelines sharing one broker need their own topics (each has its own in-memory schema registry). */
         public Options withTopicPrefix(String prefix) {
-            return new Options(nodes, devicesPerNode, sinkMode, workDir, partitions, prefix, terminationWindow);
+            return new Options(nodes, devicesPerNode, sinkMode, workDir, partitions, prefix, terminationWindow, serviceOptions);
         }
 
         public Options withTerminationWindow(Duration window) {
-            return new Options(nodes, devicesPerNode, sinkMode, workDir, partitions, topicPrefix, window);
+            return new Options(nodes, devicesPerNode, sinkMode, workDir, partitions, topicPrefix, window, serviceOptions);
+        }
+
+        /** Options every service gets, overriding the pipeline's (see {@link #serviceOptions()}). */
+        public Options withServiceOptions(Map<String, String> options) {
+            return new Options(nodes, devicesPerNode, sinkMode, workDir, partitions, topicPrefix, terminationWindow, options);
+        }
+
+        /** Service options can hold passwords: only their keys are shown. */
+        @Override
+        public String toString() {
+            return "Options[nodes=" + nodes + ", devicesPerNode=" + devicesPerNode + ", sinkMode=" + sinkMode + ", workDir=" + workDir
+                    + ", partitions=" + partitions + ", topicPrefix=" + topicPrefix + ", terminationWindow=" + terminationWindow
+                    + ", serviceOptions=" + new java.util.TreeSet<>(serviceOptions.keySet()) + "]";
         }
     }
 
@@ -197,7 +215,7 @@ public final class EmbeddedPipeline implements AutoCloseable {
         kafka.createTopics(options.partitions(), topics.deviceReports(), topics.nodeAllocations(), topics.deviceInventory(),
                 topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
         kafka.createCompactedTopics(options.partitions(), topics.podDeviceStatus());
-        registryUrl = "mem://pipeline-" + UUID.randomUUID();
+        registryUrl = options.serviceOptions().getOrDefault(ServiceConfig.SCHEMA_REGISTRY_URL, "mem://pipeline-" + UUID.randomUUID());
         kube = track(LocalKubernetesApi.start());
         LOGGER.info("embedded infrastructure up kafka={} kubernetes={}", kafka.bootstrapServers(), kube.url());
 
@@ -252,12 +270,16 @@ public final class EmbeddedPipeline implements AutoCloseable {
         return node;
     }
 
-    /** A service's settings plus the Kafka client settings, as {@code kafka.*} options (ServiceConfig passes them through). */
+    /**
+     * A service's settings plus the Kafka client settings, as {@code kafka.*} options (ServiceConfig
+     * passes them through), then {@link Options#serviceOptions()}.
+     */
     private Map<String, Object> withKafka(Map<String, String> settings) {
         Map<String, Object> all = new java.util.HashMap<>(settings);
         // The same key in every service's configuration.
         all.put(ProcessorConfig.TOPIC_PREFIX, options.topicPrefix());
         kafkaClient.forEach((key, value) -> all.put(ServiceConfig.KAFKA_PREFIX + key, String.valueOf(value)));
+        all.putAll(options.serviceOptions());
         return all;
     }
 
