@@ -308,32 +308,12 @@ public final class ThroughputBenchmark {
                     : new Result(name, records - records / 10, end - tenth);
             System.out.printf(Locale.ROOT, "    %s: first input committed %,d ms after RUNNING; whole run from RUNNING %,.0f rec/s%n",
                     name, ((firstProgress == 0 ? end : firstProgress) - start) / 1_000_000, records * 1e9 / (end - start));
-            printThreadRatios(name, streams);
             if (restored.get() > 0) {
                 System.out.printf(Locale.ROOT, "    %s: %,d changelog records restored, last restore ended %+,d ms after RUNNING%n",
                         name, restored.get(), (restoreEnd.get() - start) / 1_000_000);
             }
             return result;
         }
-    }
-
-    /**
-     * Where the stream thread's time went (Kafka Streams' own thread metrics, KIP-444): processing,
-     * polling for records, punctuators and commits, as fractions of the last metrics window.
-     */
-    private static void printThreadRatios(String name, KafkaStreams streams) {
-        StringBuilder line = new StringBuilder();
-        streams.metrics().forEach((metricName, metric) -> {
-            boolean fetch = metricName.group().equals("consumer-fetch-manager-metrics") && !metricName.tags().containsKey("topic")
-                    && metricName.tags().getOrDefault("client-id", "").endsWith("-consumer")
-                    && !metricName.tags().get("client-id").endsWith("restore-consumer")
-                    && List.of("fetch-latency-avg", "records-per-request-avg", "fetch-rate").contains(metricName.name());
-            if ((fetch || metricName.group().equals("stream-thread-metrics") && metricName.name().endsWith("-ratio"))
-                    && metric.metricValue() instanceof Double value) {
-                line.append(String.format(Locale.ROOT, " %s=%.2f", metricName.name(), value));
-            }
-        });
-        System.out.printf(Locale.ROOT, "    %s, stream thread time:%s%n", name, line);
     }
 
     private static Map<TopicPartition, Long> endOffsets(Admin admin, List<String> topics) throws Exception {
