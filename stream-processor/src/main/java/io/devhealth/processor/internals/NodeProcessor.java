@@ -356,7 +356,8 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
         deadlines.update(node, key, next.deadline());
         boolean healthChanged = previous.health() != next.health();
         if (healthChanged) {
-            List<PodRef> affected = podsUsing(node, next);
+            List<PodRef> affected = podsUsing(node, next).stream()
+                    .map(pod -> new PodRef(pod.getNamespace(), pod.getName(), null)).toList();
             HealthTransition transition = HealthTransition.newBuilder()
                     .setId(transitionId)
                     .setCluster(next.cluster())
@@ -378,7 +379,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
                     next.health(), next.reason(), affected.size());
         }
         if (healthChanged || !Objects.equals(previous.message(), next.message()) || !Objects.equals(previous.reason(), next.reason())) {
-            refreshPods(node, pod -> uses(node, pod, next), at);
+            refreshPods(node, podsUsing(node, next), at);
         }
     }
 
@@ -397,19 +398,6 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
         return context.recordMetadata()
                 .map(m -> m.topic() + "-" + m.partition() + "-" + m.offset())
                 .orElseGet(() -> "report:" + deviceKey + "@" + context.currentStreamTimeMs());
-    }
-
-    private List<PodRef> podsUsing(String node, DeviceState device) {
-        NodeAllocations nodeAllocations = allocations.get(node);
-        List<PodRef> pods = new ArrayList<>();
-        if (nodeAllocations != null) {
-            for (PodAllocation pod : nodeAllocations.getPods()) {
-                if (uses(node, pod, device)) {
-                    pods.add(new PodRef(pod.getNamespace(), pod.getName(), null));
-                }
-            }
-        }
-        return pods;
     }
 
     static Severity severity(HealthStatus to) {

@@ -11,11 +11,11 @@ import io.devhealth.schema.avro.PodDeviceStatus;
 import io.micrometer.core.instrument.Counter;
 import java.time.Instant;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.TreeMap;
-import java.util.Objects;
 import java.util.function.Predicate;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -46,6 +46,13 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
     protected WindowStore<String, HealthTransition> deviceHistory;
     /** Every node of this task's partitions, decoded: read on every record, and all of them by the expiry punctuator. */
     private final NavigableMap<String, NodeState> nodes = new TreeMap<>();
+    /** Which pods use which device, per node, for the allocation snapshot the node has now. */
+    private final Map<String, PodIndex> podIndexes = new LinkedHashMap<>(64, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, PodIndex> eldest) {
+            return size() > DECODED_NODES;
+        }
+    };
     private final Map<String, Counter> duplicates = new HashMap<>();
 
     NodeStateProcessor(TopologyOptions options) {
@@ -63,6 +70,7 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
         this.podHistory = context.getStateStore(DeviceHealthTopology.POD_HISTORY_STORE);
         this.deviceHistory = context.getStateStore(DeviceHealthTopology.DEVICE_HISTORY_STORE);
         nodes.clear();
+        podIndexes.clear();
         try (KeyValueIterator<String, NodeState> all = nodeState.all()) {
             all.forEachRemaining(entry -> nodes.put(entry.key, entry.value));
         }
@@ -101,14 +109,19 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
     /** Rebuilds and emits (when changed) the status of every pod on {@code node} that {@code affected} selects. */
     protected void refreshPods(String node, Predicate<PodAllocation> affected, long timestamp) {
         NodeAllocations nodeAllocations = allocations.get(node);
-        if (nodeAllocations == null) {
+        if (nodeAllocations != null) {
+            refreshPods(node, nodeAllocations.getPods().stream().filter(affected).toList(), timestamp);
+        }
+    }
+
+    /** Rebuilds and emits (when changed) the status of {@code pods}, pods of {@code node}'s current allocations. */
+    protected void refreshPods(String node, List<PodAllocation> pods, long timestamp) {
+        NodeAllocations nodeAllocations = allocations.get(node);
+        if (nodeAllocations == null || pods.isEmpty()) {
             return;
         }
         Instant now = Instant.ofEpochMilli(timestamp);
-        for (PodAllocation pod : nodeAllocations.getPods()) {
-            if (!affected.test(pod)) {
-                continue;
-            }
+        for (PodAllocation pod : pods) {
             String key = StateKeys.pod(pod.getNamespace(), pod.getName());
             PodDeviceStatus previous = podStatus.get(key);
             PodDeviceStatus next = PodStatusBuilder.build(nodeAllocations.getCluster(), node, pod, deviceState::get,
@@ -138,17 +151,25 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
         return worst != null ? worst : deviceState.get(StateKeys.uuid(node, id));
     }
 
-    /** Whether {@code pod} uses {@code device}: as a DRA claim device, or as a device-plugin device id equal to its UUID. */
-    protected boolean uses(String node, PodAllocation pod, DeviceState device) {
+    /**
+     * The pods on {@code node} using {@code device}, in the allocation snapshot's order: as a DRA claim
+     * device, or as a device-plugin device id equal to its UUID (its own, or the one the inventory maps
+     * its DRA identity to).
+     */
+    protected List<PodAllocation> podsUsing(String node, DeviceState device) {
+        NodeAllocations snapshot = allocations.get(node);
+        if (snapshot == null) {
+            return List.of();
+        }
+        PodIndex index = podIndexes.get(node);
+        if (index == null || !index.isFor(snapshot)) {
+            index = new PodIndex(node, snapshot);
+            podIndexes.put(node, index);
+        }
         boolean dra = !device.driver().isEmpty();
         String uuid = device.uuid() != null ? device.uuid()
                 : dra ? DeviceIdentity.uuidOf(inventory.get(node), device.driver(), device.pool(), device.device()) : null;
-        return pod.getContainers().stream().anyMatch(container ->
-                dra && container.getClaims().stream().flatMap(c -> c.getDevices().stream())
-                        .anyMatch(d -> d.getDriver().equals(device.driver()) && d.getPool().equals(device.pool())
-                                && d.getDevice().equals(device.device()))
-                        || uuid != null && container.getDevicePluginResources().stream()
-                        .anyMatch(r -> r.getDeviceIds().stream().anyMatch(id -> Objects.equals(id, uuid))));
+        return index.podsUsing(dra ? StateKeys.device(node, device.driver(), device.pool(), device.device()) : null, uuid);
     }
 
     /** Whether {@code pod} has device-plugin devices, whose health depends on the inventory's UUID mapping. */
