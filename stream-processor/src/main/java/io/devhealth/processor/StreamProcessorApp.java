@@ -68,12 +68,6 @@ public final class StreamProcessorApp implements AutoCloseable {
         props.put(StreamsConfig.STATE_DIR_CONFIG, config.stateDir());
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, config.processingGuarantee());
         props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, config.commitIntervalMs());
-        // Apply each input's records as they arrive rather than aligning the three inputs by timestamp:
-        // every input carries its own (epoch, sequence) watermark and the node's clock comes from its
-        // reports alone, so nothing depends on the order between inputs. Waiting (the default, 0) made
-        // a task wait for news of its empty partitions (device-inventory mostly is) and halved the
-        // steady-state throughput (docs/PERFORMANCE.md §2).
-        props.put(StreamsConfig.MAX_TASK_IDLE_MS_CONFIG, StreamsConfig.MAX_TASK_IDLE_MS_DISABLED);
         // The 5.0 default, opted into now (and silences the 4.x warning).
         props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
         props.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, BoundedMemoryRocksDbConfig.class.getName());
