@@ -57,7 +57,7 @@ import org.slf4j.LoggerFactory;
  * <p>One processor takes all three node-keyed inputs because they all change the same node's state
  * (inventories change device identities and so deadlines; allocations decide which pods a change
  * reaches): owning every store alone, it can keep the node's decoded state in memory
- * ({@link NodeValueCache}) without another processor writing behind its back.
+ * ({@link DecodedCache}, {@link DeadlineIndex}, {@link PodIndex}) without another processor writing behind its back.
  */
 public final class NodeProcessor extends NodeStateProcessor<Object> {
 

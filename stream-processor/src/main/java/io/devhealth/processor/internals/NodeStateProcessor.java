@@ -25,8 +25,9 @@ import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.WindowStore;
 
 /**
- * What both input processors share: the node's stores, de-duplication, and re-emitting the status of
- * every pod a change touches. Output values are PodDeviceStatus or HealthTransition, routed by child name.
+ * The plumbing under {@link NodeProcessor}: the stores, what is kept decoded of them in memory, the
+ * duplicate counters, and re-emitting the status of the pods a change touches — kept apart from the
+ * processor's rules. Output values are PodDeviceStatus or HealthTransition, routed by child name.
  */
 abstract class NodeStateProcessor<V> implements Processor<String, V, String, Object> {
 
