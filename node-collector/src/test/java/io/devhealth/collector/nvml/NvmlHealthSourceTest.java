@@ -214,7 +214,11 @@ class NvmlHealthSourceTest {
     void shouldCoalesceAnXidStormWithoutStarvingOtherGpus() {
         stub = NvmlStub.load(2);
         MutableClock clock = MutableClock.at("2026-01-01T00:00:00Z");
-        start(fastConfig(stub), clock);
+        // A 500 ms event wait: the stuck-loop check allows 3 waits + 2 evaluations of silence, and on a
+        // loaded machine a loop draining 800,000 events can be descheduled for longer than the 190 ms
+        // the fast timings allow, which reported both GPUs Unknown mid-storm (extra reports, a flaky count).
+        start(fastConfig(stub).withTimings(Duration.ofMillis(100), Duration.ofMillis(500), Duration.ofMillis(20),
+                Duration.ofMillis(100)), clock);
         awaitHealth(gpu(1), HealthStatus.HEALTHY, null);
         int before = recorder.reports.size();
         recorder.stubAtReport[0] = stub;
