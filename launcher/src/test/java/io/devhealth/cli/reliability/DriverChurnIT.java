@@ -1,5 +1,6 @@
 package io.devhealth.cli.reliability;
 
+import static org.awaitility.Awaitility.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.devhealth.collector.CollectorConfig;
@@ -145,7 +146,8 @@ class DriverChurnIT {
                     }
                 });
 
-        awaitTrue(() -> transitions.size() >= DEVICES, Duration.ofSeconds(60), "every device Healthy first");
+        await("every device Healthy first").atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(50)).until(() -> transitions.size() >= DEVICES);
         long churnStart = System.nanoTime();
         int restarts = 0;
         int reconnected = 0;
@@ -167,7 +169,8 @@ class DriverChurnIT {
         driver = null;
         last.close();
         Instant stoppedAt = Instant.now();
-        awaitTrue(() -> transitions.size() >= duringChurn + DEVICES, Duration.ofSeconds(TIMEOUT_SECONDS + 30), "every device Unknown");
+        await("every device Unknown").atMost(Duration.ofSeconds(TIMEOUT_SECONDS + 30))
+                .pollInterval(Duration.ofMillis(50)).until(() -> transitions.size() >= duringChurn + DEVICES);
         Thread.sleep(2_000);
         reading.set(false);
         transitionReader.join();
@@ -237,16 +240,5 @@ class DriverChurnIT {
     private <T extends AutoCloseable> T track(T resource) {
         resources.add(resource);
         return resource;
-    }
-
-    private static void awaitTrue(java.util.function.BooleanSupplier condition, Duration timeout, String what)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(50);
-        }
     }
 }

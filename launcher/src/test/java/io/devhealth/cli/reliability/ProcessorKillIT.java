@@ -1,5 +1,6 @@
 package io.devhealth.cli.reliability;
 
+import static org.awaitility.Awaitility.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.devhealth.schema.Topics;
@@ -130,7 +131,8 @@ class ProcessorKillIT {
             startupMs.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
             int before = received.size();
             // Kill only once this instance has committed output: the kill lands in the middle of real work.
-            awaitTrue(() -> received.size() > before, Duration.ofSeconds(60), "instance " + kill + " to commit transitions");
+            await("instance " + kill + " to commit transitions").atMost(Duration.ofSeconds(60))
+                    .pollInterval(Duration.ofMillis(50)).until(() -> received.size() > before);
             long delay = 200 + random.nextInt(1_800);
             Thread.sleep(delay);
             processor.destroyForcibly();
@@ -246,17 +248,6 @@ class ProcessorKillIT {
             Thread.sleep(50);
         }
         return true;
-    }
-
-    private static void awaitTrue(java.util.function.BooleanSupplier condition, Duration timeout, String what)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(50);
-        }
     }
 
     /** The collectors of {@value #NODES} nodes: scripted random health changes, and allocation snapshots now and then. */

@@ -1,7 +1,6 @@
 package io.devhealth.cli.security;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
 import static org.awaitility.Awaitility.await;
 
 import io.devhealth.cli.demo.BatchJob;
@@ -16,7 +15,6 @@ import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -43,14 +41,7 @@ class SecuredRegistryPipelineIT {
 
     @BeforeAll
     static void startRegistry() throws Exception {
-        Assumptions.assumeFalse(Boolean.getBoolean("devhealth.it.apicurio.skip"),
-                "devhealth.it.apicurio.skip=true: Apicurio Registry IT skipped on request");
-        Path java = HttpsApicurio.findJava21().orElse(null);
-        if (java == null) {
-            fail("Apicurio Registry 3.3.3 needs Java 21+, and no JDK >= 21 was found (looked at $JAVA25_HOME, "
-                    + "$JAVA21_HOME and /usr/lib/jvm/*/release). Install one, or pass "
-                    + "-Ddevhealth.it.apicurio.skip=true to skip this integration test on purpose.");
-        }
+        Path java = HttpsApicurio.javaOrSkip();
         logs = CapturedLogs.start();
         Path target = Paths.get("target").toAbsolutePath();
         Path home = Paths.get(System.getProperty("devhealth.it.apicurio.home", "target/apicurio"));

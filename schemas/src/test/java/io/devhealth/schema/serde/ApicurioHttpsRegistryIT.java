@@ -2,7 +2,6 @@ package io.devhealth.schema.serde;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.assertj.core.api.Assertions.fail;
 
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceReportEnvelope;
@@ -17,7 +16,6 @@ import java.util.Map;
 import org.apache.avro.Schema;
 import org.apache.kafka.common.config.ConfigDef;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -42,14 +40,7 @@ class ApicurioHttpsRegistryIT {
 
     @BeforeAll
     static void startRegistry() throws Exception {
-        Assumptions.assumeFalse(Boolean.getBoolean("devhealth.it.apicurio.skip"),
-                "devhealth.it.apicurio.skip=true: Apicurio Registry IT skipped on request");
-        Path java = JavaHomes.findJava(21).orElse(null);
-        if (java == null) {
-            fail("Apicurio Registry 3.3.3 needs Java 21+, and no JDK >= 21 was found (looked at $JAVA25_HOME, "
-                    + "$JAVA21_HOME and /usr/lib/jvm/*/release). Install one, or pass "
-                    + "-Ddevhealth.it.apicurio.skip=true to skip this integration test on purpose.");
-        }
+        Path java = ApicurioServer.javaOrSkip();
         Path dir = Files.createTempDirectory(Paths.get("target").toAbsolutePath(), "registry-tls-");
         certificates = TestCertificates.create(dir.resolve("ca"));
         otherCa = TestCertificates.authorityOnly(dir.resolve("other-ca"));

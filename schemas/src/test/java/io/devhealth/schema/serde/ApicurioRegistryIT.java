@@ -2,7 +2,6 @@ package io.devhealth.schema.serde;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.assertj.core.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.node.TextNode;
 import io.devhealth.schema.avro.DeviceHealthReport;
@@ -16,7 +15,6 @@ import org.apache.avro.Schema;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.common.errors.SerializationException;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.slf4j.Logger;
@@ -44,14 +42,7 @@ class ApicurioRegistryIT {
 
     @BeforeAll
     static void startRegistry() throws Exception {
-        Assumptions.assumeFalse(Boolean.getBoolean("devhealth.it.apicurio.skip"),
-                "devhealth.it.apicurio.skip=true: Apicurio Registry IT skipped on request");
-        Path java = JavaHomes.findJava(21).orElse(null);
-        if (java == null) {
-            fail("Apicurio Registry 3.3.3 needs Java 21+, and no JDK >= 21 was found (looked at $JAVA25_HOME, "
-                    + "$JAVA21_HOME and /usr/lib/jvm/*/release). Install one, or pass "
-                    + "-Ddevhealth.it.apicurio.skip=true to skip this integration test on purpose.");
-        }
+        Path java = ApicurioServer.javaOrSkip();
         Path home = Paths.get(System.getProperty("devhealth.it.apicurio.home", "target/apicurio"));
         server = ApicurioServer.start(java, home, Paths.get("target", "apicurio-it.log").toAbsolutePath(),
                 STARTUP_TIMEOUT);

@@ -17,6 +17,8 @@ import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Assertions;
+import org.junit.jupiter.api.Assumptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -64,6 +66,19 @@ final class ApicurioServer implements AutoCloseable {
      *
      * @throws IllegalStateException when it exits early or is not ready within {@code timeout}
      */
+    /**
+     * The {@code bin/java} to run Apicurio with (it needs Java 21+). Skips the calling test when
+     * {@code -Ddevhealth.it.apicurio.skip=true} (as {@code .ci/run} passes without such a JDK); fails
+     * it, saying what to do, when no JDK is found without that flag.
+     */
+    static Path javaOrSkip() {
+        Assumptions.assumeFalse(Boolean.getBoolean("devhealth.it.apicurio.skip"),
+                "devhealth.it.apicurio.skip=true: Apicurio Registry IT skipped on request");
+        return JavaHomes.findJava(21).orElseGet(() -> Assertions.fail("Apicurio Registry 3.3.3 needs Java 21+, and no JDK >= 21 "
+                + "was found (looked at $JAVA25_HOME, $JAVA21_HOME and /usr/lib/jvm/*/release). Install one, or pass "
+                + "-Ddevhealth.it.apicurio.skip=true to skip this integration test on purpose."));
+    }
+
     static ApicurioServer start(Path java, Path home, Path log, Duration timeout) throws IOException, InterruptedException {
         return start(java, home, log, timeout, null, HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build());
     }
