@@ -60,10 +60,27 @@ public final class ThroughputBenchmark {
     static final String STREAMS_OVERRIDE = "devhealth.bench.streams.";
     static final String PASS_THROUGH = "Streams pass-through (EOS)";
     static final String STEADY = "devhealth steady state (EOS)";
+    /** {@code -Ddevhealth.bench.cpu.threads=true}: where each Streams stage's CPU went, by thread. */
+    private static final boolean BREAKDOWN = Boolean.getBoolean("devhealth.bench.cpu.threads");
 
-    record Result(String stage, long records, long nanos) {
+    /** @param cpu CPU used while timed (process, stream threads); null for stages that are not Streams applications */
+    record Result(String stage, long records, long nanos, CpuMeter.Sample cpu) {
+        Result(String stage, long records, long nanos) {
+            this(stage, records, nanos, null);
+        }
+
         double perSecond() {
             return records * 1e9 / nanos;
+        }
+
+        /** Microseconds of stream-thread CPU per record. */
+        double streamThreadMicros() {
+            return cpu.threadNanos() / 1e3 / records;
+        }
+
+        /** Microseconds of CPU of the whole JVM (broker, clients, the application) per record. */
+        double processMicros() {
+            return cpu.processNanos() / 1e3 / records;
         }
     }
 
@@ -76,21 +93,31 @@ public final class ThroughputBenchmark {
                 records, devices, partitions, runs, Runtime.getRuntime().availableProcessors(), Runtime.version());
         Map<String, List<Result>> results = new LinkedHashMap<>();
         List<Double> ratios = new ArrayList<>();
+        List<Double> cpuRatios = new ArrayList<>();
         try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start()) {
             for (int run = 1; run <= runs; run++) {
                 Map<String, Double> rates = new LinkedHashMap<>();
+                Map<String, Result> byStage = new LinkedHashMap<>();
                 for (Result result : runOnce(kafka, run, records, devices, partitions)) {
                     results.computeIfAbsent(result.stage(), s -> new ArrayList<>()).add(result);
                     rates.put(result.stage(), result.perSecond());
-                    System.out.printf(Locale.ROOT, "  run %d  %-34s %,12.0f rec/s%n", run, result.stage(), result.perSecond());
+                    byStage.put(result.stage(), result);
+                    System.out.printf(Locale.ROOT, "  run %d  %-34s %,12.0f rec/s%s%n", run, result.stage(), result.perSecond(),
+                            result.cpu() == null ? "" : String.format(Locale.ROOT, "   CPU per record: stream thread %.2f µs, whole JVM %.2f µs",
+                                    result.streamThreadMicros(), result.processMicros()));
                 }
                 ratios.add(rates.get(STEADY) / rates.get(PASS_THROUGH));
+                cpuRatios.add(byStage.get(PASS_THROUGH).processMicros() / byStage.get(STEADY).processMicros());
             }
         }
         System.out.println();
         System.out.printf(Locale.ROOT, "steady state ÷ Streams pass-through, per run: %s; median %.2f×%n",
                 ratios.stream().map(r -> String.format(Locale.ROOT, "%.2f", r)).toList(),
                 ratios.stream().sorted().toList().get(ratios.size() / 2));
+        // The same comparison in CPU: what a record costs the whole JVM (broker included), which a shared machine moves less.
+        System.out.printf(Locale.ROOT, "Streams pass-through CPU per record ÷ steady state CPU per record (whole JVM), per run: %s; median %.2f×%n",
+                cpuRatios.stream().map(r -> String.format(Locale.ROOT, "%.2f", r)).toList(),
+                cpuRatios.stream().sorted().toList().get(cpuRatios.size() / 2));
         System.out.println();
         System.out.println("| stage | median rec/s | vs consume→produce | vs Streams pass-through (EOS) |");
         System.out.println("|---|---:|---:|---:|");
@@ -282,6 +309,9 @@ public final class ThroughputBenchmark {
             long total = remaining(admin, group, ends);
             long firstProgress = 0;
             long tenth = 0;
+            CpuMeter.Sample cpuAtStart = CpuMeter.sample(group);
+            CpuMeter.Sample cpuAtTenth = null;
+            Map<String, Long> threadsAtTenth = Map.of();
             long deadline = start + Duration.ofMinutes(10).toNanos();
             for (long left = total; left > 0; left = remaining(admin, group, ends)) {
                 long now = System.nanoTime();
@@ -290,6 +320,8 @@ public final class ThroughputBenchmark {
                 }
                 if (tenth == 0 && left <= total - total / 10) {
                     tenth = now;
+                    cpuAtTenth = CpuMeter.sample(group);
+                    threadsAtTenth = BREAKDOWN ? CpuMeter.byThread() : Map.of();
                 }
                 if (now > deadline) {
                     throw new IllegalStateException(name + " did not catch up within 10 minutes");
@@ -303,9 +335,13 @@ public final class ThroughputBenchmark {
                 Thread.sleep(10);
             }
             long end = System.nanoTime();
+            CpuMeter.Sample cpuAtEnd = CpuMeter.sample(group);
+            if (BREAKDOWN && cpuAtTenth != null) {
+                printBreakdown(name, threadsAtTenth, CpuMeter.byThread(), records - records / 10);
+            }
             Result result = tenth == 0 || end - tenth < 50_000_000L
-                    ? new Result(name, records, end - start)
-                    : new Result(name, records - records / 10, end - tenth);
+                    ? new Result(name, records, end - start, cpuAtEnd.minus(cpuAtStart))
+                    : new Result(name, records - records / 10, end - tenth, cpuAtEnd.minus(cpuAtTenth));
             System.out.printf(Locale.ROOT, "    %s: first input committed %,d ms after RUNNING; whole run from RUNNING %,.0f rec/s%n",
                     name, ((firstProgress == 0 ? end : firstProgress) - start) / 1_000_000, records * 1e9 / (end - start));
             if (restored.get() > 0) {
@@ -314,6 +350,16 @@ public final class ThroughputBenchmark {
             }
             return result;
         }
+    }
+
+    private static void printBreakdown(String stage, Map<String, Long> before, Map<String, Long> after, long records) {
+        System.out.printf(Locale.ROOT, "    %s: CPU per record by thread (µs):%n", stage);
+        after.entrySet().stream()
+                .map(e -> Map.entry(e.getKey(), e.getValue() - before.getOrDefault(e.getKey(), 0L)))
+                .filter(e -> e.getValue() > 0)
+                .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                .limit(12)
+                .forEach(e -> System.out.printf(Locale.ROOT, "      %8.2f  %s%n", e.getValue() / 1e3 / records, e.getKey()));
     }
 
     private static Map<TopicPartition, Long> endOffsets(Admin admin, List<String> topics) throws Exception {
