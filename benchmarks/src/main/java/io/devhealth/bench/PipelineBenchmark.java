@@ -1,6 +1,7 @@
 package io.devhealth.bench;
 
 import io.devhealth.bench.pipeline.ApiServerObserver;
+import io.devhealth.bench.pipeline.BenchApiServer;
 import io.devhealth.bench.pipeline.Percentiles;
 import io.devhealth.bench.pipeline.ProcessStats;
 import io.devhealth.bench.pipeline.SimulatedFleet;
@@ -12,8 +13,8 @@ import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.sink.SinkApp;
 import io.devhealth.sink.SinkConfig;
 import io.devhealth.testkit.kafka.EmbeddedKafkaCluster;
-import io.devhealth.testkit.kube.LocalKubernetesApi;
 import io.devhealth.testkit.kube.PodFixtures;
+import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -39,8 +40,8 @@ import picocli.CommandLine.Option;
 /**
  * The whole pipeline in one JVM under a simulated fleet, measured end to end: collector publishing
  * path (SnapshotDiff → RocksDB disk spool → sender → idempotent producer), in-process Kafka broker,
- * the stream processor with exactly-once, and the sink writing pod status into a local (fabric8 mock)
- * API server, watched from the server's side. Phases: create the pods; initial snapshot of every device
+ * the stream processor with exactly-once, and the sink writing pod status into an in-process API server
+ * ({@code --api-server fleet}, the default, or fabric8's mock), observed from the server's side. Phases: create the pods; initial snapshot of every device
  * until every pod shows its condition; a quiet window of keep-alives only (the sink must write
  * nothing); a window with device health flapping (end-to-end latency); an optional storm; then a few
  * nodes go silent (lateness of Unknown after the deadline). See docs/PERFORMANCE.md.
@@ -48,7 +49,7 @@ import picocli.CommandLine.Option;
  * <pre>java -Xmx3g -cp 'benchmarks/target/benchmarks.jar:benchmarks/target/lib/*' io.devhealth.bench.PipelineBenchmark --nodes 1250 --devices 8</pre>
  */
 @Command(name = "pipeline-benchmark", mixinStandardHelpOptions = true,
-        description = "Whole-pipeline benchmark: simulated fleet → collector path → Kafka → processor (EOS) → sink → mock API server.")
+        description = "Whole-pipeline benchmark: simulated fleet → collector path → Kafka → processor (EOS) → sink → in-process API server.")
 public final class PipelineBenchmark implements Callable<Integer> {
 
     @Option(names = "--nodes", description = "Simulated nodes (default ${DEFAULT-VALUE}).")
@@ -88,6 +89,10 @@ public final class PipelineBenchmark implements Callable<Integer> {
     @Option(names = "--sink-concurrency", description = "The sink's concurrent pod writes (default ${DEFAULT-VALUE}).")
     int sinkConcurrency = 4;
 
+    @Option(names = "--api-server", description = "API server the sink writes to: " + BenchApiServer.FLEET + " (testkit FleetKubernetesApi) or "
+            + BenchApiServer.FABRIC8_MOCK + " (fabric8 KubernetesMockServer, CRUD mode) (default ${DEFAULT-VALUE}).")
+    String apiServer = BenchApiServer.FLEET;
+
     @Option(names = "--work-dir", description = "Spools and state (default: a temporary directory, deleted after).")
     Path workDir;
 
@@ -108,23 +113,24 @@ public final class PipelineBenchmark implements Callable<Integer> {
         boolean temporary = workDir == null;
         Path dir = temporary ? Files.createTempDirectory("devhealth-bench-") : Files.createDirectories(workDir);
         System.out.printf(Locale.ROOT, "devhealth pipeline: %,d nodes × %d devices = %,d devices on %d collector shards, keep-alive %d s "
-                        + "(timeout %d s), flap %.4f/device/s, %d partitions, %d cores, JDK %s, load %s%n",
-                nodes, devices, nodes * devices, shardCount, keepAliveSeconds, 2L * keepAliveSeconds, flapRate, partitions,
+                        + "(timeout %d s), flap %.4f/device/s, %d partitions, API server %s, %d cores, JDK %s, load %s%n",
+                nodes, devices, nodes * devices, shardCount, keepAliveSeconds, 2L * keepAliveSeconds, flapRate, partitions, apiServer,
                 Runtime.getRuntime().availableProcessors(), Runtime.version(), ProcessStats.loadAverage());
         Topics topics = new Topics("bench.");
         String registryUrl = "mem://bench-" + UUID.randomUUID();
         try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start();
-             LocalKubernetesApi kube = LocalKubernetesApi.start()) {
+             BenchApiServer kube = BenchApiServer.start(apiServer)) {
             kafka.createTopics(partitions, topics.deviceReports(), topics.nodeAllocations(), topics.deviceInventory(),
                     topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
             kafka.createCompactedTopics(partitions, topics.podDeviceStatus());
             Map<String, Object> kafkaClient = kafka.clientProperties();
 
             long t0 = System.nanoTime();
-            createPods(kube);
+            createPods(kube.client());
             phase("pods created", t0);
+            figures.put("pods created through the API (" + apiServer + ")", String.format(Locale.ROOT, "%.1f s", (System.nanoTime() - t0) / 1e9));
 
-            ApiServerObserver api = new ApiServerObserver(kube, SimulatedFleet.NAMESPACE, this::onTransition);
+            ApiServerObserver api = kube.observe(SimulatedFleet.NAMESPACE, this::onTransition);
             observer = api;
             String applicationId = "devhealth-processor-bench";
             Path stateDir = dir.resolve("state");
@@ -218,7 +224,7 @@ public final class PipelineBenchmark implements Callable<Integer> {
                         stateBytes / 1048576.0, stateBytes / 1024.0 / (nodes * devices / 1000.0)));
                 figures.put("collector spools (all shards)", String.format(Locale.ROOT, "%.1f MiB, %,d records unsent",
                         ProcessStats.directoryBytes(dir.resolve("spools")) / 1048576.0, fleet.spooled()));
-                figures.put("API requests in all", String.format(Locale.ROOT, "%,d status PATCHes, %,d pod reads, %,d Events, %,d other",
+                figures.put("API requests after the pods were created (the sink and its informer)", String.format(Locale.ROOT, "%,d status PATCHes, %,d pod reads, %,d Events, %,d other",
                         api.statusPatches(), api.podReads(), api.eventWrites(), api.otherRequests()));
                 api.close();
             }
@@ -252,9 +258,8 @@ public final class PipelineBenchmark implements Callable<Integer> {
                 names.size()), new Percentiles(lateness).summary());
     }
 
-    /** On the watch thread: a change the fleet made is matched to the condition it must produce. */
-    private void onTransition(String pod, String condition) {
-        long now = System.nanoTime();
+    /** On the observer's thread: a change the fleet made is matched to the condition it must produce. */
+    private void onTransition(String pod, String condition, long now) {
         if ("Unknown".equals(condition)) {
             unknownSeenAtMs.putIfAbsent(pod, clock.millis());
         }
@@ -277,13 +282,13 @@ public final class PipelineBenchmark implements Callable<Integer> {
         }
     }
 
-    private void createPods(LocalKubernetesApi kube) throws Exception {
+    private void createPods(KubernetesClient client) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(8);
         try {
             List<Future<?>> futures = new ArrayList<>();
             for (int n = 0; n < nodes; n++) {
                 String node = SimulatedFleet.nodeName(n);
-                futures.add(pool.submit(() -> PodFixtures.createRunning(kube.client(), PodFixtures.podWithClaim(SimulatedFleet.NAMESPACE,
+                futures.add(pool.submit(() -> PodFixtures.createRunning(client, PodFixtures.podWithClaim(SimulatedFleet.NAMESPACE,
                         SimulatedFleet.podName(node), node, "main", "gpus", SimulatedFleet.podName(node) + "-gpus", null))));
             }
             for (Future<?> future : futures) {
