@@ -1,8 +1,12 @@
 package io.devhealth.processor.internals;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.function.BiFunction;
 import org.apache.kafka.common.serialization.Serializer;
+import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 
@@ -17,15 +21,29 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * processor is (re)initialized: after a rebalance or an aborted transaction Kafka Streams restores
  * the store and initializes the processor again, so the cache never outlives the state it mirrors.
  * Values are never mutated after they are stored.
+ *
+ * <p>A value may be kept here ahead of the store ({@link #keep}) when what the store lacks is kept
+ * elsewhere and {@code onLoad} puts it back whenever the value is read from the store: the device
+ * states and their pending refreshes (see {@link PendingRefresh}).
  */
 final class DecodedCache<V> {
 
     private final KeyValueStore<String, V> store;
+    private final BiFunction<String, V, V> onLoad;
     private final Map<String, V> values;
 
     /** @param capacity the most keys kept decoded; the least recently used go first */
     DecodedCache(KeyValueStore<String, V> store, int capacity) {
+        this(store, capacity, (key, value) -> value);
+    }
+
+    /**
+     * @param capacity the most keys kept decoded; the least recently used go first
+     * @param onLoad turns a (non-null) value read from the store into the current value of its key
+     */
+    DecodedCache(KeyValueStore<String, V> store, int capacity, BiFunction<String, V, V> onLoad) {
         this.store = store;
+        this.onLoad = onLoad;
         this.values = new LinkedHashMap<>(64, 0.75f, true) {
             @Override
             protected boolean removeEldestEntry(Map.Entry<String, V> eldest) {
@@ -39,6 +57,7 @@ final class DecodedCache<V> {
         if (value == null) {
             value = store.get(key);
             if (value != null) {
+                value = onLoad.apply(key, value);
                 values.put(key, value);
             }
         }
@@ -50,18 +69,36 @@ final class DecodedCache<V> {
         values.put(key, value);
     }
 
+    /** Keeps {@code value} without writing it: the store's value plus what {@code onLoad} adds to it must equal it. */
+    void keep(String key, V value) {
+        values.put(key, value);
+    }
+
     void delete(String key) {
         store.delete(key);
         values.remove(key);
     }
 
-    /** Straight from the store (decoding every entry): for rare scans only. */
-    KeyValueIterator<String, V> prefixScan(String prefix, Serializer<String> keys) {
-        return store.prefixScan(prefix, keys);
+    /** The current values of the keys that start with {@code prefix}, from the store (decoding every entry): for rare scans only. */
+    List<KeyValue<String, V>> prefixScan(String prefix, Serializer<String> keys) {
+        try (KeyValueIterator<String, V> entries = store.prefixScan(prefix, keys)) {
+            return current(entries);
+        }
     }
 
-    /** Straight from the store: for rebuilding in-memory indexes at start. */
-    KeyValueIterator<String, V> all() {
-        return store.all();
+    /** The current values of every key, from the store: for rebuilding in-memory indexes at start. */
+    List<KeyValue<String, V>> all() {
+        try (KeyValueIterator<String, V> entries = store.all()) {
+            return current(entries);
+        }
+    }
+
+    private List<KeyValue<String, V>> current(KeyValueIterator<String, V> entries) {
+        List<KeyValue<String, V>> current = new ArrayList<>();
+        entries.forEachRemaining(entry -> {
+            V kept = values.get(entry.key);
+            current.add(KeyValue.pair(entry.key, kept != null ? kept : onLoad.apply(entry.key, entry.value)));
+        });
+        return current;
     }
 }

@@ -3,7 +3,9 @@ package io.devhealth.processor.internals;
 import io.devhealth.schema.avro.DeviceRef;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.SourceKind;
+import java.util.Collections;
 import java.util.Map;
+import java.util.SortedMap;
 import java.util.TreeMap;
 
 /**
@@ -30,8 +32,19 @@ public record DeviceState(
         long since,
         long deadline) {
 
+    /** The class of the read-only sorted view this record keeps, so that passing one on is not a copy. */
+    private static final Class<?> FROZEN = Collections.unmodifiableSortedMap(new TreeMap<>()).getClass();
+
     public DeviceState {
-        sources = sources == null ? new TreeMap<>() : new TreeMap<>(sources);
+        sources = frozen(sources);
+    }
+
+    private static Map<String, SourceReport> frozen(Map<String, SourceReport> sources) {
+        if (sources != null && sources.getClass() == FROZEN) {
+            return sources; // already a read-only copy made here: every with...() passes it on
+        }
+        SortedMap<String, SourceReport> copy = sources == null ? new TreeMap<>() : new TreeMap<>(sources);
+        return Collections.unmodifiableSortedMap(copy);
     }
 
     public static DeviceState empty(String cluster, String node, DeviceRef ref) {
@@ -44,9 +57,35 @@ public record DeviceState(
     }
 
     public DeviceState withSource(SourceReport report) {
-        Map<String, SourceReport> next = new TreeMap<>(sources);
+        SortedMap<String, SourceReport> next = new TreeMap<>(sources);
         next.put(report.key(), report);
-        return new DeviceState(cluster, node, driver, pool, device, uuid, next, health, message, reason, source, since, deadline);
+        return new DeviceState(cluster, node, driver, pool, device, uuid, Collections.unmodifiableSortedMap(next), health, message,
+                reason, source, since, deadline);
+    }
+
+    /**
+     * This state with the keep-alives of {@code refresh} applied: each source's refresh time and the
+     * deadline. A refresh that is not newer than this state for any source (one left over from before
+     * this state was written) changes nothing.
+     */
+    public DeviceState withRefresh(PendingRefresh refresh) {
+        SortedMap<String, SourceReport> next = null;
+        for (Map.Entry<String, Long> time : refresh.refreshedAt().entrySet()) {
+            SourceReport known = sources.get(time.getKey());
+            if (known != null && time.getValue() > known.refreshedAt()) {
+                if (next == null) {
+                    next = new TreeMap<>(sources);
+                }
+                next.put(time.getKey(), known.withRefreshedAt(time.getValue()));
+            }
+        }
+        return next == null ? this : new DeviceState(cluster, node, driver, pool, device, uuid, Collections.unmodifiableSortedMap(next),
+                health, message, reason, source, since, refresh.deadline());
+    }
+
+    /** Whether {@code next} is this state with nothing changed but its sources' refresh times and its deadline. */
+    public boolean onlyRefreshedIn(DeviceState next) {
+        return !next.equals(this) && withRefresh(PendingRefresh.of(next)).equals(next);
     }
 
     /** This state with the merged health applied; {@code since} moves only when the health does. */

@@ -19,7 +19,6 @@ import io.devhealth.schema.avro.SourceState;
 import io.micrometer.core.instrument.Counter;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -32,7 +31,6 @@ import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
-import org.apache.kafka.streams.state.KeyValueIterator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,6 +61,8 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(NodeProcessor.class);
     private static final StringSerializer KEYS = new StringSerializer();
+    /** Devices per node whose keep-alives are kept in the node's state (PendingRefresh): a node of 8 GPUs of 7 MIG slices each. */
+    static final int MAX_PENDING_REFRESHES = 64;
 
     private final DeadlineIndex deadlines = new DeadlineIndex();
     private final Map<HealthStatus, Counter> transitionCounters = new EnumMap<>(HealthStatus.class);
@@ -79,10 +79,8 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
     public void init(ProcessorContext<String, Object> context) {
         super.init(context);
         deadlines.clear();
-        try (KeyValueIterator<String, DeviceState> all = deviceState.all()) {
-            // Keys start with the node name (StateKeys), which cannot contain '/'.
-            all.forEachRemaining(device -> deadlines.update(device.key.substring(0, device.key.indexOf('/')), device.key,
-                    device.value.deadline()));
+        for (KeyValue<String, DeviceState> device : deviceState.all()) {
+            deadlines.update(StateKeys.nodeOf(device.key), device.key, device.value.deadline());
         }
         for (HealthStatus to : HealthStatus.values()) {
             transitionCounters.put(to, Counter.builder("devhealth.processor.transitions")
@@ -98,6 +96,14 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
 
     @Override
     public void process(Record<String, Object> record) {
+        try {
+            dispatch(record);
+        } finally {
+            writeNodes();
+        }
+    }
+
+    private void dispatch(Record<String, Object> record) {
         String node = required(record.key(), "record key (node name)");
         if (record.value() instanceof NodeAllocations snapshot) {
             allocationsIdentity.check(node, snapshot.getNode(), record.headers());
@@ -167,8 +173,33 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
         }
         SourceReport next = sourceReport(report, known, observedAt, state.isDown(report.getSourceName()));
         DeviceState updated = previous.withSource(next);
-        commit(node, key, previous, updated.withEffective(DeviceHealthMerger.merge(updated.sources().values(), state.nodeTime()),
-                observedAt), observedAt, transitionId);
+        DeviceState merged = updated.withEffective(DeviceHealthMerger.merge(updated.sources().values(), state.nodeTime()), observedAt);
+        if (merged.equals(previous)) {
+            return; // e.g. a keep-alive from a source the node says is down
+        }
+        if (previous.onlyRefreshedIn(merged) && keepRefresh(node, key, merged)) {
+            return;
+        }
+        commit(node, key, previous, merged, observedAt, transitionId);
+    }
+
+    /**
+     * A change that only moved refresh times (keep-alives) is kept in the node's state, which is written
+     * once per record anyway, instead of writing the device's whole state (PendingRefresh). Up to
+     * {@value #MAX_PENDING_REFRESHES} devices per node: past that the node's own value would grow
+     * costlier to write than the devices it saves.
+     *
+     * @return whether it was kept; if not, the caller writes the device's state
+     */
+    private boolean keepRefresh(String node, String key, DeviceState state) {
+        NodeState current = storedNode(node);
+        if (current.refreshes().size() >= MAX_PENDING_REFRESHES && !current.refreshes().containsKey(key)) {
+            return false;
+        }
+        putNode(node, current.withRefresh(key, PendingRefresh.of(state)));
+        deviceState.keep(key, state);
+        deadlines.update(node, key, state.deadline());
+        return true;
     }
 
     private static DeviceRef withInventoryUuid(NodeDevices nodeInventory, DeviceRef ref) {
@@ -211,11 +242,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
             long nodeNow = state.nodeTime();
             // Silence before the inventory arrived is judged first, under the identity the device had then.
             expireDue(node, nodeNow);
-            List<KeyValue<String, DeviceState>> uuidOnly = new ArrayList<>();
-            try (KeyValueIterator<String, DeviceState> all = deviceState.prefixScan(StateKeys.uuidPrefix(node), KEYS)) {
-                all.forEachRemaining(uuidOnly::add);
-            }
-            for (KeyValue<String, DeviceState> orphan : uuidOnly) {
+            for (KeyValue<String, DeviceState> orphan : deviceState.prefixScan(StateKeys.uuidPrefix(node), KEYS)) {
                 List<InventoryDevice> mapped = DeviceIdentity.devicesWithUuid(devices, orphan.value.uuid());
                 if (mapped.isEmpty()) {
                     continue;
@@ -236,7 +263,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
                     commit(node, key, previous, merged.withEffective(DeviceHealthMerger.merge(merged.sources().values(), nodeNow), nodeNow),
                             nodeNow, recordTransitionId(key) + "#" + key);
                 }
-                deviceState.delete(orphan.key);
+                deleteDevice(node, orphan.key);
                 LOGGER.info("uuid mapped to DRA devices node={} uuid={} devices={}", node, orphan.value.uuid(), mapped.size());
             }
         }
@@ -324,8 +351,12 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
         if (!clock.tick(wallNow)) {
             return;
         }
-        for (Map.Entry<String, NodeState> entry : allNodes()) {
-            expireDue(entry.getKey(), clock.nodeNow(entry.getKey(), entry.getValue().nodeTime(), wallNow));
+        try {
+            for (Map.Entry<String, NodeState> entry : allNodes()) {
+                expireDue(entry.getKey(), clock.nodeNow(entry.getKey(), entry.getValue().nodeTime(), wallNow));
+            }
+        } finally {
+            writeNodes();
         }
     }
 
@@ -352,7 +383,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
 
     /** Stores the device's new state; emits a transition and pod statuses when what pods see changed. */
     private void commit(String node, String key, DeviceState previous, DeviceState next, long at, String transitionId) {
-        deviceState.put(key, next);
+        putDevice(node, key, next);
         deadlines.update(node, key, next.deadline());
         boolean healthChanged = previous.health() != next.health();
         if (healthChanged) {

@@ -1,32 +1,37 @@
 package io.devhealth.processor.internals;
 
 import io.devhealth.schema.avro.SourceStatus;
+import java.util.HashMap;
 import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * Per node: its own clock (the latest {@code observedAt} it sent), the de-duplication watermarks of
- * its three node-keyed inputs, and which sources its latest heartbeat said were up. Value of the
- * {@code node-state} store.
+ * its three node-keyed inputs, which sources its latest heartbeat said were up, and the keep-alives
+ * of its devices not yet written into their device states. Value of the {@code node-state} store.
+ *
+ * <p>Immutable; the maps are read-only copies, passed on (not copied again) by every {@code with…}.
  *
  * @param nodeTime the node's own time as far as its reports and heartbeats tell (0 before any)
  * @param reports watermark of device-reports (reports and heartbeats)
  * @param allocations watermark of node-allocations
  * @param inventory watermark of device-inventory
  * @param sources by source name, from the latest heartbeat
+ * @param refreshes by device-state key: what keep-alives changed in a device since its state was last
+ *                  written ({@link PendingRefresh}); a device's state is its stored value with this applied
  */
 public record NodeState(String cluster, long nodeTime, Watermark reports, Watermark allocations, Watermark inventory,
-                        Map<String, Liveness> sources) {
+                        Map<String, Liveness> sources, Map<String, PendingRefresh> refreshes) {
 
     public NodeState {
         reports = reports == null ? Watermark.NONE : reports;
         allocations = allocations == null ? Watermark.NONE : allocations;
         inventory = inventory == null ? Watermark.NONE : inventory;
-        sources = sources == null ? new TreeMap<>() : new TreeMap<>(sources);
+        sources = sources == null ? Map.of() : Map.copyOf(sources);
+        refreshes = refreshes == null ? Map.of() : Map.copyOf(refreshes);
     }
 
     public static NodeState empty(String cluster) {
-        return new NodeState(cluster, 0L, Watermark.NONE, Watermark.NONE, Watermark.NONE, Map.of());
+        return new NodeState(cluster, 0L, Watermark.NONE, Watermark.NONE, Watermark.NONE, Map.of(), Map.of());
     }
 
     /** A source's state as the node's heartbeat tells it. */
@@ -57,27 +62,51 @@ public record NodeState(String cluster, long nodeTime, Watermark reports, Waterm
     }
 
     public NodeState withClock(long observedAt) {
-        return new NodeState(cluster, Math.max(nodeTime, observedAt), reports, allocations, inventory, sources);
+        return observedAt <= nodeTime ? this : new NodeState(cluster, observedAt, reports, allocations, inventory, sources, refreshes);
     }
 
     public NodeState withReports(Watermark watermark) {
-        return new NodeState(cluster, nodeTime, watermark, allocations, inventory, sources);
+        return new NodeState(cluster, nodeTime, watermark, allocations, inventory, sources, refreshes);
     }
 
     public NodeState withAllocations(Watermark watermark) {
-        return new NodeState(cluster, nodeTime, reports, watermark, inventory, sources);
+        return new NodeState(cluster, nodeTime, reports, watermark, inventory, sources, refreshes);
     }
 
     public NodeState withInventory(Watermark watermark) {
-        return new NodeState(cluster, nodeTime, reports, allocations, watermark, sources);
+        return new NodeState(cluster, nodeTime, reports, allocations, watermark, sources, refreshes);
     }
 
     public NodeState withSources(Map<String, Liveness> next) {
-        return new NodeState(cluster, nodeTime, reports, allocations, inventory, next);
+        return new NodeState(cluster, nodeTime, reports, allocations, inventory, next, refreshes);
     }
 
     public NodeState withCluster(String name) {
-        return name == null || name.isEmpty() ? this : new NodeState(name, nodeTime, reports, allocations, inventory, sources);
+        return name == null || name.isEmpty() || name.equals(cluster) ? this
+                : new NodeState(name, nodeTime, reports, allocations, inventory, sources, refreshes);
+    }
+
+    /** This state with {@code refresh} as the pending refresh of {@code device} (a device-state key). */
+    public NodeState withRefresh(String device, PendingRefresh refresh) {
+        Map<String, PendingRefresh> next = new HashMap<>(refreshes);
+        next.put(device, refresh);
+        return new NodeState(cluster, nodeTime, reports, allocations, inventory, sources, next);
+    }
+
+    /** This state without a pending refresh of {@code device}: its state was just written whole. */
+    public NodeState withoutRefresh(String device) {
+        if (!refreshes.containsKey(device)) {
+            return this;
+        }
+        Map<String, PendingRefresh> next = new HashMap<>(refreshes);
+        next.remove(device);
+        return new NodeState(cluster, nodeTime, reports, allocations, inventory, sources, next);
+    }
+
+    /** The state of {@code device} (a device-state key of this node) as stored, with its pending refresh applied. */
+    public DeviceState deviceState(String device, DeviceState stored) {
+        PendingRefresh refresh = stored == null ? null : refreshes.get(device);
+        return refresh == null ? stored : stored.withRefresh(refresh);
     }
 
     /** Whether the node's latest heartbeat says {@code sourceName} is down. */

@@ -12,9 +12,11 @@ import io.micrometer.core.instrument.Counter;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Predicate;
 import org.apache.kafka.streams.processor.api.Processor;
@@ -47,6 +49,8 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
     protected WindowStore<String, HealthTransition> deviceHistory;
     /** Every node of this task's partitions, decoded: read on every record, and all of them by the expiry punctuator. */
     private final NavigableMap<String, NodeState> nodes = new TreeMap<>();
+    /** Nodes changed since the last {@link #writeNodes()}: written once per record or punctuation, however often they changed. */
+    private final Set<String> unwritten = new LinkedHashSet<>();
     /** Which pods use which device, per node, for the allocation snapshot the node has now. */
     private final Map<String, PodIndex> podIndexes = new LinkedHashMap<>(64, 0.75f, true) {
         @Override
@@ -63,7 +67,12 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
     @Override
     public void init(ProcessorContext<String, Object> context) {
         this.context = context;
-        this.deviceState = new DecodedCache<>(context.getStateStore(DeviceHealthTopology.DEVICE_STATE_STORE), DECODED_DEVICES);
+        // A device's state is its stored value with its node's pending refresh applied (PendingRefresh).
+        this.deviceState = new DecodedCache<>(context.getStateStore(DeviceHealthTopology.DEVICE_STATE_STORE), DECODED_DEVICES,
+                (key, stored) -> {
+                    NodeState node = nodes.get(StateKeys.nodeOf(key));
+                    return node == null ? stored : node.deviceState(key, stored);
+                });
         this.nodeState = context.getStateStore(DeviceHealthTopology.NODE_STATE_STORE);
         this.allocations = new DecodedCache<>(context.getStateStore(DeviceHealthTopology.NODE_ALLOCATIONS_STORE), DECODED_NODES);
         this.inventory = new DecodedCache<>(context.getStateStore(DeviceHealthTopology.NODE_INVENTORY_STORE), DECODED_NODES);
@@ -71,6 +80,7 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
         this.podHistory = context.getStateStore(DeviceHealthTopology.POD_HISTORY_STORE);
         this.deviceHistory = context.getStateStore(DeviceHealthTopology.DEVICE_HISTORY_STORE);
         nodes.clear();
+        unwritten.clear();
         podIndexes.clear();
         try (KeyValueIterator<String, NodeState> all = nodeState.all()) {
             all.forEachRemaining(entry -> nodes.put(entry.key, entry.value));
@@ -93,9 +103,41 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
         return nodes.get(node);
     }
 
+    /** Makes {@code state} the node's state; the store gets it at the next {@link #writeNodes()}. */
     protected void putNode(String node, NodeState state) {
-        nodeState.put(node, state);
         nodes.put(node, state);
+        unwritten.add(node);
+    }
+
+    /**
+     * Writes the nodes changed since the last call to the node-state store. Called at the end of every
+     * record and punctuation: a record moves its node's clock and watermark, and with them maybe a
+     * pending refresh or two, and all of it costs one encoding this way.
+     */
+    protected void writeNodes() {
+        for (String node : unwritten) {
+            nodeState.put(node, nodes.get(node));
+        }
+        unwritten.clear();
+    }
+
+    /** Writes the state of device {@code key} (of {@code node}) whole, so its node no longer keeps a refresh for it. */
+    protected void putDevice(String node, String key, DeviceState state) {
+        deviceState.put(key, state);
+        forgetRefresh(node, key);
+    }
+
+    /** Deletes the state of device {@code key} (of {@code node}), and the refresh its node kept for it. */
+    protected void deleteDevice(String node, String key) {
+        deviceState.delete(key);
+        forgetRefresh(node, key);
+    }
+
+    private void forgetRefresh(String node, String key) {
+        NodeState current = nodes.get(node);
+        if (current != null && current.refreshes().containsKey(key)) {
+            putNode(node, current.withoutRefresh(key));
+        }
     }
 
     /** A snapshot of every node's state, in key order. */

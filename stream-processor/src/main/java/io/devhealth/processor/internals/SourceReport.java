@@ -30,6 +30,10 @@ public record SourceReport(
         return key(kind, name);
     }
 
+    public SourceReport withRefreshedAt(long time) {
+        return new SourceReport(kind, name, health, message, reason, observedAt, time, timeoutMs);
+    }
+
     /** Node time at which this report goes stale. */
     public long staleAt() {
         long at = refreshedAt + timeoutMs;

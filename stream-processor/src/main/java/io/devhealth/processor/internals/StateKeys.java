@@ -33,6 +33,11 @@ public final class StateKeys {
         return node + "/" + driver + "/" + pool + "/" + device;
     }
 
+    /** The node of a device key: node names cannot contain '/' (they are Kubernetes object names). */
+    public static String nodeOf(String deviceKey) {
+        return deviceKey.substring(0, deviceKey.indexOf('/'));
+    }
+
     /** {@code namespace/name}: the key of pod-device-status. */
     public static String pod(PodRef pod) {
         return pod.getNamespace() + "/" + pod.getName();

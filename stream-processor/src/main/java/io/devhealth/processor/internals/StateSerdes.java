@@ -6,12 +6,15 @@ import com.google.protobuf.MessageLite;
 import io.devhealth.processor.internals.proto.DeviceStateValue;
 import io.devhealth.processor.internals.proto.Liveness;
 import io.devhealth.processor.internals.proto.NodeStateValue;
+import io.devhealth.processor.internals.proto.PendingRefreshValue;
+import io.devhealth.processor.internals.proto.SourceRefresh;
 import io.devhealth.processor.internals.proto.SourceReportState;
 import io.devhealth.processor.internals.proto.Watermark;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.SourceKind;
 import io.devhealth.schema.avro.SourceStatus;
 import java.io.IOException;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Function;
@@ -150,6 +153,11 @@ public final class StateSerdes {
             if (liveness.message() != null) l.setMessage(liveness.message());
             b.addSources(l);
         });
+        state.refreshes().forEach((device, refresh) -> {
+            PendingRefreshValue.Builder r = PendingRefreshValue.newBuilder().setDevice(device).setDeadline(refresh.deadline());
+            refresh.refreshedAt().forEach((source, at) -> r.addSources(SourceRefresh.newBuilder().setSource(source).setRefreshedAt(at)));
+            b.addRefreshes(r);
+        });
         return b.build();
     }
 
@@ -159,8 +167,16 @@ public final class StateSerdes {
             sources.put(l.getSourceName(), new NodeState.Liveness(symbol(SourceStatus.values(), l.getStatus(), SourceStatus.UNKNOWN),
                     l.getSince(), l.hasMessage() ? l.getMessage() : null));
         }
+        Map<String, PendingRefresh> refreshes = new HashMap<>();
+        for (PendingRefreshValue r : v.getRefreshesList()) {
+            Map<String, Long> times = new HashMap<>();
+            for (SourceRefresh source : r.getSourcesList()) {
+                times.put(source.getSource(), source.getRefreshedAt());
+            }
+            refreshes.put(r.getDevice(), new PendingRefresh(r.getDeadline(), times));
+        }
         return new NodeState(v.hasCluster() ? v.getCluster() : null, v.getNodeTime(), watermark(v.getReports()),
-                watermark(v.getAllocations()), watermark(v.getInventory()), sources);
+                watermark(v.getAllocations()), watermark(v.getInventory()), sources, refreshes);
     }
 
     private static Watermark watermark(NodeState.Watermark w) {

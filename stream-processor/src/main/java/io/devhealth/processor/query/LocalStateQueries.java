@@ -111,7 +111,8 @@ final class LocalStateQueries implements StateQueries {
     @Override
     public Optional<QueryViews.NodeDevices> nodeDevices(String node, int limit, String token) {
         ReadOnlyKeyValueStore<String, NodeState> nodes = store(DeviceHealthTopology.NODE_STATE_STORE, QueryableStoreTypes.keyValueStore());
-        if (nodes.get(node) == null) {
+        NodeState nodeState = nodes.get(node);
+        if (nodeState == null) {
             return Optional.empty();
         }
         String after = token == null ? null : pageTokens.parseAfterKey(node, token);
@@ -130,7 +131,8 @@ final class LocalStateQueries implements StateQueries {
                     next = pageTokens.afterKey(node, lastKey);
                     break;
                 }
-                items.add(QueryViews.nodeDevice(entry.value));
+                // Keep-alives since a device was last written are in its node's state (PendingRefresh).
+                items.add(QueryViews.nodeDevice(nodeState.deviceState(entry.key, entry.value)));
                 lastKey = entry.key;
             }
         }

@@ -1,0 +1,182 @@
+package io.devhealth.processor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.devhealth.schema.Topics;
+import io.devhealth.schema.avro.DeviceHealthReport;
+import io.devhealth.schema.avro.DeviceRef;
+import io.devhealth.schema.avro.DeviceReportEnvelope;
+import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.HealthTransition;
+import io.devhealth.schema.avro.NodeHeartbeat;
+import io.devhealth.schema.avro.ReportKind;
+import io.devhealth.schema.avro.SourceKind;
+import io.devhealth.schema.avro.SourceState;
+import io.devhealth.schema.avro.SourceStatus;
+import io.devhealth.schema.serde.SchemaRegistries;
+import io.devhealth.testkit.kafka.EmbeddedKafkaCluster;
+import io.devhealth.testkit.kafka.KafkaClusterExtension;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Keep-alives kept in the node's state (PendingRefresh) survive a restart that restores every store
+ * from its changelog: the device's stored deadline is long past on the node's clock, and only its
+ * node's pending refresh says it is still fresh.
+ */
+@ExtendWith(KafkaClusterExtension.class)
+class KeepAliveRestartIT {
+
+    private static final String NODE = "node-r";
+    private static final String DRIVER = "gpu.example.com";
+    private static final Duration WAIT = Duration.ofSeconds(90);
+    /** The device's own timeout: long, so that no wall-clock waiting in this test can expire it. */
+    private static final long TIMEOUT_SECONDS = 120;
+
+    private final Instant t0 = Instant.now().truncatedTo(ChronoUnit.MILLIS).minus(Duration.ofHours(1));
+    private EmbeddedKafkaCluster kafka;
+    private Topics topics;
+    private String registryUrl;
+    private String applicationId;
+    private ProcessorSerdes serdes;
+    private StreamProcessorApp app;
+    private long sequence;
+
+    @BeforeEach
+    void createTopics(EmbeddedKafkaCluster cluster) {
+        kafka = cluster;
+        topics = new Topics(EmbeddedKafkaCluster.uniqueName("restart") + ".");
+        kafka.createTopics(1, topics.deviceReports(), topics.nodeAllocations(), topics.deviceInventory(), topics.healthTransitions(),
+                topics.fleetStats(), topics.deadLetters());
+        kafka.createCompactedTopics(1, topics.podDeviceStatus());
+        registryUrl = "mem://" + EmbeddedKafkaCluster.uniqueName("registry");
+        applicationId = EmbeddedKafkaCluster.uniqueName("restart-app");
+        serdes = ProcessorSerdes.over(SchemaRegistries.fromUrl(registryUrl));
+    }
+
+    @AfterEach
+    void stop() {
+        if (app != null) {
+            app.close();
+        }
+    }
+
+    private void startProcessor(Path stateDir) throws Exception {
+        app = new StreamProcessorApp(new ProcessorConfig(Map.of(
+                ProcessorConfig.BOOTSTRAP_SERVERS, kafka.bootstrapServers(),
+                ProcessorConfig.SCHEMA_REGISTRY_URL, registryUrl,
+                ProcessorConfig.TOPIC_PREFIX, topics.prefix(),
+                ProcessorConfig.APPLICATION_ID, applicationId,
+                ProcessorConfig.STATE_DIR, Files.createDirectories(stateDir).toString(),
+                ProcessorConfig.QUERY_PORT, "0",
+                ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1",
+                // The second instance gets the partition once the first one's session ends (it does not leave the group).
+                "kafka." + ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "6000",
+                "kafka." + ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest")));
+        app.start();
+    }
+
+    @Test
+    void shouldKeepTheLatestKeepAliveAcrossARestartFromTheChangelogs(@TempDir Path tmp) throws Exception {
+        startProcessor(tmp.resolve("first"));
+        send(report(ReportKind.CHANGE, t0));
+        send(report(ReportKind.KEEPALIVE, t0.plusSeconds(100)));
+        send(report(ReportKind.KEEPALIVE, t0.plusSeconds(200)));
+        awaitProcessed();
+        assertThat(transitions()).containsExactly("UNKNOWN->HEALTHY@" + t0);
+        app.close();
+
+        // A new instance with an empty state directory: every store comes back from its changelog.
+        startProcessor(tmp.resolve("second"));
+        // The node's clock passes the deadline the device was last written with (t0 + 120 s)...
+        send(heartbeat(t0.plusSeconds(205)));
+        awaitProcessed();
+        assertThat(transitions()).as("no spurious Unknown after the restart").containsExactly("UNKNOWN->HEALTHY@" + t0);
+
+        // ...and the device goes Unknown exactly when its latest keep-alive times out.
+        send(heartbeat(t0.plusSeconds(321)));
+        awaitProcessed();
+        assertThat(transitions()).containsExactly("UNKNOWN->HEALTHY@" + t0,
+                "HEALTHY->UNKNOWN@" + t0.plusSeconds(200 + TIMEOUT_SECONDS));
+    }
+
+    private DeviceHealthReport report(ReportKind kind, Instant at) {
+        return DeviceHealthReport.newBuilder().setNode(NODE).setSource(SourceKind.DRA).setSourceName(DRIVER)
+                .setDevice(DeviceRef.newBuilder().setDriver(DRIVER).setPool(NODE).setDevice("gpu-0").build())
+                .setHealth(HealthStatus.HEALTHY).setKind(kind).setTimeoutSeconds(TIMEOUT_SECONDS)
+                .setObservedAt(at).setCollectorEpoch(1).setSequence(++sequence).build();
+    }
+
+    private NodeHeartbeat heartbeat(Instant at) {
+        return NodeHeartbeat.newBuilder().setNode(NODE).setObservedAt(at)
+                .setSources(List.of(SourceState.newBuilder().setSource(SourceKind.DRA).setSourceName(DRIVER)
+                        .setState(SourceStatus.UP).setSince(t0).build()))
+                .setCollectorEpoch(1).setSequence(++sequence).build();
+    }
+
+    private void send(Object payload) throws Exception {
+        DeviceReportEnvelope envelope = new DeviceReportEnvelope(payload);
+        Instant at = payload instanceof DeviceHealthReport r ? r.getObservedAt() : ((NodeHeartbeat) payload).getObservedAt();
+        Properties props = new Properties();
+        props.putAll(kafka.clientProperties());
+        props.put(ProducerConfig.ACKS_CONFIG, "all");
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer())) {
+            producer.send(new ProducerRecord<>(topics.deviceReports(), null, at.toEpochMilli(), NODE,
+                    serdes.deviceReports().serializer().serialize(topics.deviceReports(), envelope))).get();
+        }
+    }
+
+    /** Until the processor has committed (exactly once: with its state) every report sent so far. */
+    private void awaitProcessed() {
+        TopicPartition input = new TopicPartition(topics.deviceReports(), 0);
+        await("reports processed").atMost(WAIT).until(() -> {
+            long end = kafka.admin().listOffsets(Map.of(input, OffsetSpec.latest())).partitionResult(input).get().offset();
+            OffsetAndMetadata committed = kafka.admin().listConsumerGroupOffsets(applicationId).partitionsToOffsetAndMetadata().get()
+                    .get(input);
+            return committed != null && committed.offset() >= end;
+        });
+    }
+
+    /** Every committed transition so far, as {@code from->to@at}. */
+    private List<String> transitions() {
+        Map<String, Object> props = new java.util.HashMap<>(kafka.clientProperties());
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, EmbeddedKafkaCluster.uniqueName("reader"));
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        List<String> seen = new ArrayList<>();
+        try (KafkaConsumer<String, HealthTransition> consumer = new KafkaConsumer<>(props, new StringDeserializer(),
+                serdes.healthTransitions().deserializer())) {
+            TopicPartition partition = new TopicPartition(topics.healthTransitions(), 0);
+            consumer.assign(List.of(partition));
+            long end = consumer.endOffsets(List.of(partition)).get(partition);
+            while (consumer.position(partition) < end) {
+                consumer.poll(Duration.ofMillis(200)).forEach(r -> seen.add(r.value().getFrom() + "->" + r.value().getTo() + "@" + r.value().getAt()));
+            }
+        }
+        return seen;
+    }
+}
