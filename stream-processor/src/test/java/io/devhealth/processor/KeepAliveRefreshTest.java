@@ -148,8 +148,8 @@ class KeepAliveRefreshTest {
                 null, null, SourceKind.DRA, 1_000L, 50_000L);
 
         // Left over from before the device was written (possible only without exactly-once): changes nothing.
-        assertThat(stored.withRefresh(new PendingRefresh(40_000L, Map.of(SOURCE, 10_000L)))).isEqualTo(stored);
-        DeviceState refreshed = stored.withRefresh(new PendingRefresh(60_000L, Map.of(SOURCE, 30_000L)));
+        assertThat(stored.withRefresh(new PendingRefresh(key("gpu-0"), 40_000L, Map.of(SOURCE, 10_000L)))).isEqualTo(stored);
+        DeviceState refreshed = stored.withRefresh(new PendingRefresh(key("gpu-0"), 60_000L, Map.of(SOURCE, 30_000L)));
         assertThat(refreshed.sources().get(SOURCE).refreshedAt()).isEqualTo(30_000L);
         assertThat(refreshed.deadline()).isEqualTo(60_000L);
         assertThat(stored.onlyRefreshedIn(refreshed)).isTrue();

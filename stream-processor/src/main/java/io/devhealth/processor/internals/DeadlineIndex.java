@@ -15,8 +15,13 @@ import java.util.TreeSet;
  * earliest known deadline passed — with keep-alives moving deadlines all the time that meant
  * decoding every device of a node every few records. Here the check costs a map lookup, and only
  * devices actually due are read. Rebuilt from the store when the processor is (re)initialized, and
- * kept equal to it by every write of a device state ({@link #update}, {@link #remove}).
- * One per processor instance, stream thread only.
+ * kept by every change of a device state ({@link #update}, {@link #extend}, {@link #remove}).
+ *
+ * <p>An indexed deadline is never later than the device's own, but may be earlier: a keep-alive moves
+ * a deadline later on every report, and {@link #extend} leaves the earlier one in place (a lower bound)
+ * rather than re-sorting the node's devices each time. A device found due that is not is put back
+ * with its actual deadline by the caller ({@link #update}): once per timeout instead of once per
+ * keep-alive. One per processor instance, stream thread only.
  */
 final class DeadlineIndex {
 
@@ -47,6 +52,29 @@ final class DeadlineIndex {
         if (entries.isEmpty()) {
             byNode.remove(node);
         }
+    }
+
+    /**
+     * The device's deadline moved to {@code deadline}, typically later (a keep-alive): an earlier
+     * indexed deadline stays, as a lower bound, so that nothing is re-sorted; a later one, or none, is
+     * replaced.
+     */
+    void extend(String node, String device, long deadline) {
+        Entry indexed = byDevice.get(device);
+        if (indexed == null || indexed.deadline() > deadline) {
+            update(node, device, deadline);
+        }
+    }
+
+    /** Nodes with a device that may be due by {@code nodeNow(node)} (indexed deadlines are lower bounds). */
+    List<String> nodesDue(java.util.function.ToLongFunction<String> nodeNow) {
+        List<String> due = new ArrayList<>();
+        byNode.forEach((node, entries) -> {
+            if (!entries.isEmpty() && entries.first().deadline() <= nodeNow.applyAsLong(node)) {
+                due.add(node);
+            }
+        });
+        return due;
     }
 
     void remove(String node, String device) {

@@ -48,11 +48,22 @@ public final class DeviceHealthMerger {
         return silent(sources);
     }
 
+    /** Most recent first: it names the reason and source of the result. */
+    private static final Comparator<SourceReport> MOST_RECENT_FIRST =
+            Comparator.comparingLong(SourceReport::observedAt).reversed().thenComparing(SourceReport::key, Comparator.naturalOrder());
+
     private static List<SourceReport> only(List<SourceReport> sources, HealthStatus health) {
-        return sources.stream().filter(s -> s.health() == health)
-                // Most recent first: it names the reason and source of the result.
-                .sorted(Comparator.comparingLong(SourceReport::observedAt).reversed().thenComparing(SourceReport::key, Comparator.naturalOrder()))
-                .toList();
+        // A loop, not a stream: this runs for every report, and most devices have one or two sources.
+        List<SourceReport> matching = new ArrayList<>(sources.size());
+        for (SourceReport source : sources) {
+            if (source.health() == health) {
+                matching.add(source);
+            }
+        }
+        if (matching.size() > 1) {
+            matching.sort(MOST_RECENT_FIRST);
+        }
+        return matching;
     }
 
     private static EffectiveHealth decide(HealthStatus health, List<SourceReport> deciding, long deadline) {

@@ -69,8 +69,12 @@ public record DeviceState(
      * this state was written) changes nothing.
      */
     public DeviceState withRefresh(PendingRefresh refresh) {
+        return withRefresh(refresh.deadline(), refresh.refreshedAt());
+    }
+
+    private DeviceState withRefresh(long nextDeadline, Map<String, Long> refreshedAt) {
         SortedMap<String, SourceReport> next = null;
-        for (Map.Entry<String, Long> time : refresh.refreshedAt().entrySet()) {
+        for (Map.Entry<String, Long> time : refreshedAt.entrySet()) {
             SourceReport known = sources.get(time.getKey());
             if (known != null && time.getValue() > known.refreshedAt()) {
                 if (next == null) {
@@ -80,12 +84,12 @@ public record DeviceState(
             }
         }
         return next == null ? this : new DeviceState(cluster, node, driver, pool, device, uuid, Collections.unmodifiableSortedMap(next),
-                health, message, reason, source, since, refresh.deadline());
+                health, message, reason, source, since, nextDeadline);
     }
 
     /** Whether {@code next} is this state with nothing changed but its sources' refresh times and its deadline. */
     public boolean onlyRefreshedIn(DeviceState next) {
-        return !next.equals(this) && withRefresh(PendingRefresh.of(next)).equals(next);
+        return !next.equals(this) && withRefresh(next.deadline(), PendingRefresh.refreshTimes(next)).equals(next);
     }
 
     /** This state with the merged health applied; {@code since} moves only when the health does. */

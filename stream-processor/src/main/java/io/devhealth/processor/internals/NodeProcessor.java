@@ -196,9 +196,9 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
         if (current.refreshes().size() >= MAX_PENDING_REFRESHES && !current.refreshes().containsKey(key)) {
             return false;
         }
-        putNode(node, current.withRefresh(key, PendingRefresh.of(state)));
+        putNode(node, current.withRefresh(PendingRefresh.of(key, state)));
         deviceState.keep(key, state);
-        deadlines.update(node, key, state.deadline());
+        deadlines.extend(node, key, state.deadline());
         return true;
     }
 
@@ -352,12 +352,17 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
             return;
         }
         try {
-            for (Map.Entry<String, NodeState> entry : allNodes()) {
-                expireDue(entry.getKey(), clock.nodeNow(entry.getKey(), entry.getValue().nodeTime(), wallNow));
+            for (String node : deadlines.nodesDue(node -> nodeNow(node, wallNow))) {
+                expireDue(node, nodeNow(node, wallNow));
             }
         } finally {
             writeNodes();
         }
+    }
+
+    private long nodeNow(String node, long wallNow) {
+        NodeState state = storedNode(node);
+        return clock.nodeNow(node, state == null ? 0L : state.nodeTime(), wallNow);
     }
 
     /** Applies every deadline of {@code node}'s devices up to {@code nodeNow}, in order, each at its own time. */
@@ -372,11 +377,17 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
                 deadlines.remove(node, key);
                 continue;
             }
+            boolean expired = false;
             while (current.deadline() <= nodeNow) {
                 long at = current.deadline();
                 DeviceState next = current.withEffective(DeviceHealthMerger.merge(current.sources().values(), at), at);
                 commit(node, key, current, next, at, "silence:" + key + "@" + at);
                 current = next;
+                expired = true;
+            }
+            if (!expired) {
+                // Indexed earlier than it is (keep-alives since, DeadlineIndex#extend): index it at its own deadline.
+                deadlines.update(node, key, current.deadline());
             }
         }
     }

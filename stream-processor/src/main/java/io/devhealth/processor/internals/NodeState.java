@@ -1,6 +1,7 @@
 package io.devhealth.processor.internals;
 
 import io.devhealth.schema.avro.SourceStatus;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -27,7 +28,17 @@ public record NodeState(String cluster, long nodeTime, Watermark reports, Waterm
         allocations = allocations == null ? Watermark.NONE : allocations;
         inventory = inventory == null ? Watermark.NONE : inventory;
         sources = sources == null ? Map.of() : Map.copyOf(sources);
-        refreshes = refreshes == null ? Map.of() : Map.copyOf(refreshes);
+        refreshes = frozen(refreshes);
+    }
+
+    /** The class of the read-only view {@link #refreshes} is kept in, so that passing one on is not a copy. */
+    private static final Class<?> FROZEN = Collections.unmodifiableMap(new HashMap<>()).getClass();
+
+    private static Map<String, PendingRefresh> frozen(Map<String, PendingRefresh> refreshes) {
+        if (refreshes != null && refreshes.getClass() == FROZEN) {
+            return refreshes; // made here: every with...() passes it on
+        }
+        return Collections.unmodifiableMap(refreshes == null ? new HashMap<>() : new HashMap<>(refreshes));
     }
 
     public static NodeState empty(String cluster) {
@@ -86,11 +97,11 @@ public record NodeState(String cluster, long nodeTime, Watermark reports, Waterm
                 : new NodeState(name, nodeTime, reports, allocations, inventory, sources, refreshes);
     }
 
-    /** This state with {@code refresh} as the pending refresh of {@code device} (a device-state key). */
-    public NodeState withRefresh(String device, PendingRefresh refresh) {
+    /** This state with {@code refresh} as the pending refresh of its device. */
+    public NodeState withRefresh(PendingRefresh refresh) {
         Map<String, PendingRefresh> next = new HashMap<>(refreshes);
-        next.put(device, refresh);
-        return new NodeState(cluster, nodeTime, reports, allocations, inventory, sources, next);
+        next.put(refresh.device(), refresh);
+        return new NodeState(cluster, nodeTime, reports, allocations, inventory, sources, Collections.unmodifiableMap(next));
     }
 
     /** This state without a pending refresh of {@code device}: its state was just written whole. */
@@ -100,7 +111,7 @@ public record NodeState(String cluster, long nodeTime, Watermark reports, Waterm
         }
         Map<String, PendingRefresh> next = new HashMap<>(refreshes);
         next.remove(device);
-        return new NodeState(cluster, nodeTime, reports, allocations, inventory, sources, next);
+        return new NodeState(cluster, nodeTime, reports, allocations, inventory, sources, Collections.unmodifiableMap(next));
     }
 
     /** The state of {@code device} (a device-state key of this node) as stored, with its pending refresh applied. */

@@ -140,11 +140,6 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
         }
     }
 
-    /** A snapshot of every node's state, in key order. */
-    protected List<Map.Entry<String, NodeState>> allNodes() {
-        return List.copyOf(nodes.entrySet());
-    }
-
     protected void countDuplicate(String input) {
         duplicates.get(input).increment();
     }

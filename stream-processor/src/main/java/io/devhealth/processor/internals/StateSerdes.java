@@ -3,6 +3,7 @@ package io.devhealth.processor.internals;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
+import com.google.protobuf.WireFormat;
 import io.devhealth.processor.internals.proto.DeviceStateValue;
 import io.devhealth.processor.internals.proto.Liveness;
 import io.devhealth.processor.internals.proto.NodeStateValue;
@@ -14,10 +15,11 @@ import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.SourceKind;
 import io.devhealth.schema.avro.SourceStatus;
 import java.io.IOException;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.function.Function;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serde;
@@ -43,11 +45,45 @@ public final class StateSerdes {
     private StateSerdes() {}
 
     public static Serde<DeviceState> deviceState() {
-        return serde(DeviceState.class, StateSerdes::encode, bytes -> decode(DeviceStateValue.parser().parseFrom(bytes, 1, bytes.length - 1)));
+        return serde(DeviceState.class, state -> write(encode(state), List.of()),
+                bytes -> decode(DeviceStateValue.parser().parseFrom(bytes, 1, bytes.length - 1)));
     }
 
     public static Serde<NodeState> nodeState() {
-        return serde(NodeState.class, StateSerdes::encode, bytes -> decode(NodeStateValue.parser().parseFrom(bytes, 1, bytes.length - 1)));
+        // The refreshes, most of the value, are appended already encoded (PendingRefresh#encoded): a node's
+        // value is written on every record, and a record changes at most one of them.
+        return serde(NodeState.class, state -> write(encode(state), state.refreshes().values()),
+                bytes -> decode(NodeStateValue.parser().parseFrom(bytes, 1, bytes.length - 1)));
+    }
+
+    /**
+     * The format byte, {@code message}, then each of {@code refreshes} as one more element of
+     * {@code NodeStateValue.refreshes}: protobuf reads a repeated field's elements wherever they are in
+     * the message, so this is exactly the value with the refreshes in it.
+     */
+    private static byte[] write(MessageLite message, Collection<PendingRefresh> refreshes) throws IOException {
+        int size = 1 + message.getSerializedSize();
+        for (PendingRefresh refresh : refreshes) {
+            int length = refresh.encoded().length;
+            size += CodedOutputStream.computeTagSize(NodeStateValue.REFRESHES_FIELD_NUMBER) + CodedOutputStream.computeUInt32SizeNoTag(length)
+                    + length;
+        }
+        byte[] bytes = new byte[size];
+        bytes[0] = FORMAT_PROTOBUF_V1;
+        CodedOutputStream out = CodedOutputStream.newInstance(bytes, 1, bytes.length - 1);
+        message.writeTo(out);
+        for (PendingRefresh refresh : refreshes) {
+            out.writeTag(NodeStateValue.REFRESHES_FIELD_NUMBER, WireFormat.WIRETYPE_LENGTH_DELIMITED);
+            out.writeUInt32NoTag(refresh.encoded().length);
+            out.writeRawBytes(refresh.encoded());
+        }
+        out.checkNoSpaceLeft();
+        return bytes;
+    }
+
+    /** Writes a value with its format byte. */
+    private interface Writer<T> {
+        byte[] write(T value) throws IOException;
     }
 
     /** Reads a value past its format byte. */
@@ -55,23 +91,17 @@ public final class StateSerdes {
         T parse(byte[] bytes) throws InvalidProtocolBufferException;
     }
 
-    private static <T> Serde<T> serde(Class<T> type, Function<T, MessageLite> encoder, Parser<T> parser) {
+    private static <T> Serde<T> serde(Class<T> type, Writer<T> writer, Parser<T> parser) {
         Deserializer<T> legacy = JsonSerde.of(type).deserializer();
         Serializer<T> serializer = (topic, value) -> {
             if (value == null) {
                 return null;
             }
-            MessageLite message = encoder.apply(value);
-            byte[] bytes = new byte[1 + message.getSerializedSize()];
-            bytes[0] = FORMAT_PROTOBUF_V1;
-            CodedOutputStream out = CodedOutputStream.newInstance(bytes, 1, bytes.length - 1);
             try {
-                message.writeTo(out);
-                out.checkNoSpaceLeft();
+                return writer.write(value);
             } catch (IOException e) {
                 throw new SerializationException("cannot write " + type.getSimpleName(), e);
             }
-            return bytes;
         };
         Deserializer<T> deserializer = (topic, bytes) -> {
             if (bytes == null) {
@@ -141,6 +171,7 @@ public final class StateSerdes {
                 symbol(SourceKind.values(), v.getSource(), SourceKind.OTHER), v.getSince(), v.getDeadline());
     }
 
+    /** The node's value without its refreshes, which {@link #nodeState()} appends. */
     static NodeStateValue encode(NodeState state) {
         NodeStateValue.Builder b = NodeStateValue.newBuilder()
                 .setNodeTime(state.nodeTime())
@@ -152,11 +183,6 @@ public final class StateSerdes {
             Liveness.Builder l = Liveness.newBuilder().setSourceName(name).setStatus(symbolName(liveness.status())).setSince(liveness.since());
             if (liveness.message() != null) l.setMessage(liveness.message());
             b.addSources(l);
-        });
-        state.refreshes().forEach((device, refresh) -> {
-            PendingRefreshValue.Builder r = PendingRefreshValue.newBuilder().setDevice(device).setDeadline(refresh.deadline());
-            refresh.refreshedAt().forEach((source, at) -> r.addSources(SourceRefresh.newBuilder().setSource(source).setRefreshedAt(at)));
-            b.addRefreshes(r);
         });
         return b.build();
     }
@@ -173,7 +199,7 @@ public final class StateSerdes {
             for (SourceRefresh source : r.getSourcesList()) {
                 times.put(source.getSource(), source.getRefreshedAt());
             }
-            refreshes.put(r.getDevice(), new PendingRefresh(r.getDeadline(), times));
+            refreshes.put(r.getDevice(), new PendingRefresh(r.getDevice(), r.getDeadline(), times));
         }
         return new NodeState(v.hasCluster() ? v.getCluster() : null, v.getNodeTime(), watermark(v.getReports()),
                 watermark(v.getAllocations()), watermark(v.getInventory()), sources, refreshes);

@@ -36,6 +36,21 @@ class DeadlineIndexTest {
     }
 
     @Test
+    void shouldKeepAnEarlierDeadlineAsALowerBoundWhenExtended() {
+        index.update("n1", "n1/d/p/a", 100);
+        index.update("n2", "n2/d/p/a", 500);
+        index.extend("n1", "n1/d/p/a", 400);
+        assertThat(index.earliest("n1")).as("not re-sorted for a later deadline").isEqualTo(100);
+        assertThat(index.nodesDue(node -> 150)).containsExactly("n1");
+
+        index.extend("n1", "n1/d/p/a", 50);
+        assertThat(index.earliest("n1")).as("an earlier deadline replaces it").isEqualTo(50);
+        index.extend("n1", "n1/d/p/new", 300);
+        assertThat(index.due("n1", 300)).containsExactly("n1/d/p/a", "n1/d/p/new");
+        assertThat(index.nodesDue(node -> 1_000)).containsExactlyInAnyOrder("n1", "n2");
+    }
+
+    @Test
     void shouldForgetEverythingWhenCleared() {
         index.update("n1", "n1/d/p/a", 100);
         index.clear();

@@ -44,8 +44,8 @@ class StateSerdesTest {
                 new NodeState.Watermark(3, 9),
                 Map.of("gpu.nvidia.com", new NodeState.Liveness(SourceStatus.DOWN, 40L, "stream lost"),
                         "nvml", new NodeState.Liveness(SourceStatus.UP, 1L, null)),
-                Map.of("n1/gpu.nvidia.com/n1/gpu-0", new PendingRefresh(70_000L, Map.of("DRA:gpu.nvidia.com", 40_000L, "NVML:nvml", 39_000L)),
-                        "n1/gpu.nvidia.com/n1/gpu-1", new PendingRefresh(Long.MAX_VALUE, Map.of())));
+                Map.of("n1/gpu.nvidia.com/n1/gpu-0", new PendingRefresh("n1/gpu.nvidia.com/n1/gpu-0", 70_000L, Map.of("DRA:gpu.nvidia.com", 40_000L, "NVML:nvml", 39_000L)),
+                        "n1/gpu.nvidia.com/n1/gpu-1", new PendingRefresh("n1/gpu.nvidia.com/n1/gpu-1", Long.MAX_VALUE, Map.of())));
         assertThat(nodes.deserializer().deserialize("t", nodes.serializer().serialize("t", state))).isEqualTo(state);
         NodeState empty = NodeState.empty(null);
         assertThat(nodes.deserializer().deserialize("t", nodes.serializer().serialize("t", empty))).isEqualTo(empty);
