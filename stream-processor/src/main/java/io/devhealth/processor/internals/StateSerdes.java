@@ -30,9 +30,9 @@ import org.apache.kafka.common.serialization.Serializer;
  * Serdes of the {@code device-state} and {@code node-state} stores: one format byte, then the
  * protobuf message of {@code processor_state.proto}.
  *
- * <p>These two stores are written on every report (a keep-alive moves the device's
- * {@code refreshedAt}, every record moves the node's clock and watermark), so their format is on the
- * hot path: the JSON they were first written in cost more than the rest of a keep-alive's work.
+ * <p>The node's value is encoded on every record (every record moves the node's clock and watermark,
+ * a keep-alive its device's pending refresh), and a device's on every other change of it, so their
+ * format is on the hot path: the JSON they were first written in cost more than the rest of a keep-alive's work.
  * Values written by a processor before this format (JSON, which starts with <code>'{'</code>) are still
  * read, so a rolling upgrade needs no state reset.
  */
