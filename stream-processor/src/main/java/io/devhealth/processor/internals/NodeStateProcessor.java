@@ -47,7 +47,7 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
     protected KeyValueStore<String, PodDeviceStatus> podStatus;
     protected WindowStore<String, PodDeviceStatus> podHistory;
     protected WindowStore<String, HealthTransition> deviceHistory;
-    /** Every node of this task's partitions, decoded: read on every record, and all of them by the expiry punctuator. */
+    /** Every node of this task's partitions, decoded: read on every record, and by the expiry punctuator. */
     private final NavigableMap<String, NodeState> nodes = new TreeMap<>();
     /** Nodes changed since the last {@link #writeNodes()}: written once per record or punctuation, however often they changed. */
     private final Set<String> unwritten = new LinkedHashSet<>();

@@ -2,7 +2,6 @@ package io.devhealth.testkit.kube;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.assertj.core.api.Assumptions.assumeThat;
 
 import io.fabric8.kubernetes.api.model.EventBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -13,12 +12,8 @@ import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -199,12 +194,11 @@ class FleetKubernetesApiIT {
 
     @Test
     void shouldServeTheRealKubectl() throws Exception {
-        Path kubectl = Path.of("/usr/bin/kubectl");
-        assumeThat(Files.isExecutable(kubectl)).as("kubectl installed").isTrue();
+        Kubectl kubectl = Kubectl.against(api.url(), tmp);
         running("kubectl", "k-0");
 
-        assertThat(kubectl(kubectl, "get", "pods", "-A", "-o", "json")).contains("\"name\": \"k-0\"");
-        assertThat(kubectl(kubectl, "get", "pod", "-n", "kubectl", "k-0", "-o", "jsonpath={.status.phase}")).isEqualTo("Running");
+        assertThat(kubectl.run("get", "pods", "-A", "-o", "json")).contains("\"name\": \"k-0\"");
+        assertThat(kubectl.run("get", "pod", "-n", "kubectl", "k-0", "-o", "jsonpath={.status.phase}")).isEqualTo("Running");
     }
 
     private static boolean ours(Pod pod) {
@@ -218,23 +212,5 @@ class FleetKubernetesApiIT {
 
     private static List<String> names(List<Pod> pods) {
         return pods.stream().map(p -> p.getMetadata().getName()).toList();
-    }
-
-    private String kubectl(Path kubectl, String... args) throws IOException, InterruptedException {
-        Path kubeconfig = tmp.resolve("kubeconfig");
-        Files.writeString(kubeconfig, "apiVersion: v1\nkind: Config\n");
-        List<String> command = new ArrayList<>(List.of(kubectl.toString(), "--server", api.url()));
-        command.addAll(List.of(args));
-        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
-        builder.environment().put("KUBECONFIG", kubeconfig.toString());
-        builder.environment().put("HOME", tmp.toString());
-        Process process = builder.start();
-        if (!process.waitFor(60, TimeUnit.SECONDS)) {
-            process.destroyForcibly();
-            throw new AssertionError("kubectl timed out: " + command);
-        }
-        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(process.exitValue()).as("kubectl %s exit code; output:%n%s", command, output).isZero();
-        return output;
     }
 }
