@@ -16,9 +16,6 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
-import java.util.Objects;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -28,51 +25,9 @@ class NvmlHealthSourceTest {
 
     private static final Duration WAIT = Duration.ofSeconds(20);
 
-    private final Recorder recorder = new Recorder();
+    private final RecordingNvmlListener recorder = new RecordingNvmlListener();
     private NvmlStub stub;
     private NvmlHealthSource source;
-
-    /** Reports and source states as delivered, in order. */
-    static final class Recorder implements NvmlListener {
-        final List<DeviceHealthReport> reports = new CopyOnWriteArrayList<>();
-        final List<SourceState> states = new CopyOnWriteArrayList<>();
-        final NvmlStub[] stubAtReport = new NvmlStub[1];
-        final List<Long> pendingAtReport = new CopyOnWriteArrayList<>();
-
-        @Override
-        public void onReport(DeviceHealthReport report) {
-            reports.add(report);
-            if (stubAtReport[0] != null) {
-                pendingAtReport.add(stubAtReport[0].pendingEvents());
-            }
-        }
-
-        @Override
-        public void onSourceState(SourceState state) {
-            states.add(state);
-        }
-
-        List<DeviceHealthReport> of(String uuid) {
-            return reports.stream().filter(r -> uuid.equals(r.getDevice().getUuid()) && r.getDevice().getMigGpuInstanceId() == null)
-                    .collect(Collectors.toList());
-        }
-
-        DeviceHealthReport latest(String uuid) {
-            List<DeviceHealthReport> mine = of(uuid);
-            return mine.isEmpty() ? null : mine.get(mine.size() - 1);
-        }
-
-        DeviceHealthReport latestMig(String uuid, int gi, int ci) {
-            DeviceHealthReport last = null;
-            for (DeviceHealthReport r : reports) {
-                if (uuid.equals(r.getDevice().getUuid()) && Objects.equals(r.getDevice().getMigGpuInstanceId(), gi)
-                        && Objects.equals(r.getDevice().getMigComputeInstanceId(), ci)) {
-                    last = r;
-                }
-            }
-            return last;
-        }
-    }
 
     private static NvmlConfig fastConfig(NvmlStub stub) {
         return NvmlConfig.defaults().withLibraryPath(stub == null ? null : stub.libraryPath())
@@ -89,16 +44,7 @@ class NvmlHealthSourceTest {
     }
 
     private void awaitHealth(String uuid, HealthStatus health, String messagePart) {
-        await().atMost(WAIT).untilAsserted(() -> {
-            DeviceHealthReport latest = recorder.latest(uuid);
-            assertThat(latest).isNotNull();
-            assertThat(latest.getHealth()).isEqualTo(health);
-            if (messagePart == null) {
-                assertThat(latest.getMessage()).isNull();
-            } else {
-                assertThat(latest.getMessage()).contains(messagePart);
-            }
-        });
+        recorder.awaitHealth(uuid, health, messagePart, WAIT);
     }
 
     @AfterEach

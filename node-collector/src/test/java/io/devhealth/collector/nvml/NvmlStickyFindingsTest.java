@@ -3,7 +3,6 @@ package io.devhealth.collector.nvml;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.devhealth.collector.nvml.NvmlHealthSourceTest.Recorder;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.SourceStatus;
@@ -34,7 +33,7 @@ class NvmlStickyFindingsTest {
     private Path bootId;
     private NvmlStub stub;
     private NvmlHealthSource source;
-    private Recorder recorder;
+    private RecordingNvmlListener recorder;
 
     @BeforeEach
     void setUp() throws IOException {
@@ -57,7 +56,7 @@ class NvmlStickyFindingsTest {
         if (source != null) {
             source.close();
         }
-        recorder = new Recorder();
+        recorder = new RecordingNvmlListener();
         NvmlConfig config = NvmlConfig.defaults().withLibraryPath(stub.libraryPath())
                 // A longer event wait than the other NVML tests: these assert the very first report, which a loaded
                 // machine must not turn Unknown through the event-wait-stuck check (3 waits + 2 evaluations).
@@ -76,16 +75,7 @@ class NvmlStickyFindingsTest {
     }
 
     private void awaitHealth(String uuid, HealthStatus health, String messagePart) {
-        await().atMost(WAIT).untilAsserted(() -> {
-            DeviceHealthReport latest = recorder.latest(uuid);
-            assertThat(latest).isNotNull();
-            assertThat(latest.getHealth()).isEqualTo(health);
-            if (messagePart == null) {
-                assertThat(latest.getMessage()).isNull();
-            } else {
-                assertThat(latest.getMessage()).contains(messagePart);
-            }
-        });
+        recorder.awaitHealth(uuid, health, messagePart, WAIT);
     }
 
     /** The first report of the GPU in this run. */
