@@ -65,7 +65,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ProcessorKillIT {
 
     private static final boolean LONG = Boolean.getBoolean("devhealth.fault.long");
-    private static final int KILLS = Integer.getInteger("devhealth.fault.kills", LONG ? 10 : 3);
+    private static final int KILLS = Integer.getInteger("devhealth.fault.kills", LONG ? 10 : 5);
     private static final int NODES = 6;
     private static final int DEVICES_PER_NODE = 20;
     private static final String DRIVER = "gpu.example.com";
@@ -288,11 +288,14 @@ class ProcessorKillIT {
                         String node = "node-" + random.nextInt(NODES);
                         String device = "gpu-" + random.nextInt(DEVICES_PER_NODE);
                         HealthStatus health = HEALTHS[random.nextInt(HEALTHS.length)];
+                        // A third are keep-alives: of the device's current health a refresh the processor keeps in
+                        // its node's state (PendingRefresh), which every restart must restore with the device.
+                        ReportKind kind = random.nextInt(3) == 0 ? ReportKind.KEEPALIVE : ReportKind.CHANGE;
                         long sequence = sequences.merge(node, 1L, Long::sum);
                         DeviceHealthReport report = DeviceHealthReport.newBuilder()
                                 .setNode(node).setSource(SourceKind.DRA).setSourceName(DRIVER)
                                 .setDevice(DeviceRef.newBuilder().setDriver(DRIVER).setPool(node).setDevice(device).build())
-                                .setHealth(health).setKind(ReportKind.CHANGE).setMessage(health == HealthStatus.UNHEALTHY ? "XID 79" : null)
+                                .setHealth(health).setKind(kind).setMessage(health == HealthStatus.UNHEALTHY ? "XID 79" : null)
                                 .setObservedAt(base.plusMillis(sequence)).setCollectorEpoch(epoch).setSequence(sequence).build();
                         // Key = node, as the collector writes: per-device order is the partition's order.
                         reports.send(new ProducerRecord<>(topics.deviceReports(), node, new DeviceReportEnvelope(report)));
