@@ -31,6 +31,8 @@ import org.slf4j.LoggerFactory;
 public final class FleetCounter implements Processor<String, HealthTransition, String, FleetStats> {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(FleetCounter.class);
+    /** Windows kept decoded per task: every dimension value of a busy hour, with room to spare. */
+    private static final int DECODED_WINDOWS = 4_096;
 
     private final long windowMs;
     private final long graceMs;
@@ -38,6 +40,8 @@ public final class FleetCounter implements Processor<String, HealthTransition, S
     private final Counter late;
     private ProcessorContext<String, FleetStats> context;
     private KeyValueStore<String, FleetCounts> store;
+    /** The windows being counted, decoded: a burst of transitions updates the same few windows again and again. */
+    private DecodedCache<FleetCounts> counts;
 
     public FleetCounter(Duration window, Duration grace, Duration retention, MeterRegistry meters) {
         this.windowMs = window.toMillis();
@@ -52,6 +56,7 @@ public final class FleetCounter implements Processor<String, HealthTransition, S
     public void init(ProcessorContext<String, FleetStats> context) {
         this.context = context;
         this.store = context.getStateStore(DeviceHealthTopology.FLEET_STATS_STORE);
+        this.counts = new DecodedCache<>(store, DECODED_WINDOWS);
         // Stream time: retention follows the transitions' time, as window stores' does, not the wall clock.
         context.schedule(Duration.ofMillis(Math.max(1_000L, Math.min(windowMs, 60_000L))), PunctuationType.STREAM_TIME,
                 this::dropExpiredWindows);
@@ -72,11 +77,11 @@ public final class FleetCounter implements Processor<String, HealthTransition, S
             return;
         }
         String key = FleetWindowKeys.key(windowStart, record.key());
-        FleetCounts previous = store.get(key);
-        FleetCounts counts = (previous == null ? FleetCounts.empty() : previous).add(record.value());
-        store.put(key, counts);
+        FleetCounts previous = counts.get(key);
+        FleetCounts next = (previous == null ? FleetCounts.empty() : previous).add(record.value());
+        counts.put(key, next);
         context.forward(new Record<>(record.key() + "@" + Instant.ofEpochMilli(windowStart),
-                counts.toStats(record.key(), Instant.ofEpochMilli(windowStart), Instant.ofEpochMilli(windowStart + windowMs)),
+                next.toStats(record.key(), Instant.ofEpochMilli(windowStart), Instant.ofEpochMilli(windowStart + windowMs)),
                 record.timestamp()));
     }
 
@@ -89,7 +94,7 @@ public final class FleetCounter implements Processor<String, HealthTransition, S
         try (KeyValueIterator<String, FleetCounts> old = store.range(FleetWindowKeys.from(0), FleetWindowKeys.from(oldestKept))) {
             old.forEachRemaining((KeyValue<String, FleetCounts> entry) -> expired.add(entry.key));
         }
-        expired.forEach(store::delete);
+        expired.forEach(counts::delete);
         if (!expired.isEmpty()) {
             LOGGER.debug("fleet windows past retention deleted count={}", expired.size());
         }
