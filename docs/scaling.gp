@@ -16,7 +16,7 @@ $data << EOD
 # devices  e2e_p50  e2e_p99  silence_max
 1000   122  232  728
 10000  121  231  424
-80000  138  547  379
+80000  138  561  479
 EOD
 plot $data using 1:2 with linespoints lw 2 pt 7 title "end-to-end p50", \
      $data using 1:3 with linespoints lw 2 pt 5 title "end-to-end p99", \
