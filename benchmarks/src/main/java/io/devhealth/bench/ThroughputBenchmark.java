@@ -9,7 +9,6 @@ import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.schema.serde.SchemaRegistryClient;
 import io.devhealth.testkit.kafka.EmbeddedKafkaCluster;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;

@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
+import java.util.function.ToLongFunction;
 
 /**
  * Per node, which of its devices may change through silence next, and when: the in-memory index
@@ -67,7 +68,7 @@ final class DeadlineIndex {
     }
 
     /** Nodes with a device that may be due by {@code nodeNow(node)} (indexed deadlines are lower bounds). */
-    List<String> nodesDue(java.util.function.ToLongFunction<String> nodeNow) {
+    List<String> nodesDue(ToLongFunction<String> nodeNow) {
         List<String> due = new ArrayList<>();
         byNode.forEach((node, entries) -> {
             if (!entries.isEmpty() && entries.first().deadline() <= nodeNow.applyAsLong(node)) {

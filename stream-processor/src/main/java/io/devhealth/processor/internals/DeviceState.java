@@ -89,7 +89,12 @@ public record DeviceState(
 
     /** Whether {@code next} is this state with nothing changed but its sources' refresh times and its deadline. */
     public boolean onlyRefreshedIn(DeviceState next) {
-        return !next.equals(this) && withRefresh(next.deadline(), PendingRefresh.refreshTimes(next)).equals(next);
+        return !next.equals(this) && becomesWithRefresh(next);
+    }
+
+    /** Whether {@code next}'s refresh times and deadline, applied to this state, give {@code next} (for a caller that knows the two differ). */
+    boolean becomesWithRefresh(DeviceState next) {
+        return withRefresh(next.deadline(), PendingRefresh.refreshTimes(next)).equals(next);
     }
 
     /** This state with the merged health applied; {@code since} moves only when the health does. */

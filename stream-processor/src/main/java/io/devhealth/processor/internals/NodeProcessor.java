@@ -177,7 +177,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
         if (merged.equals(previous)) {
             return; // e.g. a keep-alive from a source the node says is down
         }
-        if (previous.onlyRefreshedIn(merged) && keepRefresh(node, key, merged)) {
+        if (previous.becomesWithRefresh(merged) && keepRefresh(node, key, merged)) {
             return;
         }
         commit(node, key, previous, merged, observedAt, transitionId);
