@@ -8,6 +8,7 @@ import io.devhealth.schema.Topics;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.schema.serde.SchemaRegistryClient;
 import io.devhealth.testkit.kafka.EmbeddedKafkaCluster;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -59,6 +60,8 @@ public final class ThroughputBenchmark {
     static final String STREAMS_OVERRIDE = "devhealth.bench.streams.";
     static final String PASS_THROUGH = "Streams pass-through (EOS)";
     static final String STEADY = "devhealth steady state (EOS)";
+    static final String FLOOR = "stateful floor, 1 input (EOS)";
+    static final String FLOOR_ALL = "stateful floor, 3 inputs (EOS)";
     /** {@code -Ddevhealth.bench.cpu.threads=true}: where each Streams stage's CPU went, by thread. */
     private static final boolean BREAKDOWN = Boolean.getBoolean("devhealth.bench.cpu.threads");
 
@@ -93,6 +96,8 @@ public final class ThroughputBenchmark {
         Map<String, List<Result>> results = new LinkedHashMap<>();
         List<Double> ratios = new ArrayList<>();
         List<Double> cpuRatios = new ArrayList<>();
+        List<Double> floorRatios = new ArrayList<>();
+        List<Double> floorAllRatios = new ArrayList<>();
         try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start()) {
             for (int run = 1; run <= runs; run++) {
                 Map<String, Double> rates = new LinkedHashMap<>();
@@ -107,6 +112,8 @@ public final class ThroughputBenchmark {
                 }
                 ratios.add(rates.get(STEADY) / rates.get(PASS_THROUGH));
                 cpuRatios.add(byStage.get(PASS_THROUGH).processMicros() / byStage.get(STEADY).processMicros());
+                floorRatios.add(rates.get(FLOOR) / rates.get(PASS_THROUGH));
+                floorAllRatios.add(rates.get(FLOOR_ALL) / rates.get(PASS_THROUGH));
             }
         }
         System.out.println();
@@ -117,6 +124,8 @@ public final class ThroughputBenchmark {
         System.out.printf(Locale.ROOT, "Streams pass-through CPU per record ÷ steady state CPU per record (whole JVM), per run: %s; median %.2f×%n",
                 cpuRatios.stream().map(r -> String.format(Locale.ROOT, "%.2f", r)).toList(),
                 cpuRatios.stream().sorted().toList().get(cpuRatios.size() / 2));
+        printRatios("stateful floor (1 input) ÷ Streams pass-through", floorRatios);
+        printRatios("stateful floor (3 inputs) ÷ Streams pass-through", floorAllRatios);
         System.out.println();
         System.out.println("| stage | median rec/s | vs consume→produce | vs Streams pass-through (EOS) |");
         System.out.println("|---|---:|---:|---:|");
@@ -126,6 +135,12 @@ public final class ThroughputBenchmark {
             double m = median(list);
             System.out.printf(Locale.ROOT, "| %s | %,.0f | %.2f× | %.2f× |%n", stage, m, m / loop, m / streams);
         });
+    }
+
+    private static void printRatios(String what, List<Double> ratios) {
+        System.out.printf(Locale.ROOT, "%s, per run: %s; median %.2f×%n", what,
+                ratios.stream().map(r -> String.format(Locale.ROOT, "%.2f", r)).toList(),
+                ratios.stream().sorted().toList().get(ratios.size() / 2));
     }
 
     private static double median(List<Result> list) {
@@ -148,13 +163,7 @@ public final class ThroughputBenchmark {
         List<ProducerRecord<String, byte[]>> firstContact = all.subList(0, fleet.devices());
         List<ProducerRecord<String, byte[]>> reports = all.subList(fleet.devices(), all.size());
 
-        ProcessorConfig config = new ProcessorConfig(Map.of(
-                ProcessorConfig.BOOTSTRAP_SERVERS, kafka.bootstrapServers(),
-                ProcessorConfig.SCHEMA_REGISTRY_URL, "mem://bench-" + run,
-                ProcessorConfig.TOPIC_PREFIX, topics.prefix(),
-                ProcessorConfig.APPLICATION_ID, "bench-devhealth-" + run,
-                ProcessorConfig.STATE_DIR, Files.createTempDirectory("dh-bench").toString(),
-                ProcessorConfig.COMMIT_INTERVAL, System.getProperty("devhealth.bench.commit.interval.ms", "100")));
+        ProcessorConfig config = processorConfig(kafka, topics, run, "bench-devhealth-" + run);
         Supplier<Topology> topology = () -> DeviceHealthTopology.build(topics, ProcessorSerdes.over(registry));
         List<String> inputs = List.of(topics.deviceReports(), topics.nodeAllocations());
         // Also part of the work: the topology reads its own transitions back for fleet counts.
@@ -175,10 +184,29 @@ public final class ThroughputBenchmark {
                 .to(passTopic + "-streams", Produced.with(Serdes.ByteArray(), Serdes.ByteArray()));
         Topology passThrough = passThroughBuilder.build();
         results.add(runStreams(kafka, PASS_THROUGH, passThrough, "bench-pass-" + run, List.of(topics.deviceReports()), inTopic));
+        // What a stateful task costs before any of our work, with the production Streams settings.
+        results.add(runStreams(kafka, FLOOR, StatefulFloor.topology(topics, ProcessorSerdes.over(registry), false),
+                StreamProcessorApp.streamsProperties(processorConfig(kafka, topics, run, "bench-floor-" + run)),
+                List.of(topics.deviceReports()), List.of(), inTopic));
+        results.add(runStreams(kafka, FLOOR_ALL, StatefulFloor.topology(topics, ProcessorSerdes.over(registry), true),
+                StreamProcessorApp.streamsProperties(processorConfig(kafka, topics, run, "bench-floor-all-" + run)),
+                inputs, List.of(), allocations.size() + inTopic));
         // The same application again, from its committed offsets and kept state: only the steady-state reports are left.
         results.add(runStreams(kafka, STEADY, topology.get(), StreamProcessorApp.streamsProperties(config), inputs, readBack,
                 reports.size()));
         return results;
+    }
+
+    /** The production processor's settings (exactly-once, RocksDB memory bounds) for one Streams stage. */
+    private static ProcessorConfig processorConfig(EmbeddedKafkaCluster kafka, Topics topics, int run, String applicationId)
+            throws IOException {
+        return new ProcessorConfig(Map.of(
+                ProcessorConfig.BOOTSTRAP_SERVERS, kafka.bootstrapServers(),
+                ProcessorConfig.SCHEMA_REGISTRY_URL, "mem://bench-" + run,
+                ProcessorConfig.TOPIC_PREFIX, topics.prefix(),
+                ProcessorConfig.APPLICATION_ID, applicationId,
+                ProcessorConfig.STATE_DIR, Files.createTempDirectory("dh-bench").toString(),
+                ProcessorConfig.COMMIT_INTERVAL, System.getProperty("devhealth.bench.commit.interval.ms", "100")));
     }
 
     private interface Stage {
