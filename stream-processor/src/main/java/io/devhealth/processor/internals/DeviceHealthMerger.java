@@ -25,6 +25,13 @@ public final class DeviceHealthMerger {
     private DeviceHealthMerger() {}
 
     public static EffectiveHealth merge(Collection<SourceReport> sources, long nodeTime) {
+        if (sources.size() == 1) {
+            // Most devices have one source: the rules below reduce to "its word while fresh", without the lists.
+            SourceReport only = sources.iterator().next();
+            return only.freshAt(nodeTime) && only.health() != null
+                    ? new EffectiveHealth(only.health(), only.message(), only.reason(), only.kind(), only.staleAt())
+                    : silent(sources);
+        }
         List<SourceReport> fresh = new ArrayList<>();
         long deadline = Long.MAX_VALUE;
         for (SourceReport source : sources) {

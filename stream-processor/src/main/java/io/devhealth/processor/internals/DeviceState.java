@@ -5,6 +5,7 @@ import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.SourceKind;
 import java.util.Collections;
 import java.util.Map;
+import java.util.Objects;
 import java.util.SortedMap;
 import java.util.TreeMap;
 
@@ -92,9 +93,31 @@ public record DeviceState(
         return !next.equals(this) && becomesWithRefresh(next);
     }
 
-    /** Whether {@code next}'s refresh times and deadline, applied to this state, give {@code next} (for a caller that knows the two differ). */
+    /**
+     * Whether {@code next}'s refresh times and deadline, applied to this state ({@link #withRefresh}),
+     * give {@code next}: the same device, health and sources but for refresh times that only moved
+     * forward; the deadline may differ only where one of them did. Compared field by field, without
+     * building the refreshed state: this runs for every keep-alive.
+     */
     boolean becomesWithRefresh(DeviceState next) {
-        return withRefresh(next.deadline(), PendingRefresh.refreshTimes(next)).equals(next);
+        if (health != next.health || source != next.source || since != next.since
+                || !Objects.equals(cluster, next.cluster) || !Objects.equals(node, next.node) || !Objects.equals(driver, next.driver)
+                || !Objects.equals(pool, next.pool) || !Objects.equals(device, next.device) || !Objects.equals(uuid, next.uuid)
+                || !Objects.equals(message, next.message) || !Objects.equals(reason, next.reason)
+                || sources.size() != next.sources.size()) {
+            return false;
+        }
+        boolean refreshed = false;
+        for (Map.Entry<String, SourceReport> entry : next.sources.entrySet()) {
+            SourceReport mine = sources.get(entry.getKey());
+            SourceReport theirs = entry.getValue();
+            if (mine == null || theirs.refreshedAt() < mine.refreshedAt() || !mine.withRefreshedAt(theirs.refreshedAt()).equals(theirs)) {
+                return false;
+            }
+            refreshed |= theirs.refreshedAt() > mine.refreshedAt();
+        }
+        // withRefresh keeps this state's deadline unless some refresh time moved.
+        return refreshed || deadline == next.deadline;
     }
 
     /** This state with the merged health applied; {@code since} moves only when the health does. */

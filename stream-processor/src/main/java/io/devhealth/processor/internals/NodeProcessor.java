@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
+import java.util.function.Supplier;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -144,28 +145,35 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
         // Devices that went silent before this report are expired first, at their own deadlines.
         expireDue(node, state.nodeTime());
 
-        NodeDevices nodeInventory = inventory.get(node);
-        List<InventoryDevice> mapped = DeviceIdentity.uuidOnly(ref) ? DeviceIdentity.devicesWithUuid(nodeInventory, ref.getUuid()) : List.of();
+        if (!DeviceIdentity.uuidOnly(ref)) {
+            String key = StateKeys.device(node, ref);
+            DeviceState previous = deviceState.get(key);
+            apply(node, key, previous != null ? previous : DeviceState.empty(state.cluster(), node, withInventoryUuid(inventory.get(node), ref)),
+                    report, observedAt, state, false);
+            return;
+        }
+        List<InventoryDevice> mapped = DeviceIdentity.devicesWithUuid(inventory.get(node), ref.getUuid());
         if (mapped.isEmpty()) {
             String key = StateKeys.device(node, ref);
-            DeviceRef known = ref.getDriver().isEmpty() ? ref : withInventoryUuid(nodeInventory, ref);
-            apply(node, key, DeviceState.empty(state.cluster(), node, known), report, observedAt, state, recordTransitionId(key));
+            DeviceState previous = deviceState.get(key);
+            apply(node, key, previous != null ? previous : DeviceState.empty(state.cluster(), node, ref), report, observedAt, state, false);
         } else {
             for (InventoryDevice device : mapped) {
                 String key = StateKeys.device(node, device.getDriver(), device.getPool(), device.getDevice());
-                String id = mapped.size() == 1 ? recordTransitionId(key) : recordTransitionId(key) + "#" + key;
-                apply(node, key, DeviceState.empty(state.cluster(), node, DeviceIdentity.ref(device)), report, observedAt, state, id);
+                DeviceState previous = deviceState.get(key);
+                apply(node, key, previous != null ? previous : DeviceState.empty(state.cluster(), node, DeviceIdentity.ref(device)),
+                        report, observedAt, state, mapped.size() > 1);
             }
         }
     }
 
-    /** Applies one report to one device's state: {@code empty} is the state of a device seen for the first time. */
-    private void apply(String node, String key, DeviceState empty, DeviceHealthReport report, long observedAt, NodeState state,
-                       String transitionId) {
-        DeviceState previous = deviceState.get(key);
-        if (previous == null) {
-            previous = empty;
-        }
+    /**
+     * Applies one report to one device's state ({@code previous}: an empty one for a device seen for the
+     * first time). {@code oneOfSeveral}: the report reaches several devices (a GPU UUID whose MIG
+     * slices the inventory lists), so each transition's id names its device.
+     */
+    private void apply(String node, String key, DeviceState previous, DeviceHealthReport report, long observedAt, NodeState state,
+                       boolean oneOfSeveral) {
         SourceReport known = previous.sources().get(SourceReport.key(report.getSource(), report.getSourceName()));
         if (known != null && observedAt < known.observedAt()) {
             LOGGER.debug("report older than the source's latest ignored node={} device={} observedAt={}", node, key, observedAt);
@@ -180,7 +188,8 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
         if (previous.becomesWithRefresh(merged) && keepRefresh(node, key, merged)) {
             return;
         }
-        commit(node, key, previous, merged, observedAt, transitionId);
+        // The id is built only here: most reports (keep-alives) never need one.
+        commit(node, key, previous, merged, observedAt, () -> oneOfSeveral ? recordTransitionId(key) + "#" + key : recordTransitionId(key));
     }
 
     /**
@@ -203,6 +212,9 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
     }
 
     private static DeviceRef withInventoryUuid(NodeDevices nodeInventory, DeviceRef ref) {
+        if (ref.getDriver().isEmpty()) {
+            return ref;
+        }
         String uuid = DeviceIdentity.uuidOf(nodeInventory, ref.getDriver(), ref.getPool(), ref.getDevice());
         return uuid == null || ref.getUuid() != null ? ref : DeviceRef.newBuilder(ref).setUuid(uuid).build();
     }
@@ -261,7 +273,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
                         }
                     }
                     commit(node, key, previous, merged.withEffective(DeviceHealthMerger.merge(merged.sources().values(), nodeNow), nodeNow),
-                            nodeNow, recordTransitionId(key) + "#" + key);
+                            nodeNow, () -> recordTransitionId(key) + "#" + key);
                 }
                 deleteDevice(node, orphan.key);
                 LOGGER.info("uuid mapped to DRA devices node={} uuid={} devices={}", node, orphan.value.uuid(), mapped.size());
@@ -381,7 +393,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
             while (current.deadline() <= nodeNow) {
                 long at = current.deadline();
                 DeviceState next = current.withEffective(DeviceHealthMerger.merge(current.sources().values(), at), at);
-                commit(node, key, current, next, at, "silence:" + key + "@" + at);
+                commit(node, key, current, next, at, () -> "silence:" + key + "@" + at);
                 current = next;
                 expired = true;
             }
@@ -393,7 +405,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
     }
 
     /** Stores the device's new state; emits a transition and pod statuses when what pods see changed. */
-    private void commit(String node, String key, DeviceState previous, DeviceState next, long at, String transitionId) {
+    private void commit(String node, String key, DeviceState previous, DeviceState next, long at, Supplier<String> transitionId) {
         putDevice(node, key, next);
         deadlines.update(node, key, next.deadline());
         boolean healthChanged = previous.health() != next.health();
@@ -401,7 +413,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
             List<PodRef> affected = podsUsing(node, next).stream()
                     .map(pod -> new PodRef(pod.getNamespace(), pod.getName(), null)).toList();
             HealthTransition transition = HealthTransition.newBuilder()
-                    .setId(transitionId)
+                    .setId(transitionId.get())
                     .setCluster(next.cluster())
                     .setNode(node)
                     .setDevice(next.ref())

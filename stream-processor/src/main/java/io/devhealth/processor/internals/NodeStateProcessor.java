@@ -15,9 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.NavigableMap;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.function.Predicate;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -48,7 +46,7 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
     protected WindowStore<String, PodDeviceStatus> podHistory;
     protected WindowStore<String, HealthTransition> deviceHistory;
     /** Every node of this task's partitions, decoded: read on every record, and by the expiry punctuator. */
-    private final NavigableMap<String, NodeState> nodes = new TreeMap<>();
+    private final Map<String, NodeState> nodes = new HashMap<>();
     /** Nodes changed since the last {@link #writeNodes()}: written once per record or punctuation, however often they changed. */
     private final Set<String> unwritten = new LinkedHashSet<>();
     /** Which pods use which device, per node, for the allocation snapshot the node has now. */

@@ -41,6 +41,10 @@ public final class PendingRefresh {
     }
 
     static Map<String, Long> refreshTimes(DeviceState state) {
+        if (state.sources().size() == 1) {
+            Map.Entry<String, SourceReport> only = state.sources().entrySet().iterator().next();
+            return Map.of(only.getKey(), only.getValue().refreshedAt()); // most devices: no map to build and copy
+        }
         Map<String, Long> times = new HashMap<>();
         state.sources().forEach((key, source) -> times.put(key, source.refreshedAt()));
         return times;
