@@ -155,4 +155,34 @@ class KeepAliveRefreshTest {
         assertThat(stored.onlyRefreshedIn(refreshed)).isTrue();
         assertThat(stored.onlyRefreshedIn(stored)).as("nothing changed is not a refresh").isFalse();
     }
+
+    @Test
+    void shouldTellARefreshOnlyFromAnyOtherChange() {
+        SourceReport source = new SourceReport(SourceKind.DRA, DRIVER, HealthStatus.HEALTHY, null, null, 1_000L, 20_000L, TIMEOUT_MS);
+        DeviceState stored = new DeviceState("c", NODE, DRIVER, NODE, "gpu-0", null, Map.of(SOURCE, source), HealthStatus.HEALTHY,
+                null, null, SourceKind.DRA, 1_000L, 50_000L);
+        SourceReport later = source.withRefreshedAt(30_000L);
+
+        assertThat(stored.onlyRefreshedIn(state(stored, Map.of(SOURCE, later), HealthStatus.HEALTHY, "ok", 60_000L)))
+                .as("a message changed too").isFalse();
+        assertThat(stored.onlyRefreshedIn(state(stored, Map.of(SOURCE, later), HealthStatus.UNHEALTHY, null, 60_000L)))
+                .as("the health changed too").isFalse();
+        assertThat(stored.onlyRefreshedIn(state(stored, Map.of(SOURCE, source.withRefreshedAt(10_000L)), HealthStatus.HEALTHY, null,
+                50_000L))).as("a refresh time moved back").isFalse();
+        assertThat(stored.onlyRefreshedIn(state(stored, Map.of(SOURCE, source), HealthStatus.HEALTHY, null, 70_000L)))
+                .as("the deadline moved without a refresh").isFalse();
+        SourceReport changed = new SourceReport(SourceKind.DRA, DRIVER, HealthStatus.HEALTHY, null, "Recovered", 1_000L, 30_000L, TIMEOUT_MS);
+        assertThat(stored.onlyRefreshedIn(state(stored, Map.of(SOURCE, changed), HealthStatus.HEALTHY, null, 60_000L)))
+                .as("the source's own word changed").isFalse();
+        SourceReport other = new SourceReport(SourceKind.NVML, "nvml", HealthStatus.HEALTHY, null, null, 1_000L, 30_000L, TIMEOUT_MS);
+        assertThat(stored.onlyRefreshedIn(state(stored, Map.of(SOURCE, later, "NVML:nvml", other), HealthStatus.HEALTHY, null,
+                60_000L))).as("a source was added").isFalse();
+        assertThat(stored.onlyRefreshedIn(state(stored, Map.of(SOURCE, later), HealthStatus.HEALTHY, null, 60_000L))).isTrue();
+    }
+
+    private static DeviceState state(DeviceState base, Map<String, SourceReport> sources, HealthStatus health, String message,
+                                     long deadline) {
+        return new DeviceState(base.cluster(), base.node(), base.driver(), base.pool(), base.device(), base.uuid(), sources, health,
+                message, base.reason(), base.source(), base.since(), deadline);
+    }
 }
