@@ -1,8 +1,6 @@
 package io.devhealth.processor.internals;
 
 import io.devhealth.schema.avro.SourceStatus;
-import java.util.Collections;
-import java.util.HashMap;
 import java.util.Map;
 
 /**
@@ -28,17 +26,7 @@ public record NodeState(String cluster, long nodeTime, Watermark reports, Waterm
         allocations = allocations == null ? Watermark.NONE : allocations;
         inventory = inventory == null ? Watermark.NONE : inventory;
         sources = sources == null ? Map.of() : Map.copyOf(sources);
-        refreshes = frozen(refreshes);
-    }
-
-    /** The class of the read-only view {@link #refreshes} is kept in, so that passing one on is not a copy. */
-    private static final Class<?> FROZEN = Collections.unmodifiableMap(new HashMap<>()).getClass();
-
-    private static Map<String, PendingRefresh> frozen(Map<String, PendingRefresh> refreshes) {
-        if (refreshes != null && refreshes.getClass() == FROZEN) {
-            return refreshes; // made here: every with...() passes it on
-        }
-        return Collections.unmodifiableMap(refreshes == null ? new HashMap<>() : new HashMap<>(refreshes));
+        refreshes = RefreshTable.of(refreshes); // immutable: every with...() passes it on
     }
 
     public static NodeState empty(String cluster) {
@@ -99,9 +87,7 @@ public record NodeState(String cluster, long nodeTime, Watermark reports, Waterm
 
     /** This state with {@code refresh} as the pending refresh of its device. */
     public NodeState withRefresh(PendingRefresh refresh) {
-        Map<String, PendingRefresh> next = new HashMap<>(refreshes);
-        next.put(refresh.device(), refresh);
-        return new NodeState(cluster, nodeTime, reports, allocations, inventory, sources, Collections.unmodifiableMap(next));
+        return new NodeState(cluster, nodeTime, reports, allocations, inventory, sources, ((RefreshTable) refreshes).with(refresh));
     }
 
     /** This state without a pending refresh of {@code device}: its state was just written whole. */
@@ -109,9 +95,7 @@ public record NodeState(String cluster, long nodeTime, Watermark reports, Waterm
         if (!refreshes.containsKey(device)) {
             return this;
         }
-        Map<String, PendingRefresh> next = new HashMap<>(refreshes);
-        next.remove(device);
-        return new NodeState(cluster, nodeTime, reports, allocations, inventory, sources, Collections.unmodifiableMap(next));
+        return new NodeState(cluster, nodeTime, reports, allocations, inventory, sources, ((RefreshTable) refreshes).without(device));
     }
 
     /** The state of {@code device} (a device-state key of this node) as stored, with its pending refresh applied. */
