@@ -48,6 +48,13 @@ public final class AvroSerializer<T extends SpecificRecord> implements Serialize
     private Schema schema;
     private DatumWriter<T> writer;
     private final Map<String, Integer> idsByTopic = new ConcurrentHashMap<>();
+    /**
+     * One encoder per thread, re-aimed at each record's stream: a new one per record allocates and
+     * drops its 2 KiB buffer every time (a processor writes every transition and pod status three times:
+     * to its store, its history and its topic). Avro's own reuse idiom; per thread, because Kafka may
+     * call a serializer from several.
+     */
+    private final ThreadLocal<BinaryEncoder> encoders = new ThreadLocal<>();
 
     /** For Kafka's reflective instantiation; {@link #configure} must follow. */
     public AvroSerializer() {
@@ -101,7 +108,8 @@ public final class AvroSerializer<T extends SpecificRecord> implements Serialize
         ByteArrayOutputStream out = new ByteArrayOutputStream(128);
         out.writeBytes(ConfluentWireFormat.header(id));
         try {
-            BinaryEncoder encoder = EncoderFactory.get().binaryEncoder(out, null);
+            BinaryEncoder encoder = EncoderFactory.get().binaryEncoder(out, encoders.get());
+            encoders.set(encoder);
             writer.write(data, encoder);
             encoder.flush();
         } catch (IOException | RuntimeException e) {

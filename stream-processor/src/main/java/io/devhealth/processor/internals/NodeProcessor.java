@@ -207,7 +207,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
         }
         putNode(node, current.withRefresh(PendingRefresh.of(key, state)));
         deviceState.keep(key, state);
-        deadlines.extend(node, key, state.deadline());
+        deadlines.update(node, key, state.deadline());
         return true;
     }
 
@@ -352,7 +352,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
             LOGGER.debug("duplicate report dropped node={} epoch={} sequence={}", node, epoch, sequence);
             return null;
         }
-        NodeState next = state.withReports(state.reports().advance(epoch, sequence)).withClock(observedAt);
+        NodeState next = state.withReport(state.reports().advance(epoch, sequence), observedAt);
         putNode(node, next);
         clock.recordSeen(node, context.currentSystemTimeMs());
         return next;
@@ -398,7 +398,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
                 expired = true;
             }
             if (!expired) {
-                // Indexed earlier than it is (keep-alives since, DeadlineIndex#extend): index it at its own deadline.
+                // Indexed earlier than it is (only if the index and the state disagree): index it at its own deadline.
                 deadlines.update(node, key, current.deadline());
             }
         }

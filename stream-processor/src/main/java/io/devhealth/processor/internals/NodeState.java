@@ -60,12 +60,9 @@ public record NodeState(String cluster, long nodeTime, Watermark reports, Waterm
         }
     }
 
-    public NodeState withClock(long observedAt) {
-        return observedAt <= nodeTime ? this : new NodeState(cluster, observedAt, reports, allocations, inventory, sources, refreshes);
-    }
-
-    public NodeState withReports(Watermark watermark) {
-        return new NodeState(cluster, nodeTime, watermark, allocations, inventory, sources, refreshes);
+    /** This state after a report or heartbeat: its watermark, and the node's clock moved to {@code observedAt} if later. */
+    public NodeState withReport(Watermark watermark, long observedAt) {
+        return new NodeState(cluster, Math.max(nodeTime, observedAt), watermark, allocations, inventory, sources, refreshes);
     }
 
     public NodeState withAllocations(Watermark watermark) {

@@ -30,7 +30,8 @@ public final class SilenceClock {
 
     private final long graceMs;
     private final long stallThresholdMs;
-    private final Map<String, Long> lastRecordWall = new HashMap<>();
+    /** Per node, the wall time of its latest record here: a mutable cell, as it moves on every record. */
+    private final Map<String, long[]> lastRecordWall = new HashMap<>();
     private long countFrom = Long.MAX_VALUE;
     private long lastTick = Long.MIN_VALUE;
 
@@ -64,7 +65,12 @@ public final class SilenceClock {
 
     /** A record of {@code node} was processed at {@code wallNow}. */
     public void recordSeen(String node, long wallNow) {
-        lastRecordWall.put(node, wallNow);
+        long[] seen = lastRecordWall.get(node);
+        if (seen == null) {
+            lastRecordWall.put(node, new long[] {wallNow});
+        } else {
+            seen[0] = wallNow;
+        }
     }
 
     public void forget(String node) {
@@ -73,7 +79,8 @@ public final class SilenceClock {
 
     /** The node's estimated current time, given the latest time its records told ({@code nodeTime}). */
     public long nodeNow(String node, long nodeTime, long wallNow) {
-        long from = Math.max(countFrom, lastRecordWall.getOrDefault(node, Long.MIN_VALUE));
+        long[] seen = lastRecordWall.get(node);
+        long from = seen == null ? countFrom : Math.max(countFrom, seen[0]);
         long waited = Math.max(0L, wallNow - from);
         return nodeTime + waited;
     }
