@@ -3,10 +3,8 @@ package io.devhealth.processor;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.NodeHeartbeat;
@@ -14,10 +12,8 @@ import io.devhealth.schema.avro.ReportKind;
 import io.devhealth.schema.avro.SourceKind;
 import io.devhealth.schema.avro.SourceState;
 import io.devhealth.schema.avro.SourceStatus;
-import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.testkit.kafka.EmbeddedKafkaCluster;
 import io.devhealth.testkit.kafka.KafkaClusterExtension;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -25,18 +21,12 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -58,46 +48,22 @@ class KeepAliveRestartIT {
     private static final long TIMEOUT_SECONDS = 120;
 
     private final Instant t0 = Instant.now().truncatedTo(ChronoUnit.MILLIS).minus(Duration.ofHours(1));
-    private EmbeddedKafkaCluster kafka;
-    private Topics topics;
-    private String registryUrl;
-    private String applicationId;
-    private ProcessorSerdes serdes;
-    private StreamProcessorApp app;
+    private ProcessorRun run;
     private long sequence;
 
     @BeforeEach
     void createTopics(EmbeddedKafkaCluster cluster) {
-        kafka = cluster;
-        topics = new Topics(EmbeddedKafkaCluster.uniqueName("restart") + ".");
-        kafka.createTopics(1, topics.deviceReports(), topics.nodeAllocations(), topics.deviceInventory(), topics.healthTransitions(),
-                topics.fleetStats(), topics.deadLetters());
-        kafka.createCompactedTopics(1, topics.podDeviceStatus());
-        registryUrl = "mem://" + EmbeddedKafkaCluster.uniqueName("registry");
-        applicationId = EmbeddedKafkaCluster.uniqueName("restart-app");
-        serdes = ProcessorSerdes.over(SchemaRegistries.fromUrl(registryUrl));
+        run = new ProcessorRun(cluster, "restart", 1);
     }
 
     @AfterEach
     void stop() {
-        if (app != null) {
-            app.close();
-        }
+        run.close();
     }
 
     private void startProcessor(Path stateDir) throws Exception {
-        app = new StreamProcessorApp(new ProcessorConfig(Map.of(
-                ProcessorConfig.BOOTSTRAP_SERVERS, kafka.bootstrapServers(),
-                ProcessorConfig.SCHEMA_REGISTRY_URL, registryUrl,
-                ProcessorConfig.TOPIC_PREFIX, topics.prefix(),
-                ProcessorConfig.APPLICATION_ID, applicationId,
-                ProcessorConfig.STATE_DIR, Files.createDirectories(stateDir).toString(),
-                ProcessorConfig.QUERY_PORT, "0",
-                ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1",
-                // The second instance gets the partition once the first one's session ends (it does not leave the group).
-                "kafka." + ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "6000",
-                "kafka." + ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest")));
-        app.start();
+        // The second instance gets the partition once the first one's session ends (it does not leave the group).
+        run.start(stateDir, Map.of("kafka." + ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "6000"));
     }
 
     @Test
@@ -108,7 +74,7 @@ class KeepAliveRestartIT {
         send(report(ReportKind.KEEPALIVE, t0.plusSeconds(200)));
         awaitProcessed();
         assertThat(transitions()).containsExactly("UNKNOWN->HEALTHY@" + t0);
-        app.close();
+        run.stop();
 
         // A new instance with an empty state directory: every store comes back from its changelog.
         startProcessor(tmp.resolve("second"));
@@ -139,23 +105,15 @@ class KeepAliveRestartIT {
     }
 
     private void send(Object payload) throws Exception {
-        DeviceReportEnvelope envelope = new DeviceReportEnvelope(payload);
-        Instant at = payload instanceof DeviceHealthReport r ? r.getObservedAt() : ((NodeHeartbeat) payload).getObservedAt();
-        Properties props = new Properties();
-        props.putAll(kafka.clientProperties());
-        props.put(ProducerConfig.ACKS_CONFIG, "all");
-        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer())) {
-            producer.send(new ProducerRecord<>(topics.deviceReports(), null, at.toEpochMilli(), NODE,
-                    serdes.deviceReports().serializer().serialize(topics.deviceReports(), envelope))).get();
-        }
+        run.sendReport(NODE, payload);
     }
 
     /** Until the processor has committed (exactly once: with its state) every report sent so far. */
     private void awaitProcessed() {
-        TopicPartition input = new TopicPartition(topics.deviceReports(), 0);
+        TopicPartition input = new TopicPartition(run.topics.deviceReports(), 0);
         await("reports processed").atMost(WAIT).until(() -> {
-            long end = kafka.admin().listOffsets(Map.of(input, OffsetSpec.latest())).partitionResult(input).get().offset();
-            OffsetAndMetadata committed = kafka.admin().listConsumerGroupOffsets(applicationId).partitionsToOffsetAndMetadata().get()
+            long end = run.kafka.admin().listOffsets(Map.of(input, OffsetSpec.latest())).partitionResult(input).get().offset();
+            OffsetAndMetadata committed = run.kafka.admin().listConsumerGroupOffsets(run.applicationId).partitionsToOffsetAndMetadata().get()
                     .get(input);
             return committed != null && committed.offset() >= end;
         });
@@ -163,14 +121,14 @@ class KeepAliveRestartIT {
 
     /** Every committed transition so far, as {@code from->to@at}. */
     private List<String> transitions() {
-        Map<String, Object> props = new java.util.HashMap<>(kafka.clientProperties());
+        Map<String, Object> props = new java.util.HashMap<>(run.kafka.clientProperties());
         props.put(ConsumerConfig.GROUP_ID_CONFIG, EmbeddedKafkaCluster.uniqueName("reader"));
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         List<String> seen = new ArrayList<>();
         try (KafkaConsumer<String, HealthTransition> consumer = new KafkaConsumer<>(props, new StringDeserializer(),
-                serdes.healthTransitions().deserializer())) {
-            TopicPartition partition = new TopicPartition(topics.healthTransitions(), 0);
+                run.serdes.healthTransitions().deserializer())) {
+            TopicPartition partition = new TopicPartition(run.topics.healthTransitions(), 0);
             consumer.assign(List.of(partition));
             long end = consumer.endOffsets(List.of(partition)).get(partition);
             while (consumer.position(partition) < end) {

@@ -12,13 +12,10 @@ import io.devhealth.schema.avro.ContainerAllocation;
 import io.devhealth.schema.avro.DeadLetter;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.PodAllocation;
 import io.devhealth.schema.avro.SourceKind;
-import io.devhealth.schema.serde.SchemaRegistries;
-import io.devhealth.schema.serde.SchemaRegistryClient;
 import io.devhealth.testkit.kafka.EmbeddedKafkaCluster;
 import io.devhealth.testkit.kafka.KafkaClusterExtension;
 import java.io.IOException;
@@ -27,7 +24,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -35,15 +31,9 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -65,52 +55,29 @@ class QueryApiIT {
     private final Instant t1 = Instant.now().truncatedTo(ChronoUnit.MILLIS).minusSeconds(5);
     private final Instant t2 = t1.plusSeconds(2);
     private EmbeddedKafkaCluster kafka;
+    private ProcessorRun run;
     private Topics topics;
-    private SchemaRegistryClient registry;
-    private String registryUrl;
     private StreamProcessorApp app;
     private String base;
 
     @BeforeAll
     void start(EmbeddedKafkaCluster cluster, @TempDir Path state) throws Exception {
         kafka = cluster;
-        topics = new Topics(EmbeddedKafkaCluster.uniqueName("qa") + ".");
-        kafka.createTopics(2, topics.deviceReports(), topics.nodeAllocations(), topics.deviceInventory(), topics.healthTransitions(),
-                topics.fleetStats(), topics.deadLetters());
-        kafka.createCompactedTopics(2, topics.podDeviceStatus());
-        registryUrl = "mem://" + EmbeddedKafkaCluster.uniqueName("registry");
-        registry = SchemaRegistries.fromUrl(registryUrl);
-        app = new StreamProcessorApp(new ProcessorConfig(Map.of(
-                ProcessorConfig.BOOTSTRAP_SERVERS, kafka.bootstrapServers(),
-                ProcessorConfig.SCHEMA_REGISTRY_URL, registryUrl,
-                ProcessorConfig.TOPIC_PREFIX, topics.prefix(),
-                ProcessorConfig.APPLICATION_ID, EmbeddedKafkaCluster.uniqueName("qa-app"),
-                ProcessorConfig.STATE_DIR, Files.createDirectories(state.resolve("state")).toString(),
-                ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1",
-                ProcessorConfig.QUERY_PORT, "0",
-                ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1",
-                "kafka." + ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest")));
-        app.start();
+        run = new ProcessorRun(cluster, "qa", 2);
+        topics = run.topics;
+        app = run.start(state.resolve("state"), Map.of(ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1"));
         base = "http://127.0.0.1:" + app.queryAddress().port();
         await("RUNNING").atMost(WAIT).until(() -> get("/readyz").statusCode() == 200);
 
-        ProcessorSerdes serdes = ProcessorSerdes.over(registry);
-        Properties producerProps = new Properties();
-        producerProps.putAll(kafka.clientProperties());
-        producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
-        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(producerProps, new StringSerializer(), new ByteArraySerializer())) {
-            NodeAllocations allocation = NodeAllocations.newBuilder().setNode(NODE).setObservedAt(t1.minusSeconds(1))
-                    .setCollectorEpoch(1).setSequence(1)
-                    .setPods(List.of(new PodAllocation("ml", "train-q", List.of(ContainerAllocation.newBuilder().setName("main")
-                            .setClaims(List.of(new ClaimAllocation("train-q-gpu", "ml", List.of(ClaimDevice.newBuilder()
-                                    .setDriver(DRIVER).setPool(NODE).setDevice("gpu-0").build())))).build()))))
-                    .build();
-            producer.send(new ProducerRecord<>(topics.nodeAllocations(), null, t1.minusSeconds(1).toEpochMilli(), NODE,
-                    serdes.nodeAllocations().serializer().serialize(topics.nodeAllocations(), allocation))).get();
-            send(producer, serdes, report(HealthStatus.HEALTHY, t1, 2, null));
-            producer.send(new ProducerRecord<>(topics.deviceReports(), NODE, "garbage".getBytes(StandardCharsets.UTF_8))).get();
-            send(producer, serdes, report(HealthStatus.UNHEALTHY, t2, 3, "XID-79"));
-        }
+        run.sendAllocations(NodeAllocations.newBuilder().setNode(NODE).setObservedAt(t1.minusSeconds(1))
+                .setCollectorEpoch(1).setSequence(1)
+                .setPods(List.of(new PodAllocation("ml", "train-q", List.of(ContainerAllocation.newBuilder().setName("main")
+                        .setClaims(List.of(new ClaimAllocation("train-q-gpu", "ml", List.of(ClaimDevice.newBuilder()
+                                .setDriver(DRIVER).setPool(NODE).setDevice("gpu-0").build())))).build()))))
+                .build());
+        run.sendReport(NODE, report(HealthStatus.HEALTHY, t1, 2, null));
+        run.sendRaw(topics.deviceReports(), NODE, "garbage".getBytes(StandardCharsets.UTF_8));
+        run.sendReport(NODE, report(HealthStatus.UNHEALTHY, t2, 3, "XID-79"));
     }
 
     private static DeviceHealthReport report(HealthStatus health, Instant at, long sequence, String reason) {
@@ -120,15 +87,10 @@ class QueryApiIT {
                 .setTimeoutSeconds(3600L).setObservedAt(at).setCollectorEpoch(1).setSequence(sequence).build();
     }
 
-    private void send(KafkaProducer<String, byte[]> producer, ProcessorSerdes serdes, DeviceHealthReport report) throws Exception {
-        producer.send(new ProducerRecord<>(topics.deviceReports(), null, report.getObservedAt().toEpochMilli(), NODE,
-                serdes.deviceReports().serializer().serialize(topics.deviceReports(), new DeviceReportEnvelope(report)))).get();
-    }
-
     @AfterAll
     void stop() {
-        if (app != null) {
-            app.close();
+        if (run != null) {
+            run.close();
         }
     }
 
@@ -246,7 +208,7 @@ class QueryApiIT {
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         List<DeadLetter> letters = new ArrayList<>();
-        var deserializer = ProcessorSerdes.over(registry).deadLetters().deserializer();
+        var deserializer = run.serdes.deadLetters().deserializer();
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             consumer.subscribe(List.of(topics.deadLetters()));
             await("dead letter").atMost(WAIT).until(() -> {

@@ -1,0 +1,114 @@
+package io.devhealth.processor;
+
+import io.devhealth.schema.Topics;
+import io.devhealth.schema.avro.DeviceHealthReport;
+import io.devhealth.schema.avro.DeviceReportEnvelope;
+import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.NodeHeartbeat;
+import io.devhealth.schema.serde.SchemaRegistries;
+import io.devhealth.testkit.kafka.EmbeddedKafkaCluster;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * The production processor ({@link StreamProcessorApp}) against the in-process broker, as the
+ * integration tests run it: topics of its own, an in-memory schema registry, the query server on a
+ * free loopback port, and a producer that writes what collectors write. One per test class; the
+ * processor may be started again (a restart) with another state directory.
+ */
+final class ProcessorRun implements AutoCloseable {
+
+    final EmbeddedKafkaCluster kafka;
+    final Topics topics;
+    final ProcessorSerdes serdes;
+    final String applicationId;
+    private final String registryUrl;
+    private KafkaProducer<String, byte[]> producer;
+    private StreamProcessorApp app;
+
+    /** Creates the processor's topics with {@code partitions} partitions each, named after {@code name}. */
+    ProcessorRun(EmbeddedKafkaCluster kafka, String name, int partitions) {
+        this.kafka = kafka;
+        this.topics = new Topics(EmbeddedKafkaCluster.uniqueName(name) + ".");
+        kafka.createTopics(partitions, topics.deviceReports(), topics.nodeAllocations(), topics.deviceInventory(),
+                topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
+        kafka.createCompactedTopics(partitions, topics.podDeviceStatus());
+        this.registryUrl = "mem://" + EmbeddedKafkaCluster.uniqueName("registry");
+        this.serdes = ProcessorSerdes.over(SchemaRegistries.fromUrl(registryUrl));
+        this.applicationId = EmbeddedKafkaCluster.uniqueName(name + "-app");
+    }
+
+    /** Starts the processor on {@code stateDir}; {@code settings} add to or override the test defaults. */
+    StreamProcessorApp start(Path stateDir, Map<String, String> settings) throws Exception {
+        Map<String, String> config = new HashMap<>(Map.of(
+                ProcessorConfig.BOOTSTRAP_SERVERS, kafka.bootstrapServers(),
+                ProcessorConfig.SCHEMA_REGISTRY_URL, registryUrl,
+                ProcessorConfig.TOPIC_PREFIX, topics.prefix(),
+                ProcessorConfig.APPLICATION_ID, applicationId,
+                ProcessorConfig.STATE_DIR, Files.createDirectories(stateDir).toString(),
+                ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1",
+                ProcessorConfig.QUERY_PORT, "0",
+                "kafka." + ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"));
+        config.putAll(settings);
+        app = new StreamProcessorApp(new ProcessorConfig(config));
+        app.start();
+        return app;
+    }
+
+    /** Stops the processor (not the broker: its topics and committed offsets stay for the next start). */
+    void stop() {
+        if (app != null) {
+            app.close();
+            app = null;
+        }
+    }
+
+    /** A device report or heartbeat, as a collector writes it: on device-reports, stamped with its observedAt. */
+    void sendReport(String node, Object payload) throws Exception {
+        Instant at = payload instanceof DeviceHealthReport r ? r.getObservedAt() : ((NodeHeartbeat) payload).getObservedAt();
+        send(topics.deviceReports(), node, at.toEpochMilli(),
+                serdes.deviceReports().serializer().serialize(topics.deviceReports(), new DeviceReportEnvelope(payload)));
+    }
+
+    void sendAllocations(NodeAllocations allocations) throws Exception {
+        send(topics.nodeAllocations(), allocations.getNode(), allocations.getObservedAt().toEpochMilli(),
+                serdes.nodeAllocations().serializer().serialize(topics.nodeAllocations(), allocations));
+    }
+
+    /** Any bytes: bad input. The record's timestamp is the producer's. */
+    void sendRaw(String topic, String key, byte[] value) throws Exception {
+        producer().send(new ProducerRecord<>(topic, key, value)).get();
+    }
+
+    private void send(String topic, String key, long timestamp, byte[] value) throws Exception {
+        producer().send(new ProducerRecord<>(topic, null, timestamp, key, value)).get();
+    }
+
+    private KafkaProducer<String, byte[]> producer() {
+        if (producer == null) {
+            Properties props = new Properties();
+            props.putAll(kafka.clientProperties());
+            props.put(ProducerConfig.ACKS_CONFIG, "all");
+            producer = new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer());
+        }
+        return producer;
+    }
+
+    @Override
+    public void close() {
+        stop();
+        if (producer != null) {
+            producer.close();
+        }
+    }
+}
