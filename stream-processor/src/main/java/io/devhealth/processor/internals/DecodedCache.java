@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiConsumer;
 import java.util.function.BiFunction;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.streams.KeyValue;
@@ -86,19 +87,24 @@ final class DecodedCache<V> {
         }
     }
 
-    /** The current values of every key, from the store: for rebuilding in-memory indexes at start. */
-    List<KeyValue<String, V>> all() {
+    /**
+     * Hands every key's current value to {@code action}, from the store (decoding every entry), one
+     * at a time: for rebuilding in-memory indexes at start without holding a task's values in a list.
+     */
+    void forEachCurrent(BiConsumer<String, V> action) {
         try (KeyValueIterator<String, V> entries = store.all()) {
-            return current(entries);
+            entries.forEachRemaining(entry -> action.accept(entry.key, current(entry)));
         }
     }
 
     private List<KeyValue<String, V>> current(KeyValueIterator<String, V> entries) {
         List<KeyValue<String, V>> current = new ArrayList<>();
-        entries.forEachRemaining(entry -> {
-            V kept = values.get(entry.key);
-            current.add(KeyValue.pair(entry.key, kept != null ? kept : onLoad.apply(entry.key, entry.value)));
-        });
+        entries.forEachRemaining(entry -> current.add(KeyValue.pair(entry.key, current(entry))));
         return current;
+    }
+
+    private V current(KeyValue<String, V> entry) {
+        V kept = values.get(entry.key);
+        return kept != null ? kept : onLoad.apply(entry.key, entry.value);
     }
 }

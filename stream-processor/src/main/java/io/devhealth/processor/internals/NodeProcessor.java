@@ -80,9 +80,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
     public void init(ProcessorContext<String, Object> context) {
         super.init(context);
         deadlines.clear();
-        for (KeyValue<String, DeviceState> device : deviceState.all()) {
-            deadlines.update(StateKeys.nodeOf(device.key), device.key, device.value.deadline());
-        }
+        deviceState.forEachCurrent((key, device) -> deadlines.update(StateKeys.nodeOf(key), key, device.deadline()));
         for (HealthStatus to : HealthStatus.values()) {
             transitionCounters.put(to, Counter.builder("devhealth.processor.transitions")
                     .description("Changes of a device's effective health").tag("to", to.name()).register(options.meters()));
