@@ -119,13 +119,9 @@ public final class ThroughputBenchmark {
             }
         }
         System.out.println();
-        System.out.printf(Locale.ROOT, "steady state ÷ Streams pass-through, per run: %s; median %.2f×%n",
-                ratios.stream().map(r -> String.format(Locale.ROOT, "%.2f", r)).toList(),
-                ratios.stream().sorted().toList().get(ratios.size() / 2));
+        printRatios("steady state ÷ Streams pass-through", ratios);
         // The same comparison in CPU: what a record costs the whole JVM (broker included), which a shared machine moves less.
-        System.out.printf(Locale.ROOT, "Streams pass-through CPU per record ÷ steady state CPU per record (whole JVM), per run: %s; median %.2f×%n",
-                cpuRatios.stream().map(r -> String.format(Locale.ROOT, "%.2f", r)).toList(),
-                cpuRatios.stream().sorted().toList().get(cpuRatios.size() / 2));
+        printRatios("Streams pass-through CPU per record ÷ steady state CPU per record (whole JVM)", cpuRatios);
         printRatios("stateful floor (1 input) ÷ Streams pass-through", floorRatios);
         printRatios("stateful floor (3 inputs) ÷ Streams pass-through", floorAllRatios);
         printRatios("steady state ÷ stateful floor (3 inputs)", overFloorRatios);

@@ -209,10 +209,8 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
         return true;
     }
 
+    /** {@code ref} (a DRA device: driver, pool and device set) with the UUID the node's inventory gives it, if it had none. */
     private static DeviceRef withInventoryUuid(NodeDevices nodeInventory, DeviceRef ref) {
-        if (ref.getDriver().isEmpty()) {
-            return ref;
-        }
         String uuid = DeviceIdentity.uuidOf(nodeInventory, ref.getDriver(), ref.getPool(), ref.getDevice());
         return uuid == null || ref.getUuid() != null ? ref : DeviceRef.newBuilder(ref).setUuid(uuid).build();
     }

@@ -37,14 +37,15 @@ final class RefreshTable extends AbstractMap<String, PendingRefresh> {
         if (map == null || map.isEmpty()) {
             return EMPTY;
         }
-        RefreshTable table = EMPTY;
+        PendingRefresh[] refreshes = new PendingRefresh[map.size()];
+        int i = 0;
         for (Map.Entry<String, PendingRefresh> entry : map.entrySet()) {
             if (!entry.getKey().equals(entry.getValue().device())) {
                 throw new IllegalArgumentException("refresh of " + entry.getValue().device() + " kept under " + entry.getKey());
             }
-            table = table.with(entry.getValue());
+            refreshes[i++] = entry.getValue();
         }
-        return table;
+        return new RefreshTable(refreshes);
     }
 
     /** This table with {@code refresh} as its device's entry. */
