@@ -6,8 +6,11 @@ import java.util.Objects;
 /**
  * The Kafka topics of the pipeline, all under one configurable prefix (default {@code devhealth.}).
  *
- * <p>The three collector topics are keyed by node name and must have the same partition count, so
- * that every fact about one node meets in one Kafka Streams task without a repartition.
+ * <p>Collectors write everything about their node to {@link #nodeEvents()}, keyed by node, so that
+ * every fact about one node meets in one Kafka Streams task, in the order the collector accepted it.
+ * Collectors of the earlier layout wrote three topics instead ({@link #legacyCollectorTopics()});
+ * while a processor still reads those, all four must have the same partition count
+ * (docs/proposals/one-node-stream.md).
  */
 public record Topics(String prefix) {
 
@@ -21,17 +24,22 @@ public record Topics(String prefix) {
         return new Topics(DEFAULT_PREFIX);
     }
 
-    /** DeviceReportEnvelope (DeviceHealthReport or NodeHeartbeat), key = node. */
+    /** NodeEvent (a device report, heartbeat, allocation snapshot or inventory), key = node. */
+    public String nodeEvents() {
+        return prefix + "node-events";
+    }
+
+    /** Legacy layout: DeviceReportEnvelope (DeviceHealthReport or NodeHeartbeat), key = node. */
     public String deviceReports() {
         return prefix + "device-reports";
     }
 
-    /** NodeAllocations snapshots from the kubelet PodResources API, key = node. */
+    /** Legacy layout: NodeAllocations snapshots from the kubelet PodResources API, key = node. */
     public String nodeAllocations() {
         return prefix + "node-allocations";
     }
 
-    /** NodeDevices from the node's ResourceSlices, key = node. */
+    /** Legacy layout: NodeDevices from the node's ResourceSlices, key = node. */
     public String deviceInventory() {
         return prefix + "device-inventory";
     }
@@ -64,13 +72,18 @@ public record Topics(String prefix) {
         return prefix + "dlq";
     }
 
-    /** The node-keyed topics the collector writes; they must be co-partitioned. */
-    public List<String> collectorTopics() {
+    /** The three node-keyed topics collectors of the earlier layout write. */
+    public List<String> legacyCollectorTopics() {
         return List.of(deviceReports(), nodeAllocations(), deviceInventory());
     }
 
+    /** Every node-keyed topic collectors write, in either layout; they must be co-partitioned. */
+    public List<String> collectorTopics() {
+        return List.of(nodeEvents(), deviceReports(), nodeAllocations(), deviceInventory());
+    }
+
     public List<String> all() {
-        return List.of(deviceReports(), nodeAllocations(), deviceInventory(), podDeviceStatus(),
+        return List.of(nodeEvents(), deviceReports(), nodeAllocations(), deviceInventory(), podDeviceStatus(),
                 healthTransitions(), healthTransitionsCloudEvents(), fleetStats(), deadLetters());
     }
 }

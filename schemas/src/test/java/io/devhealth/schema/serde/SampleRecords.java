@@ -18,6 +18,7 @@ import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.InventoryDevice;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.NodeDevices;
+import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.avro.NodeHeartbeat;
 import io.devhealth.schema.avro.PodAllocation;
 import io.devhealth.schema.avro.PodDeviceStatus;
@@ -31,6 +32,7 @@ import io.devhealth.schema.avro.StatsDimension;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import org.apache.avro.specific.SpecificRecord;
 
@@ -72,6 +74,12 @@ final class SampleRecords {
 
     static DeviceReportEnvelope envelopeWithHeartbeat() {
         return DeviceReportEnvelope.newBuilder().setPayload(nodeHeartbeat()).build();
+    }
+
+    /** One node event per union branch. */
+    static List<NodeEvent> nodeEvents() {
+        return List.of(new NodeEvent(deviceHealthReport()), new NodeEvent(nodeHeartbeat()), new NodeEvent(nodeAllocations()),
+                new NodeEvent(nodeDevices()));
     }
 
     static NodeAllocations nodeAllocations() {
@@ -131,9 +139,11 @@ final class SampleRecords {
                 .setErrorClass("org.apache.kafka.common.errors.SerializationException").setFailedAt(T0).build();
     }
 
-    /** One sample per top-level record type (the envelope twice: one per union branch). */
+    /** One sample per top-level record type (the envelopes once per union branch). */
     static List<SpecificRecord> allTopLevel() {
-        return List.of(envelopeWithReport(), envelopeWithHeartbeat(), deviceHealthReport(), nodeHeartbeat(),
-                nodeAllocations(), nodeDevices(), podDeviceStatus(), healthTransition(), fleetStats(), deadLetter());
+        List<SpecificRecord> samples = new ArrayList<>(nodeEvents());
+        samples.addAll(List.of(envelopeWithReport(), envelopeWithHeartbeat(), deviceHealthReport(), nodeHeartbeat(),
+                nodeAllocations(), nodeDevices(), podDeviceStatus(), healthTransition(), fleetStats(), deadLetter()));
+        return samples;
     }
 }
