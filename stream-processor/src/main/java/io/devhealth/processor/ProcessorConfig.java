@@ -45,6 +45,7 @@ public final class ProcessorConfig extends ServiceConfig {
     public static final String PRINCIPALS_SECRET_PREVIOUS_FILE = "principals.secret.previous.file";
     public static final String FLEET_WINDOW = "fleet.window.seconds";
     public static final String CLOUDEVENTS_ENABLED = "cloudevents.enabled";
+    public static final String INPUTS_LEGACY_ENABLED = "inputs.legacy.enabled";
 
     public static final long DEFAULT_ROCKSDB_MEMORY = 256L << 20;
     public static final double DEFAULT_ROCKSDB_MEMTABLE_RATIO = 0.5;
@@ -110,7 +111,13 @@ public final class ProcessorConfig extends ServiceConfig {
                             + "per node, driver, product and reason.")
             .define(CLOUDEVENTS_ENABLED, Type.BOOLEAN, false, Importance.MEDIUM,
                     "Mirror every health transition as a CloudEvents 1.0 JSON record (structured mode) to "
-                            + "<prefix>health-transitions-cloudevents, for SIEMs.");
+                            + "<prefix>health-transitions-cloudevents, for SIEMs.")
+            .define(INPUTS_LEGACY_ENABLED, Type.BOOLEAN, false, Importance.MEDIUM,
+                    "Also read the three topics collectors before node-events wrote (<prefix>device-reports, "
+                            + "node-allocations, device-inventory), co-partitioned with <prefix>node-events. On only while "
+                            + "collectors are being upgraded: turn it on before the first collector moves to node-events, "
+                            + "off once the old topics are consumed to their end (docs/proposals/one-node-stream.md). "
+                            + "It costs every record a readiness check per extra input partition.");
 
     public ProcessorConfig(Map<?, ?> values) {
         super(DEFINITION, values);
@@ -216,7 +223,8 @@ public final class ProcessorConfig extends ServiceConfig {
         return new TopologyOptions(timeoutPolicy(), Duration.ofMillis(getLong(EXPIRY_INTERVAL)),
                 Duration.ofMillis(getLong(RESTORE_GRACE)), Duration.ofMillis(getLong(STALL_THRESHOLD)),
                 Duration.ofDays(getInt(HISTORY_RETENTION)), meters, getBoolean(PRINCIPALS_ENFORCE),
-                Duration.ofSeconds(getLong(FLEET_WINDOW)), getBoolean(CLOUDEVENTS_ENABLED));
+                Duration.ofSeconds(getLong(FLEET_WINDOW)), getBoolean(CLOUDEVENTS_ENABLED),
+                getBoolean(INPUTS_LEGACY_ENABLED));
     }
 
     public RocksDbMemoryBudget rocksDbMemory() {

@@ -6,6 +6,7 @@ import io.devhealth.schema.avro.FleetStats;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.NodeDevices;
+import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.processor.internals.SignedRecordDeserializer;
 import io.devhealth.schema.Topics;
@@ -19,6 +20,7 @@ import org.apache.kafka.common.serialization.Serdes;
 
 /** The serdes of every topic of the topology (and the stores that hold topic records), all over one schema registry. */
 public record ProcessorSerdes(
+        Serde<NodeEvent> nodeEvents,
         Serde<DeviceReportEnvelope> deviceReports,
         Serde<NodeAllocations> nodeAllocations,
         Serde<NodeDevices> nodeDevices,
@@ -29,6 +31,7 @@ public record ProcessorSerdes(
 
     public static ProcessorSerdes over(SchemaRegistryClient registry) {
         return new ProcessorSerdes(
+                AvroSerde.of(NodeEvent.class, registry),
                 AvroSerde.of(DeviceReportEnvelope.class, registry),
                 AvroSerde.of(NodeAllocations.class, registry),
                 AvroSerde.of(NodeDevices.class, registry),
@@ -39,7 +42,7 @@ public record ProcessorSerdes(
     }
 
     /**
-     * These serdes, reading the collectors' three topics only once each record's node signature
+     * These serdes, reading the collectors' topics (node-events and the legacy three) only once each record's node signature
      * verifies ({@link SignedRecordDeserializer}); unchanged when {@code verifier} is empty
      * ({@code principals.enforce} off, {@link ProcessorConfig#recordVerifier()}).
      */
@@ -49,6 +52,7 @@ public record ProcessorSerdes(
         }
         RecordVerifier keys = verifier.get();
         return new ProcessorSerdes(
+                verified(nodeEvents, topics.nodeEvents(), "node-events", keys, meters),
                 verified(deviceReports, topics.deviceReports(), "device-reports", keys, meters),
                 verified(nodeAllocations, topics.nodeAllocations(), "node-allocations", keys, meters),
                 verified(nodeDevices, topics.deviceInventory(), "device-inventory", keys, meters),

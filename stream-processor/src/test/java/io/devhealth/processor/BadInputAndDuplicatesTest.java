@@ -9,9 +9,9 @@ import io.devhealth.processor.internals.InvalidInputException;
 import io.devhealth.schema.avro.DeadLetter;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.HealthTransition;
+import io.devhealth.schema.avro.NodeEvent;
 import java.nio.charset.StandardCharsets;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.serialization.Serdes;
@@ -41,17 +41,17 @@ class BadInputAndDuplicatesTest {
                 .setCollectorEpoch(TopologyFixture.EPOCH).setSequence(100).build();
         DeviceHealthReport healthy = report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(2))
                 .setCollectorEpoch(TopologyFixture.EPOCH).setSequence(101).build();
-        fixture.sendRaw(new DeviceReportEnvelope(unhealthy), T0.plusSeconds(1));
-        fixture.sendRaw(new DeviceReportEnvelope(healthy), T0.plusSeconds(2));
+        fixture.sendRaw(unhealthy, T0.plusSeconds(1));
+        fixture.sendRaw(healthy, T0.plusSeconds(2));
         fixture.transitions.readValuesToList();
         fixture.podStatus.readValuesToList();
 
         // A producer retry or a spool replay delivers the Unhealthy report again.
-        fixture.sendRaw(new DeviceReportEnvelope(unhealthy), T0.plusSeconds(3));
+        fixture.sendRaw(unhealthy, T0.plusSeconds(3));
 
         assertThat(fixture.transitions.isEmpty()).isTrue();
         assertThat(fixture.podStatus.isEmpty()).isTrue();
-        assertThat(fixture.meters.get("devhealth.processor.duplicates").tag("input", "device-reports").counter().count()).isEqualTo(1.0);
+        assertThat(fixture.meters.get("devhealth.processor.duplicates").tag("kind", "reports").counter().count()).isEqualTo(1.0);
     }
 
     @Test
@@ -60,8 +60,8 @@ class BadInputAndDuplicatesTest {
                 .setCollectorEpoch(TopologyFixture.EPOCH + 5_000).setSequence(1).build();
         DeviceHealthReport oldRun = report("gpu-0", HealthStatus.UNHEALTHY, T0.plusSeconds(11))
                 .setCollectorEpoch(TopologyFixture.EPOCH).setSequence(900).build();
-        fixture.sendRaw(new DeviceReportEnvelope(newRun), T0.plusSeconds(10));
-        fixture.sendRaw(new DeviceReportEnvelope(oldRun), T0.plusSeconds(11));
+        fixture.sendRaw(newRun, T0.plusSeconds(10));
+        fixture.sendRaw(oldRun, T0.plusSeconds(11));
 
         assertThat(fixture.transitions.readValuesToList()).extracting(HealthTransition::getTo).containsExactly(HealthStatus.HEALTHY);
     }
@@ -72,28 +72,25 @@ class BadInputAndDuplicatesTest {
         fixture.allocate("train-1", "gpu-0");
         fixture.podStatus.readValuesToList();
         // An old snapshot (lower sequence) would bring train-0 back: it must not.
-        TestInputTopic<String, byte[]> raw = fixture.driver.createInputTopic(fixture.topics.nodeAllocations(),
-                Serdes.String().serializer(), Serdes.ByteArray().serializer());
-        byte[] oldSnapshot = fixture.serdes.nodeAllocations().serializer().serialize(fixture.topics.nodeAllocations(),
-                io.devhealth.schema.avro.NodeAllocations.newBuilder().setNode(NODE).setObservedAt(T0)
-                        .setCollectorEpoch(TopologyFixture.EPOCH).setSequence(1).build());
-        raw.pipeInput(NODE, oldSnapshot);
+        byte[] oldSnapshot = fixture.encode(new NodeEvent(io.devhealth.schema.avro.NodeAllocations.newBuilder().setNode(NODE)
+                .setObservedAt(T0).setCollectorEpoch(TopologyFixture.EPOCH).setSequence(1).build()));
+        fixture.rawEvents.pipeInput(NODE, oldSnapshot);
 
         assertThat(fixture.podStatus.isEmpty()).isTrue();
-        assertThat(fixture.meters.get("devhealth.processor.duplicates").tag("input", "node-allocations").counter().count()).isEqualTo(1.0);
+        assertThat(fixture.meters.get("devhealth.processor.duplicates").tag("kind", "allocations").counter().count()).isEqualTo(1.0);
     }
 
     @Test
     void shouldSendAnUndecodableRecordToTheDeadLetterTopicAndGoOn() {
         byte[] garbage = "not avro at all".getBytes(StandardCharsets.UTF_8);
-        fixture.rawReports.pipeInput(new TestRecord<>(NODE, garbage, T0));
+        fixture.rawEvents.pipeInput(new TestRecord<>(NODE, garbage, T0));
         fixture.send(report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(1)));
 
         TestRecord<byte[], DeadLetter> letter = fixture.deadLetters.readRecord();
         assertThat(new String(letter.key(), StandardCharsets.UTF_8)).isEqualTo(NODE);
         DeadLetter value = letter.value();
         assertThat(value.getStage()).isEqualTo("processor");
-        assertThat(value.getSourceTopic()).isEqualTo(fixture.topics.deviceReports());
+        assertThat(value.getSourceTopic()).isEqualTo(fixture.topics.nodeEvents());
         assertThat(value.getSourcePartition()).isEqualTo(0);
         assertThat(value.getSourceOffset()).isEqualTo(0L);
         assertThat(bytes(value.getValue())).isEqualTo(garbage);
@@ -105,11 +102,11 @@ class BadInputAndDuplicatesTest {
 
     @Test
     void shouldSendAnInvalidRecordToTheDeadLetterTopicWithoutTouchingState() {
-        DeviceReportEnvelope noIdentity = new DeviceReportEnvelope(DeviceHealthReport.newBuilder().setNode(NODE)
+        NodeEvent noIdentity = new NodeEvent(DeviceHealthReport.newBuilder().setNode(NODE)
                 .setDevice(DeviceRef.newBuilder().build()).setHealth(HealthStatus.UNHEALTHY).setObservedAt(T0)
                 .setCollectorEpoch(TopologyFixture.EPOCH).setSequence(50).build());
         byte[] original = fixture.encode(noIdentity);
-        fixture.rawReports.pipeInput(new TestRecord<>(NODE, original, T0));
+        fixture.rawEvents.pipeInput(new TestRecord<>(NODE, original, T0));
         // The invalid record did not advance the de-duplication watermark: a valid one with a lower sequence still counts.
         fixture.send(report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(1)));
 
@@ -123,7 +120,7 @@ class BadInputAndDuplicatesTest {
 
     @Test
     void shouldSendARecordWithoutKeyToTheDeadLetterTopic() {
-        fixture.reports.pipeInput(null, new DeviceReportEnvelope(report("gpu-0", HealthStatus.HEALTHY, T0).build()), T0);
+        fixture.pipe(null, report("gpu-0", HealthStatus.HEALTHY, T0).build(), T0);
 
         assertThat(fixture.deadLetters.readValue().getReason()).contains("key");
         assertThat(fixture.transitions.isEmpty()).isTrue();

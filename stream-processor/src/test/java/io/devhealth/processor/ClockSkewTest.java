@@ -7,7 +7,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.devhealth.processor.internals.StateKeys;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.ReportKind;
@@ -118,7 +117,7 @@ class ClockSkewTest {
             }
             lastReport.put(node + d, observedAt);
             // The collector stamps records with its own clock too: record time is skewed like observedAt.
-            fixture.reports.pipeInput(new TestRecord<>(node, new DeviceReportEnvelope(report), observedAt));
+            fixture.pipe(node, report, observedAt);
         }
     }
 

@@ -152,9 +152,8 @@ class DeviceHealthTopologyTest {
     @Test
     void shouldKeepDevicesOfDifferentNodesApart() {
         fixture.send(report("gpu-0", HealthStatus.UNHEALTHY, T0.plusSeconds(1)));
-        fixture.reports.pipeInput("node-b", new io.devhealth.schema.avro.DeviceReportEnvelope(
-                report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(1)).setNode("node-b")
-                        .setDevice(DeviceRef.newBuilder().setDriver(DRIVER).setPool(NODE).setDevice("gpu-0").build()).build()),
+        fixture.pipe("node-b", report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(1)).setNode("node-b")
+                        .setDevice(DeviceRef.newBuilder().setDriver(DRIVER).setPool(NODE).setDevice("gpu-0").build()).build(),
                 T0.plusSeconds(1));
 
         assertThat(fixture.transitions.readKeyValuesToList()).extracting(kv -> kv.key, kv -> kv.value.getTo()).containsExactly(

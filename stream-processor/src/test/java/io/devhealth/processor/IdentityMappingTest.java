@@ -150,7 +150,7 @@ class IdentityMappingTest {
                         InventoryDevice.newBuilder().setDriver(DRIVER).setPool(NODE).setDevice("gpu-0-mig-1g-0").setUuid("GPU-P").build(),
                         InventoryDevice.newBuilder().setDriver(DRIVER).setPool(NODE).setDevice("gpu-0-mig-1g-1").setUuid("GPU-P").build()))
                 .build();
-        fixture.inventory.pipeInput(NODE, inventory, T0);
+        fixture.pipe(NODE, inventory, T0);
         fixture.send(nvml("GPU-P", HealthStatus.UNHEALTHY, T0.plusSeconds(1)).setReason("XID-79"));
 
         List<HealthTransition> transitions = fixture.transitions.readValuesToList();

@@ -47,7 +47,7 @@ class InventoryReplayTest {
     }
 
     private void pipe(NodeDevices inventory) {
-        fixture.inventory.pipeInput(NODE, inventory, fixture.wall());
+        fixture.pipe(NODE, inventory, fixture.wall());
     }
 
     private List<String> deviceKeys() {
@@ -70,7 +70,7 @@ class InventoryReplayTest {
     }
 
     private double inventoryDuplicates() {
-        Counter counter = fixture.meters.find("devhealth.processor.duplicates").tag("input", "device-inventory").counter();
+        Counter counter = fixture.meters.find("devhealth.processor.duplicates").tag("kind", "inventory").counter();
         assertThat(counter).as("duplicates counter for device-inventory registered").isNotNull();
         return counter.count();
     }

@@ -110,7 +110,7 @@ class KeepAliveRestartIT {
 
     /** Until the processor has committed (exactly once: with its state) every report sent so far. */
     private void awaitProcessed() {
-        TopicPartition input = new TopicPartition(run.topics.deviceReports(), 0);
+        TopicPartition input = new TopicPartition(run.topics.nodeEvents(), 0);
         await("reports processed").atMost(WAIT).until(() -> {
             long end = run.kafka.admin().listOffsets(Map.of(input, OffsetSpec.latest())).partitionResult(input).get().offset();
             OffsetAndMetadata committed = run.kafka.admin().listConsumerGroupOffsets(run.applicationId).partitionsToOffsetAndMetadata().get()

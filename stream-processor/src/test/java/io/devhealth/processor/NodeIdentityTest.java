@@ -9,7 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.devhealth.processor.internals.NodeIdentityCheck;
 import io.devhealth.schema.avro.DeadLetter;
 import io.devhealth.schema.avro.DeviceHealthReport;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
+import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.NodeDevices;
@@ -33,16 +33,16 @@ class NodeIdentityTest {
         try (TopologyFixture fixture = new TopologyFixture(o -> o)) {
             DeviceHealthReport forged = report("gpu-0", HealthStatus.UNHEALTHY, T0.plusSeconds(1)).setNode("node-b")
                     .setCollectorEpoch(EPOCH).setSequence(1).build();
-            fixture.sendRaw(new DeviceReportEnvelope(forged), T0.plusSeconds(1));
+            fixture.sendRaw(forged, T0.plusSeconds(1));
             fixture.send(report("gpu-1", HealthStatus.HEALTHY, T0.plusSeconds(2)));
 
             List<DeadLetter> letters = fixture.deadLetters.readValuesToList();
             assertThat(letters).singleElement().satisfies(letter -> {
-                assertThat(letter.getSourceTopic()).isEqualTo(fixture.topics.deviceReports());
+                assertThat(letter.getSourceTopic()).isEqualTo(fixture.topics.nodeEvents());
                 assertThat(letter.getReason()).contains("node-b").contains(NODE).contains("only publish for its own node");
                 assertThat(letter.getValue()).as("original bytes kept").isNotNull();
             });
-            assertThat(rejected(fixture, "device-reports", "value-node")).isEqualTo(1.0);
+            assertThat(rejected(fixture, "node-events", "value-node")).isEqualTo(1.0);
             assertThat(fixture.transitions.readValuesToList()).as("the forged report changed nothing; the next one is applied")
                     .singleElement().satisfies(t -> assertThat(t.getDevice().getDevice()).isEqualTo("gpu-1"));
         }
@@ -51,13 +51,12 @@ class NodeIdentityTest {
     @Test
     void shouldDeadLetterAllocationsAndInventoriesOfAnotherNode() {
         try (TopologyFixture fixture = new TopologyFixture(o -> o)) {
-            fixture.allocations.pipeInput(NODE, NodeAllocations.newBuilder().setNode("node-b").setObservedAt(T0).build(), T0);
-            fixture.inventory.pipeInput(NODE, NodeDevices.newBuilder().setNode("").setObservedAt(T0).build(), T0);
+            fixture.pipe(NODE, NodeAllocations.newBuilder().setNode("node-b").setObservedAt(T0).build(), T0);
+            fixture.pipe(NODE, NodeDevices.newBuilder().setNode("").setObservedAt(T0).build(), T0);
 
-            assertThat(fixture.deadLetters.readValuesToList()).extracting(DeadLetter::getSourceTopic)
-                    .containsExactly(fixture.topics.nodeAllocations(), fixture.topics.deviceInventory());
-            assertThat(rejected(fixture, "node-allocations", "value-node")).isEqualTo(1.0);
-            assertThat(rejected(fixture, "device-inventory", "value-node")).isEqualTo(1.0);
+            assertThat(fixture.deadLetters.readValuesToList()).extracting(DeadLetter::getReason)
+                    .satisfiesExactly(r -> assertThat(r).contains("'node-b'"), r -> assertThat(r).contains("for node ''"));
+            assertThat(rejected(fixture, "node-events", "value-node")).isEqualTo(2.0);
             assertThat(fixture.podStatus.isEmpty()).isTrue();
             assertThat(fixture.driver.getKeyValueStore(DeviceHealthTopology.NODE_INVENTORY_STORE).get(NODE)).isNull();
         }
@@ -67,19 +66,19 @@ class NodeIdentityTest {
     void shouldRequireTheNodeHeaderOnlyWhenPrincipalsAreEnforced() {
         try (TopologyFixture fixture = new TopologyFixture(o -> o.withEnforcePrincipals(true))) {
             DeviceHealthReport.Builder report = report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(1)).setCollectorEpoch(EPOCH);
-            fixture.reports.pipeInput(new TestRecord<>(NODE, new DeviceReportEnvelope(report.setSequence(1).build()),
+            fixture.events.pipeInput(new TestRecord<>(NODE, new NodeEvent(report.setSequence(1).build()),
                     new RecordHeaders(), T0.plusSeconds(1)));
-            fixture.reports.pipeInput(new TestRecord<>(NODE, new DeviceReportEnvelope(report.setSequence(2).build()),
+            fixture.events.pipeInput(new TestRecord<>(NODE, new NodeEvent(report.setSequence(2).build()),
                     new RecordHeaders().add(new RecordHeader(NodeIdentityCheck.NODE_HEADER, "node-b".getBytes(StandardCharsets.UTF_8))),
                     T0.plusSeconds(1)));
-            fixture.reports.pipeInput(new TestRecord<>(NODE, new DeviceReportEnvelope(report.setSequence(3).build()),
+            fixture.events.pipeInput(new TestRecord<>(NODE, new NodeEvent(report.setSequence(3).build()),
                     new RecordHeaders().add(new RecordHeader(NodeIdentityCheck.NODE_HEADER, NODE.getBytes(StandardCharsets.UTF_8))),
                     T0.plusSeconds(1)));
 
             assertThat(fixture.deadLetters.readValuesToList()).extracting(DeadLetter::getReason)
                     .satisfiesExactly(r -> assertThat(r).contains("without the devhealth.node header"),
                             r -> assertThat(r).contains("devhealth.node='node-b'"));
-            assertThat(rejected(fixture, "device-reports", "header")).isEqualTo(2.0);
+            assertThat(rejected(fixture, "node-events", "header")).isEqualTo(2.0);
             assertThat(fixture.transitions.readValuesToList()).as("only the record with the right header applied").hasSize(1);
         }
         try (TopologyFixture fixture = new TopologyFixture(o -> o)) {

@@ -10,7 +10,7 @@ import io.devhealth.schema.avro.ClaimAllocation;
 import io.devhealth.schema.avro.ClaimDevice;
 import io.devhealth.schema.avro.ContainerAllocation;
 import io.devhealth.schema.avro.DeadLetter;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
+import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.PodAllocation;
@@ -49,24 +49,24 @@ class NodeSignatureTest {
         return new RecordSigner(NodeKeyCredential.issue(master, node));
     }
 
-    private static DeviceReportEnvelope envelope(String node, String device, HealthStatus health, long sequence) {
-        return new DeviceReportEnvelope(report(device, health, T0.plusSeconds(sequence)).setNode(node)
+    private static NodeEvent event(String node, String device, HealthStatus health, long sequence) {
+        return new NodeEvent(report(device, health, T0.plusSeconds(sequence)).setNode(node)
                 .setCollectorEpoch(EPOCH).setSequence(sequence).build());
     }
 
     /** What a collector sends: the exact value bytes, signed. */
-    private static void sendSigned(TopologyFixture fixture, RecordSigner signer, String key, DeviceReportEnvelope value, long sequence) {
-        String topic = fixture.topics.deviceReports();
-        byte[] bytes = fixture.serdes.deviceReports().serializer().serialize(topic, value);
+    private static void sendSigned(TopologyFixture fixture, RecordSigner signer, String key, NodeEvent value, long sequence) {
+        String topic = fixture.topics.nodeEvents();
+        byte[] bytes = fixture.serdes.nodeEvents().serializer().serialize(topic, value);
         Headers headers = new RecordHeaders();
         signer.sign(topic, bytes, headers);
-        fixture.rawReports.pipeInput(new TestRecord<>(key, bytes, headers, T0.plusSeconds(sequence)));
+        fixture.rawEvents.pipeInput(new TestRecord<>(key, bytes, headers, T0.plusSeconds(sequence)));
     }
 
     @Test
     void shouldApplyARecordSignedWithItsNodesKey() {
         try (TopologyFixture fixture = enforcing(MASTER)) {
-            sendSigned(fixture, signer(MASTER, NODE), NODE, envelope(NODE, "gpu-0", HealthStatus.UNHEALTHY, 1), 1);
+            sendSigned(fixture, signer(MASTER, NODE), NODE, event(NODE, "gpu-0", HealthStatus.UNHEALTHY, 1), 1);
 
             assertThat(fixture.deadLetters.isEmpty()).isTrue();
             assertThat(fixture.transitions.readValuesToList()).singleElement()
@@ -78,13 +78,13 @@ class NodeSignatureTest {
     void shouldDeadLetterARecordSignedByNodeAButKeyedAsNodeB() {
         try (TopologyFixture fixture = enforcing(MASTER)) {
             // Node A's collector, compromised, writes node B's facts under B's key with its own (valid) signature.
-            sendSigned(fixture, signer(MASTER, NODE), "node-b", envelope("node-b", "gpu-0", HealthStatus.UNHEALTHY, 1), 1);
+            sendSigned(fixture, signer(MASTER, NODE), "node-b", event("node-b", "gpu-0", HealthStatus.UNHEALTHY, 1), 1);
 
             assertThat(fixture.deadLetters.readValuesToList()).singleElement().satisfies(letter -> {
                 assertThat(letter.getReason()).contains("devhealth.node='" + NODE + "'").contains("node-b");
                 assertThat(letter.getKey()).isNotNull();
             });
-            assertThat(rejected(fixture, "device-reports", "header")).isEqualTo(1.0);
+            assertThat(rejected(fixture, "node-events", "header")).isEqualTo(1.0);
             assertThat(fixture.transitions.isEmpty()).isTrue();
             assertThat(fixture.podStatus.isEmpty()).isTrue();
         }
@@ -95,14 +95,14 @@ class NodeSignatureTest {
         try (TopologyFixture fixture = enforcing(MASTER)) {
             NodeKeyCredential mine = NodeKeyCredential.issue(MASTER, NODE);
             RecordSigner impostor = new RecordSigner(new NodeKeyCredential(mine.keyId(), "node-b", mine.key()));
-            sendSigned(fixture, impostor, "node-b", envelope("node-b", "gpu-0", HealthStatus.UNHEALTHY, 1), 1);
+            sendSigned(fixture, impostor, "node-b", event("node-b", "gpu-0", HealthStatus.UNHEALTHY, 1), 1);
 
             assertThat(fixture.deadLetters.readValuesToList()).singleElement().satisfies(letter -> {
                 assertThat(letter.getReason()).startsWith("unauthenticated record:").contains("invalid signature");
                 assertThat(letter.getValue()).as("original bytes kept").isNotNull();
                 assertThat(letter.getErrorClass()).endsWith("RecordAuthenticationException");
             });
-            assertThat(rejected(fixture, "device-reports", "signature")).isEqualTo(1.0);
+            assertThat(rejected(fixture, "node-events", "signature")).isEqualTo(1.0);
             assertThat(fixture.meters.get("devhealth.processor.dead.letters").tag("kind", "authentication").counter().count())
                     .isEqualTo(1.0);
             assertThat(fixture.transitions.isEmpty()).isTrue();
@@ -112,21 +112,21 @@ class NodeSignatureTest {
     @Test
     void shouldDeadLetterUnsignedAndTamperedRecordsAndGoOn() {
         try (TopologyFixture fixture = enforcing(MASTER)) {
-            String topic = fixture.topics.deviceReports();
-            byte[] bytes = fixture.serdes.deviceReports().serializer().serialize(topic, envelope(NODE, "gpu-0", HealthStatus.UNHEALTHY, 1));
+            String topic = fixture.topics.nodeEvents();
+            byte[] bytes = fixture.serdes.nodeEvents().serializer().serialize(topic, event(NODE, "gpu-0", HealthStatus.UNHEALTHY, 1));
             Headers stampedOnly = new RecordHeaders().add("devhealth.node", NODE.getBytes(StandardCharsets.UTF_8));
-            fixture.rawReports.pipeInput(new TestRecord<>(NODE, bytes, stampedOnly, T0.plusSeconds(1)));
+            fixture.rawEvents.pipeInput(new TestRecord<>(NODE, bytes, stampedOnly, T0.plusSeconds(1)));
 
             Headers signed = new RecordHeaders();
             signer(MASTER, NODE).sign(topic, bytes, signed);
-            byte[] tampered = fixture.serdes.deviceReports().serializer().serialize(topic, envelope(NODE, "gpu-1", HealthStatus.UNHEALTHY, 1));
-            fixture.rawReports.pipeInput(new TestRecord<>(NODE, tampered, signed, T0.plusSeconds(1)));
+            byte[] tampered = fixture.serdes.nodeEvents().serializer().serialize(topic, event(NODE, "gpu-1", HealthStatus.UNHEALTHY, 1));
+            fixture.rawEvents.pipeInput(new TestRecord<>(NODE, tampered, signed, T0.plusSeconds(1)));
 
-            sendSigned(fixture, signer(MASTER, NODE), NODE, envelope(NODE, "gpu-2", HealthStatus.UNHEALTHY, 2), 2);
+            sendSigned(fixture, signer(MASTER, NODE), NODE, event(NODE, "gpu-2", HealthStatus.UNHEALTHY, 2), 2);
 
             assertThat(fixture.deadLetters.readValuesToList()).extracting(DeadLetter::getReason)
                     .satisfiesExactly(r -> assertThat(r).contains("not signed"), r -> assertThat(r).contains("invalid signature"));
-            assertThat(rejected(fixture, "device-reports", "signature")).isEqualTo(2.0);
+            assertThat(rejected(fixture, "node-events", "signature")).isEqualTo(2.0);
             assertThat(fixture.transitions.readValuesToList()).as("only the signed record applied")
                     .singleElement().satisfies(t -> assertThat(t.getDevice().getDevice()).isEqualTo("gpu-2"));
         }
@@ -135,32 +135,30 @@ class NodeSignatureTest {
     @Test
     void shouldVerifyAllocationsToo() {
         try (TopologyFixture fixture = enforcing(MASTER)) {
-            String topic = fixture.topics.nodeAllocations();
-            TestInputTopic<String, byte[]> raw = fixture.driver.createInputTopic(topic, Serdes.String().serializer(),
-                    Serdes.ByteArray().serializer());
-            byte[] bytes = fixture.serdes.nodeAllocations().serializer().serialize(topic,
-                    NodeAllocations.newBuilder().setNode(NODE).setObservedAt(T0).build());
-            raw.pipeInput(new TestRecord<>(NODE, bytes, new RecordHeaders(), T0));
-            Headers signedForReports = new RecordHeaders();
-            signer(MASTER, NODE).sign(fixture.topics.deviceReports(), bytes, signedForReports);
-            raw.pipeInput(new TestRecord<>(NODE, bytes, signedForReports, T0));
+            String topic = fixture.topics.nodeEvents();
+            byte[] bytes = fixture.serdes.nodeEvents().serializer().serialize(topic,
+                    new NodeEvent(NodeAllocations.newBuilder().setNode(NODE).setObservedAt(T0).build()));
+            fixture.rawEvents.pipeInput(new TestRecord<>(NODE, bytes, new RecordHeaders(), T0));
+            Headers signedForAnotherTopic = new RecordHeaders();
+            signer(MASTER, NODE).sign(fixture.topics.deviceReports(), bytes, signedForAnotherTopic);
+            fixture.rawEvents.pipeInput(new TestRecord<>(NODE, bytes, signedForAnotherTopic, T0));
 
             assertThat(fixture.deadLetters.readValuesToList()).extracting(DeadLetter::getSourceTopic).containsExactly(topic, topic);
-            assertThat(rejected(fixture, "node-allocations", "signature")).as("unsigned, and signed for another topic").isEqualTo(2.0);
+            assertThat(rejected(fixture, "node-events", "signature")).as("unsigned, and signed for another topic").isEqualTo(2.0);
         }
     }
 
     @Test
     void shouldAcceptKeysOfThePreviousSecretDuringARotation() {
         try (TopologyFixture fixture = enforcing(MASTER, PREVIOUS)) {
-            sendSigned(fixture, signer(PREVIOUS, NODE), NODE, envelope(NODE, "gpu-0", HealthStatus.UNHEALTHY, 1), 1);
-            sendSigned(fixture, signer(MASTER, NODE), NODE, envelope(NODE, "gpu-0", HealthStatus.HEALTHY, 2), 2);
+            sendSigned(fixture, signer(PREVIOUS, NODE), NODE, event(NODE, "gpu-0", HealthStatus.UNHEALTHY, 1), 1);
+            sendSigned(fixture, signer(MASTER, NODE), NODE, event(NODE, "gpu-0", HealthStatus.HEALTHY, 2), 2);
 
             assertThat(fixture.deadLetters.isEmpty()).isTrue();
             assertThat(fixture.transitions.readValuesToList()).hasSize(2);
         }
         try (TopologyFixture fixture = enforcing(MASTER)) {
-            sendSigned(fixture, signer(PREVIOUS, NODE), NODE, envelope(NODE, "gpu-0", HealthStatus.UNHEALTHY, 1), 1);
+            sendSigned(fixture, signer(PREVIOUS, NODE), NODE, event(NODE, "gpu-0", HealthStatus.UNHEALTHY, 1), 1);
 
             assertThat(fixture.deadLetters.readValuesToList()).singleElement()
                     .satisfies(letter -> assertThat(letter.getReason()).contains("unknown key id"));
@@ -171,20 +169,18 @@ class NodeSignatureTest {
     void shouldReachPodStatusThroughStoresWrittenFromSignedRecords() {
         // The verifying serdes also back the allocation store: what the processor stored must read back unsigned.
         try (TopologyFixture fixture = enforcing(MASTER)) {
-            String topic = fixture.topics.nodeAllocations();
-            TestInputTopic<String, byte[]> raw = fixture.driver.createInputTopic(topic, Serdes.String().serializer(),
-                    Serdes.ByteArray().serializer());
+            String topic = fixture.topics.nodeEvents();
             NodeAllocations allocations = NodeAllocations.newBuilder().setNode(NODE).setObservedAt(T0)
                     .setCollectorEpoch(EPOCH).setSequence(1)
                     .setPods(List.of(new PodAllocation("ml", "train", List.of(ContainerAllocation.newBuilder().setName("main")
                             .setClaims(List.of(new ClaimAllocation("train-gpu", "ml", List.of(ClaimDevice.newBuilder()
                                     .setDriver(TopologyFixture.DRIVER).setPool(NODE).setDevice("gpu-0").build())))).build()))))
                     .build();
-            byte[] bytes = fixture.serdes.nodeAllocations().serializer().serialize(topic, allocations);
+            byte[] bytes = fixture.serdes.nodeEvents().serializer().serialize(topic, new NodeEvent(allocations));
             Headers headers = new RecordHeaders();
             signer(MASTER, NODE).sign(topic, bytes, headers);
-            raw.pipeInput(new TestRecord<>(NODE, bytes, headers, T0));
-            sendSigned(fixture, signer(MASTER, NODE), NODE, envelope(NODE, "gpu-0", HealthStatus.UNHEALTHY, 2), 2);
+            fixture.rawEvents.pipeInput(new TestRecord<>(NODE, bytes, headers, T0));
+            sendSigned(fixture, signer(MASTER, NODE), NODE, event(NODE, "gpu-0", HealthStatus.UNHEALTHY, 2), 2);
 
             assertThat(fixture.deadLetters.isEmpty()).isTrue();
             assertThat(fixture.podStatus.readValuesToList()).isNotEmpty().last()

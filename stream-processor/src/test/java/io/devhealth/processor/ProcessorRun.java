@@ -2,8 +2,8 @@ package io.devhealth.processor;
 
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.DeviceHealthReport;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.avro.NodeHeartbeat;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.testkit.kafka.EmbeddedKafkaCluster;
@@ -40,8 +40,8 @@ final class ProcessorRun implements AutoCloseable {
     ProcessorRun(EmbeddedKafkaCluster kafka, String name, int partitions) {
         this.kafka = kafka;
         this.topics = new Topics(EmbeddedKafkaCluster.uniqueName(name) + ".");
-        kafka.createTopics(partitions, topics.deviceReports(), topics.nodeAllocations(), topics.deviceInventory(),
-                topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
+        kafka.createTopics(partitions, topics.collectorTopics().toArray(String[]::new));
+        kafka.createTopics(partitions, topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
         kafka.createCompactedTopics(partitions, topics.podDeviceStatus());
         this.registryUrl = "mem://" + EmbeddedKafkaCluster.uniqueName("registry");
         this.serdes = ProcessorSerdes.over(SchemaRegistries.fromUrl(registryUrl));
@@ -73,16 +73,18 @@ final class ProcessorRun implements AutoCloseable {
         }
     }
 
-    /** A device report or heartbeat, as a collector writes it: on device-reports, stamped with its observedAt. */
+    /** A device report or heartbeat, as a collector writes it: on node-events, stamped with its observedAt. */
     void sendReport(String node, Object payload) throws Exception {
         Instant at = payload instanceof DeviceHealthReport r ? r.getObservedAt() : ((NodeHeartbeat) payload).getObservedAt();
-        send(topics.deviceReports(), node, at.toEpochMilli(),
-                serdes.deviceReports().serializer().serialize(topics.deviceReports(), new DeviceReportEnvelope(payload)));
+        sendEvent(node, at, new NodeEvent(payload));
     }
 
     void sendAllocations(NodeAllocations allocations) throws Exception {
-        send(topics.nodeAllocations(), allocations.getNode(), allocations.getObservedAt().toEpochMilli(),
-                serdes.nodeAllocations().serializer().serialize(topics.nodeAllocations(), allocations));
+        sendEvent(allocations.getNode(), allocations.getObservedAt(), new NodeEvent(allocations));
+    }
+
+    private void sendEvent(String node, Instant at, NodeEvent event) throws Exception {
+        send(topics.nodeEvents(), node, at.toEpochMilli(), serdes.nodeEvents().serializer().serialize(topics.nodeEvents(), event));
     }
 
     /** Any bytes: bad input. The record's timestamp is the producer's. */

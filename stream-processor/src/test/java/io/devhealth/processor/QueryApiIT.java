@@ -76,7 +76,7 @@ class QueryApiIT {
                                 .setDriver(DRIVER).setPool(NODE).setDevice("gpu-0").build())))).build()))))
                 .build());
         run.sendReport(NODE, report(HealthStatus.HEALTHY, t1, 2, null));
-        run.sendRaw(topics.deviceReports(), NODE, "garbage".getBytes(StandardCharsets.UTF_8));
+        run.sendRaw(topics.nodeEvents(), NODE, "garbage".getBytes(StandardCharsets.UTF_8));
         run.sendReport(NODE, report(HealthStatus.UNHEALTHY, t2, 3, "XID-79"));
     }
 
@@ -218,7 +218,7 @@ class QueryApiIT {
         }
         assertThat(letters).singleElement().satisfies(letter -> {
             assertThat(StandardCharsets.UTF_8.decode(letter.getValue()).toString()).isEqualTo("garbage");
-            assertThat(letter.getSourceTopic()).isEqualTo(topics.deviceReports());
+            assertThat(letter.getSourceTopic()).isEqualTo(topics.nodeEvents());
         });
     }
 }

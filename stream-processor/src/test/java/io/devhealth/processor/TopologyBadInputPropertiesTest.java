@@ -7,9 +7,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.devhealth.schema.avro.DeadLetter;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.HealthTransition;
+import io.devhealth.schema.avro.NodeEvent;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.time.Instant;
@@ -28,7 +28,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The production topology fed random mixes of good reports and bad records on both input topics:
+ * The production topology fed random mixes of good reports and bad records on node-events and on a
+ * legacy input (node-allocations, read while collectors are upgraded):
  * every bad record becomes exactly one dead letter (with its bytes, topic and a reason) and is
  * counted; the good records between them yield exactly the transitions an oracle predicts; the
  * topology never stops.
@@ -60,7 +61,7 @@ class TopologyBadInputPropertiesTest {
     @MethodSource("seeds")
     void shouldDeadLetterEveryBadRecordAndProcessEveryGoodOne(long seed) {
         List<Input> inputs = inputs(new Random(seed));
-        try (TopologyFixture fixture = new TopologyFixture(NO_SILENCE)) {
+        try (TopologyFixture fixture = new TopologyFixture(o -> o.withTimeouts(NO_SILENCE).withLegacyInputs(true))) {
             TestInputTopic<String, byte[]> rawAllocations = fixture.driver.createInputTopic(fixture.topics.nodeAllocations(),
                     Serdes.String().serializer(), Serdes.ByteArray().serializer());
             Map<String, HealthStatus> current = new HashMap<>();
@@ -85,8 +86,8 @@ class TopologyBadInputPropertiesTest {
                         expectedTopics.add(fixture.topics.nodeAllocations());
                     } else {
                         String key = bad.kind() == BadKind.NULL_KEY ? null : NODE;
-                        fixture.rawReports.pipeInput(new TestRecord<>(key, bytes, at));
-                        expectedTopics.add(fixture.topics.deviceReports());
+                        fixture.rawEvents.pipeInput(new TestRecord<>(key, bytes, at));
+                        expectedTopics.add(fixture.topics.nodeEvents());
                     }
                     expectedLetters.add(bytes);
                 }
@@ -113,7 +114,7 @@ class TopologyBadInputPropertiesTest {
     private static byte[] badBytes(TopologyFixture fixture, Bad bad, Instant at) {
         DeviceHealthReport valid = TopologyFixture.report("gpu-0", HealthStatus.UNHEALTHY, at)
                 .setCollectorEpoch(TopologyFixture.EPOCH).setSequence(Long.MAX_VALUE).build();
-        byte[] encoded = fixture.encode(new DeviceReportEnvelope(valid));
+        byte[] encoded = fixture.encode(new NodeEvent(valid));
         return switch (bad.kind()) {
             // A random byte string that happens to start with a registered header is not "random" any more.
             case RANDOM_BYTES, GARBAGE_ALLOCATIONS -> bad.noise().length > 0 && bad.noise()[0] == 0
@@ -126,10 +127,10 @@ class TopologyBadInputPropertiesTest {
             }
             case WRONG_MAGIC -> withFirst((byte) (1 + Math.floorMod(Arrays.hashCode(bad.noise()), 255)), encoded);
             case TOMBSTONE -> null;
-            case NO_DEVICE_IDENTITY -> fixture.encode(new DeviceReportEnvelope(TopologyFixture.report("", HealthStatus.UNHEALTHY, at)
+            case NO_DEVICE_IDENTITY -> fixture.encode(new NodeEvent(TopologyFixture.report("", HealthStatus.UNHEALTHY, at)
                     .setDevice(DeviceRef.newBuilder().build()).setCollectorEpoch(TopologyFixture.EPOCH).setSequence(Long.MAX_VALUE)
                     .build()));
-            case NO_OBSERVED_AT -> fixture.encode(new DeviceReportEnvelope(TopologyFixture.report("gpu-1", HealthStatus.HEALTHY,
+            case NO_OBSERVED_AT -> fixture.encode(new NodeEvent(TopologyFixture.report("gpu-1", HealthStatus.HEALTHY,
                     Instant.EPOCH).setCollectorEpoch(TopologyFixture.EPOCH).setSequence(Long.MAX_VALUE).build()));
             case NULL_KEY -> encoded;
         };

@@ -15,6 +15,7 @@ import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.InventoryDevice;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.NodeDevices;
+import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.avro.NodeHeartbeat;
 import io.devhealth.schema.avro.PodAllocation;
 import io.devhealth.schema.avro.PodDeviceStatus;
@@ -31,6 +32,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Properties;
 import java.util.UUID;
+import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
@@ -53,10 +55,13 @@ final class TopologyFixture implements AutoCloseable {
     final SimpleMeterRegistry meters = new SimpleMeterRegistry();
     final ProcessorSerdes serdes;
     final TopologyTestDriver driver;
-    final TestInputTopic<String, DeviceReportEnvelope> reports;
-    final TestInputTopic<String, byte[]> rawReports;
-    final TestInputTopic<String, NodeAllocations> allocations;
-    final TestInputTopic<String, NodeDevices> inventory;
+    /** node-events, where collectors write everything about their node. */
+    final TestInputTopic<String, NodeEvent> events;
+    final TestInputTopic<String, byte[]> rawEvents;
+    /** The earlier layout's topics: read only with {@link TopologyOptions#legacyInputs()}. */
+    final TestInputTopic<String, DeviceReportEnvelope> legacyReports;
+    final TestInputTopic<String, NodeAllocations> legacyAllocations;
+    final TestInputTopic<String, NodeDevices> legacyInventory;
     final TestOutputTopic<String, PodDeviceStatus> podStatus;
     final TestOutputTopic<String, HealthTransition> transitions;
     final TestOutputTopic<byte[], DeadLetter> deadLetters;
@@ -93,10 +98,12 @@ final class TopologyFixture implements AutoCloseable {
         DeadLetterHandler.configure(props, topics.deadLetters(), serdes.deadLetters().serializer(), meters);
         TopologyOptions options = customize.apply(TopologyOptions.defaults()).withMeters(meters);
         driver = new TopologyTestDriver(DeviceHealthTopology.build(topics, serdes, options), props, T0);
-        reports = driver.createInputTopic(topics.deviceReports(), Serdes.String().serializer(), serdes.deviceReports().serializer());
-        rawReports = driver.createInputTopic(topics.deviceReports(), Serdes.String().serializer(), Serdes.ByteArray().serializer());
-        allocations = driver.createInputTopic(topics.nodeAllocations(), Serdes.String().serializer(), serdes.nodeAllocations().serializer());
-        inventory = driver.createInputTopic(topics.deviceInventory(), Serdes.String().serializer(), serdes.nodeDevices().serializer());
+        events = driver.createInputTopic(topics.nodeEvents(), Serdes.String().serializer(), serdes.nodeEvents().serializer());
+        rawEvents = driver.createInputTopic(topics.nodeEvents(), Serdes.String().serializer(), Serdes.ByteArray().serializer());
+        legacyReports = driver.createInputTopic(topics.deviceReports(), Serdes.String().serializer(), serdes.deviceReports().serializer());
+        legacyAllocations = driver.createInputTopic(topics.nodeAllocations(), Serdes.String().serializer(),
+                serdes.nodeAllocations().serializer());
+        legacyInventory = driver.createInputTopic(topics.deviceInventory(), Serdes.String().serializer(), serdes.nodeDevices().serializer());
         podStatus = driver.createOutputTopic(topics.podDeviceStatus(), Serdes.String().deserializer(), serdes.podDeviceStatus().deserializer());
         transitions = driver.createOutputTopic(topics.healthTransitions(), Serdes.String().deserializer(),
                 serdes.healthTransitions().deserializer());
@@ -153,7 +160,7 @@ final class TopologyFixture implements AutoCloseable {
     /** Publishes the node's inventory as the collector would (next sequence of the current epoch): each DRA device with UUID {@link #uuid}. */
     void inventory(String... devices) {
         NodeDevices snapshot = inventoryOf(devices).setCollectorEpoch(EPOCH).setSequence(++sequence).build();
-        inventory.pipeInput(NODE, snapshot, wall());
+        pipe(NODE, snapshot, wall());
     }
 
     /** An inventory of the node without identity (0, 0): each DRA device with UUID {@link #uuid}. */
@@ -174,17 +181,23 @@ final class TopologyFixture implements AutoCloseable {
                 .setPods(List.of(new PodAllocation("ml", pod, List.of(ContainerAllocation.newBuilder().setName("main")
                         .setDevicePluginResources(List.of(new DevicePluginAllocation(resourceName, List.of(deviceIds)))).build()))))
                 .build();
-        allocations.pipeInput(NODE, snapshot, wall());
+        pipe(NODE, snapshot, wall());
     }
 
     /** Sends a report as the collector would: next sequence of the current epoch, timestamp = observedAt. */
     void send(DeviceHealthReport.Builder report) {
         DeviceHealthReport built = report.setCollectorEpoch(EPOCH).setSequence(++sequence).build();
-        reports.pipeInput(NODE, new DeviceReportEnvelope(built), built.getObservedAt());
+        pipe(NODE, built, built.getObservedAt());
     }
 
-    void sendRaw(DeviceReportEnvelope envelope, Instant timestamp) {
-        reports.pipeInput(NODE, envelope, timestamp);
+    /** Sends {@code payload} as it is (no sequence of the fixture's), as node {@link #NODE}'s event. */
+    void sendRaw(SpecificRecord payload, Instant timestamp) {
+        pipe(NODE, payload, timestamp);
+    }
+
+    /** Pipes {@code payload} (a DeviceHealthReport, NodeHeartbeat, NodeAllocations or NodeDevices) to node-events under {@code key}. */
+    void pipe(String key, SpecificRecord payload, Instant timestamp) {
+        events.pipeInput(key, new NodeEvent(payload), timestamp);
     }
 
     void heartbeat(Instant at, SourceStatus driverStatus) {
@@ -192,25 +205,29 @@ final class TopologyFixture implements AutoCloseable {
                 .setSources(List.of(SourceState.newBuilder().setSource(SourceKind.DRA).setSourceName(DRIVER)
                         .setState(driverStatus).setSince(T0).build()))
                 .setCollectorEpoch(EPOCH).setSequence(++sequence).build();
-        reports.pipeInput(NODE, new DeviceReportEnvelope(heartbeat), at);
+        pipe(NODE, heartbeat, at);
     }
 
     void allocate(String pod, String... devices) {
+        pipe(NODE, allocation(pod, wall(), EPOCH, ++sequence, devices), wall());
+    }
+
+    /** The node's allocation snapshot as a collector sends it: one pod ({@code ml/<pod>}) holding {@code devices} in one claim. */
+    static NodeAllocations allocation(String pod, Instant at, long epoch, long sequence, String... devices) {
         List<ClaimDevice> claimDevices = Arrays.stream(devices)
                 .map(d -> ClaimDevice.newBuilder().setDriver(DRIVER).setPool(NODE).setDevice(d)
                         .setCdiIds(List.of(DRIVER + "/gpu=" + d)).build())
                 .toList();
-        NodeAllocations snapshot = NodeAllocations.newBuilder().setNode(NODE).setObservedAt(wall())
-                .setCollectorEpoch(EPOCH).setSequence(++sequence)
+        return NodeAllocations.newBuilder().setNode(NODE).setObservedAt(at)
+                .setCollectorEpoch(epoch).setSequence(sequence)
                 .setPods(List.of(new PodAllocation("ml", pod, List.of(ContainerAllocation.newBuilder().setName("main")
                         .setClaims(List.of(new ClaimAllocation(pod + "-gpu", "ml", claimDevices))).build()))))
                 .build();
-        allocations.pipeInput(NODE, snapshot, wall());
     }
 
     /** Raw bytes of a value, to pipe a duplicate exactly as it was sent. */
-    byte[] encode(DeviceReportEnvelope envelope) {
-        return serdes.deviceReports().serializer().serialize(topics.deviceReports(), envelope);
+    byte[] encode(NodeEvent event) {
+        return serdes.nodeEvents().serializer().serialize(topics.nodeEvents(), event);
     }
 
     @Override

@@ -10,6 +10,7 @@ import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.InventoryDevice;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.NodeDevices;
+import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.avro.NodeHeartbeat;
 import io.devhealth.schema.avro.PodAllocation;
 import io.devhealth.schema.avro.PodRef;
@@ -53,7 +54,8 @@ import org.slf4j.LoggerFactory;
  * UUID ({@link StateKeys#uuid}); when an inventory that knows it arrives, those sources move onto
  * the DRA devices.
  *
- * <p>One processor takes all three node-keyed inputs because they all change the same node's state
+ * <p>One processor takes everything a node's collector says (node-events, and while collectors are
+ * upgraded the three topics of the earlier layout) because it all changes the same node's state
  * (inventories change device identities and so deadlines; allocations decide which pods a change
  * reaches): owning every store alone, it can keep the node's decoded state in memory
  * ({@link DecodedCache}, {@link DeadlineIndex}, {@link PodIndex}) without another processor writing behind its back.
@@ -68,6 +70,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
     private final DeadlineIndex deadlines = new DeadlineIndex();
     private final Map<HealthStatus, Counter> transitionCounters = new EnumMap<>(HealthStatus.class);
     private SilenceClock clock;
+    private NodeIdentityCheck eventIdentity;
     private NodeIdentityCheck reportIdentity;
     private NodeIdentityCheck inventoryIdentity;
     private NodeIdentityCheck allocationsIdentity;
@@ -85,6 +88,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
             transitionCounters.put(to, Counter.builder("devhealth.processor.transitions")
                     .description("Changes of a device's effective health").tag("to", to.name()).register(options.meters()));
         }
+        eventIdentity = new NodeIdentityCheck(options.enforcePrincipals(), options.meters(), "node-events");
         reportIdentity = new NodeIdentityCheck(options.enforcePrincipals(), options.meters(), "device-reports");
         inventoryIdentity = new NodeIdentityCheck(options.enforcePrincipals(), options.meters(), "device-inventory");
         allocationsIdentity = new NodeIdentityCheck(options.enforcePrincipals(), options.meters(), "node-allocations");
@@ -104,29 +108,37 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
 
     private void dispatch(Record<String, Object> record) {
         String node = required(record.key(), "record key (node name)");
-        if (record.value() instanceof NodeAllocations snapshot) {
-            allocationsIdentity.check(node, snapshot.getNode(), record.headers());
-            onAllocations(node, snapshot, record.timestamp());
-            return;
-        }
-        if (record.value() instanceof NodeDevices devices) {
-            inventoryIdentity.check(node, devices.getNode(), record.headers());
-            onInventory(node, devices, record.timestamp());
-            return;
-        }
-        if (!(record.value() instanceof DeviceReportEnvelope envelope) || envelope.getPayload() == null) {
+        Object value = record.value();
+        if (value instanceof NodeEvent event) {
+            apply(node, event.getPayload(), record, eventIdentity);
+        } else if (value instanceof DeviceReportEnvelope envelope) {
+            apply(node, envelope.getPayload(), record, reportIdentity);
+        } else if (value instanceof NodeAllocations) {
+            apply(node, value, record, allocationsIdentity);
+        } else if (value instanceof NodeDevices) {
+            apply(node, value, record, inventoryIdentity);
+        } else {
             throw new InvalidInputException(context.recordMetadata().map(m -> m.topic()).orElse("input")
                     + " record without value for node " + node);
         }
-        Object payload = envelope.getPayload();
+    }
+
+    /** @param identity the check of the input the record came from (its metrics are tagged by input) */
+    private void apply(String node, Object payload, Record<String, Object> record, NodeIdentityCheck identity) {
         if (payload instanceof DeviceHealthReport report) {
-            reportIdentity.check(node, report.getNode(), record.headers());
+            identity.check(node, report.getNode(), record.headers());
             onReport(node, report, record.timestamp());
         } else if (payload instanceof NodeHeartbeat heartbeat) {
-            reportIdentity.check(node, heartbeat.getNode(), record.headers());
+            identity.check(node, heartbeat.getNode(), record.headers());
             onHeartbeat(node, heartbeat);
+        } else if (payload instanceof NodeAllocations snapshot) {
+            identity.check(node, snapshot.getNode(), record.headers());
+            onAllocations(node, snapshot, record.timestamp());
+        } else if (payload instanceof NodeDevices devices) {
+            identity.check(node, devices.getNode(), record.headers());
+            onInventory(node, devices, record.timestamp());
         } else {
-            throw new InvalidInputException("unknown device-reports payload " + payload.getClass().getSimpleName());
+            throw new InvalidInputException("record without payload for node " + node);
         }
     }
 
@@ -234,7 +246,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
         long epoch = devices.getCollectorEpoch();
         long sequence = devices.getSequence();
         if (!current.inventory().admits(epoch, sequence)) {
-            countDuplicate("device-inventory");
+            countDuplicate(DUPLICATE_INVENTORY);
             LOGGER.debug("duplicate or stale inventory dropped node={} epoch={} sequence={} watermarkEpoch={} watermarkSequence={}",
                     node, epoch, sequence, current.inventory().epoch(), current.inventory().sequence());
             return;
@@ -287,7 +299,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
         }
         NodeState state = node(node, snapshot.getCluster());
         if (!state.allocations().admits(snapshot.getCollectorEpoch(), snapshot.getSequence())) {
-            countDuplicate("node-allocations");
+            countDuplicate(DUPLICATE_ALLOCATIONS);
             LOGGER.debug("duplicate allocations dropped node={} epoch={} sequence={}", node, snapshot.getCollectorEpoch(),
                     snapshot.getSequence());
             return;
@@ -344,7 +356,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
     private NodeState admit(String node, String cluster, long epoch, long sequence, long observedAt) {
         NodeState state = node(node, cluster);
         if (!state.reports().admits(epoch, sequence)) {
-            countDuplicate("device-reports");
+            countDuplicate(DUPLICATE_REPORTS);
             LOGGER.debug("duplicate report dropped node={} epoch={} sequence={}", node, epoch, sequence);
             return null;
         }

@@ -5,15 +5,15 @@ import java.util.Map;
 
 /**
  * Per node: its own clock (the latest {@code observedAt} it sent), the de-duplication watermarks of
- * its three node-keyed inputs, which sources its latest heartbeat said were up, and the keep-alives
+ * its three kinds of record, which sources its latest heartbeat said were up, and the keep-alives
  * of its devices not yet written into their device states. Value of the {@code node-state} store.
  *
  * <p>Immutable; the maps are read-only copies, passed on (not copied again) by every {@code with…}.
  *
  * @param nodeTime the node's own time as far as its reports and heartbeats tell (0 before any)
- * @param reports watermark of device-reports (reports and heartbeats)
- * @param allocations watermark of node-allocations
- * @param inventory watermark of device-inventory
+ * @param reports watermark of device reports and heartbeats
+ * @param allocations watermark of allocation snapshots
+ * @param inventory watermark of inventories
  * @param sources by source name, from the latest heartbeat
  * @param refreshes by device-state key: what keep-alives changed in a device since its state was last
  *                  written ({@link PendingRefresh}); a device's state is its stored value with this applied

@@ -31,6 +31,13 @@ import org.apache.kafka.streams.state.WindowStore;
  */
 abstract class NodeStateProcessor<V> implements Processor<String, V, String, Object> {
 
+    /** Tag {@code kind} of {@code devhealth.processor.duplicates}: device reports and heartbeats. */
+    static final String DUPLICATE_REPORTS = "reports";
+    /** Tag {@code kind} of {@code devhealth.processor.duplicates}: allocation snapshots. */
+    static final String DUPLICATE_ALLOCATIONS = "allocations";
+    /** Tag {@code kind} of {@code devhealth.processor.duplicates}: inventories. */
+    static final String DUPLICATE_INVENTORY = "inventory";
+
     /** Nodes whose allocations and inventory stay decoded per task (a few KiB each). */
     private static final int DECODED_NODES = 4_096;
     /** Devices whose state stays decoded per task (about half a KiB each): the devices of 4,096 nodes of 8 GPUs. */
@@ -83,10 +90,12 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
         try (KeyValueIterator<String, NodeState> all = nodeState.all()) {
             all.forEachRemaining(entry -> nodes.put(entry.key, entry.value));
         }
-        for (String input : List.of("device-reports", "node-allocations", "device-inventory")) {
-            duplicates.put(input, Counter.builder("devhealth.processor.duplicates")
+        // By the kind of record, as the node's watermarks are kept (NodeState): not by topic, since
+        // node-events carries all kinds.
+        for (String kind : List.of(DUPLICATE_REPORTS, DUPLICATE_ALLOCATIONS, DUPLICATE_INVENTORY)) {
+            duplicates.put(kind, Counter.builder("devhealth.processor.duplicates")
                     .description("Records dropped because their (collector epoch, sequence) was already applied")
-                    .tag("input", input)
+                    .tag("kind", kind)
                     .register(options.meters()));
         }
     }
@@ -138,8 +147,9 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
         }
     }
 
-    protected void countDuplicate(String input) {
-        duplicates.get(input).increment();
+    /** @param kind {@link #DUPLICATE_REPORTS}, {@link #DUPLICATE_ALLOCATIONS} or {@link #DUPLICATE_INVENTORY} */
+    protected void countDuplicate(String kind) {
+        duplicates.get(kind).increment();
     }
 
     /** Rebuilds and emits (when changed) the status of every pod on {@code node} that {@code affected} selects. */
