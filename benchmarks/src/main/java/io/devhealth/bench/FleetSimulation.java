@@ -6,9 +6,9 @@ import io.devhealth.schema.avro.ClaimDevice;
 import io.devhealth.schema.avro.ContainerAllocation;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.avro.PodAllocation;
 import io.devhealth.schema.avro.ReportKind;
 import io.devhealth.schema.avro.SourceKind;
@@ -50,7 +50,7 @@ final class FleetSimulation {
     }
 
     List<ProducerRecord<String, byte[]>> allocations(Topics topics, SchemaRegistryClient registry) {
-        Serializer<NodeAllocations> serializer = AvroSerde.of(NodeAllocations.class, registry).serializer();
+        Serializer<NodeEvent> serializer = AvroSerde.of(NodeEvent.class, registry).serializer();
         List<ProducerRecord<String, byte[]>> records = new ArrayList<>(nodes);
         Instant now = Instant.now();
         for (int n = 0; n < nodes; n++) {
@@ -62,14 +62,14 @@ final class FleetSimulation {
                         .setClaims(List.of(new ClaimAllocation("job-" + n + "-" + d + "-gpu", "bench", List.of(device)))).build())));
             }
             NodeAllocations value = NodeAllocations.newBuilder().setNode(node(n)).setObservedAt(now).setPods(pods).build();
-            records.add(new ProducerRecord<>(topics.nodeAllocations(), node(n), serializer.serialize(topics.nodeAllocations(), value)));
+            records.add(new ProducerRecord<>(topics.nodeEvents(), node(n), serializer.serialize(topics.nodeEvents(), new NodeEvent(value))));
         }
         return records;
     }
 
     /** {@code count} reports round-robin over the fleet, in per-node sequence order. */
     List<ProducerRecord<String, byte[]>> reports(Topics topics, SchemaRegistryClient registry, int count) {
-        Serializer<DeviceReportEnvelope> serializer = AvroSerde.of(DeviceReportEnvelope.class, registry).serializer();
+        Serializer<NodeEvent> serializer = AvroSerde.of(NodeEvent.class, registry).serializer();
         boolean[] unhealthy = new boolean[devices()];
         long[] sequence = new long[nodes];
         List<ProducerRecord<String, byte[]>> records = new ArrayList<>(count);
@@ -91,8 +91,7 @@ final class FleetSimulation {
                     .setCollectorEpoch(1)
                     .setSequence(++sequence[n])
                     .build();
-            records.add(new ProducerRecord<>(topics.deviceReports(), node(n),
-                    serializer.serialize(topics.deviceReports(), new DeviceReportEnvelope(report))));
+            records.add(new ProducerRecord<>(topics.nodeEvents(), node(n), serializer.serialize(topics.nodeEvents(), new NodeEvent(report))));
         }
         return records;
     }

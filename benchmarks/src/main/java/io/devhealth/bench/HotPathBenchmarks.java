@@ -8,9 +8,9 @@ import io.devhealth.processor.internals.PodStatusBuilder;
 import io.devhealth.processor.internals.SourceReport;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.DeviceHealthReport;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.avro.PodAllocation;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.avro.SourceKind;
@@ -52,9 +52,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @Fork(1)
 public class HotPathBenchmarks {
 
-    private Serializer<DeviceReportEnvelope> serializer;
-    private Deserializer<DeviceReportEnvelope> deserializer;
-    private DeviceReportEnvelope envelope;
+    private Serializer<NodeEvent> serializer;
+    private Deserializer<NodeEvent> deserializer;
+    private NodeEvent event;
     private byte[] bytes;
     private String topic;
     private SnapshotDiff diff;
@@ -67,13 +67,13 @@ public class HotPathBenchmarks {
     @Setup
     public void setUp() {
         Topics topics = Topics.withDefaultPrefix();
-        topic = topics.deviceReports();
+        topic = topics.nodeEvents();
         SchemaRegistryClient registry = SchemaRegistries.inMemory("jmh");
         FleetSimulation fleet = new FleetSimulation(8, 8, 0.0);
-        serializer = AvroSerde.of(DeviceReportEnvelope.class, registry).serializer();
-        deserializer = AvroSerde.of(DeviceReportEnvelope.class, registry).deserializer();
+        serializer = AvroSerde.of(NodeEvent.class, registry).serializer();
+        deserializer = AvroSerde.of(NodeEvent.class, registry).deserializer();
         bytes = fleet.reports(topics, registry, 1).get(0).value();
-        envelope = deserializer.deserialize(topic, bytes);
+        event = deserializer.deserialize(topic, bytes);
 
         diff = new SnapshotDiff("c", "node-0", FleetSimulation.DRIVER, Duration.ofDays(365), Clock.systemUTC());
         snapshot = new ArrayList<>();
@@ -82,11 +82,11 @@ public class HotPathBenchmarks {
         }
         diff.apply(snapshot);
 
-        NodeAllocations allocations = AvroSerde.of(NodeAllocations.class, registry).deserializer()
-                .deserialize(topics.nodeAllocations(), fleet.allocations(topics, registry).get(0).value());
+        NodeAllocations allocations = (NodeAllocations) deserializer.deserialize(topic,
+                fleet.allocations(topics, registry).get(0).value()).getPayload();
         pod = allocations.getPods().get(0);
         health = new HashMap<>();
-        DeviceHealthReport report = (DeviceHealthReport) envelope.getPayload();
+        DeviceHealthReport report = (DeviceHealthReport) event.getPayload();
         SourceReport dra = new SourceReport(SourceKind.DRA, FleetSimulation.DRIVER, HealthStatus.HEALTHY, null, null, 0L, 0L, 30_000L);
         SourceReport nvml = new SourceReport(SourceKind.NVML, "nvml", HealthStatus.UNHEALTHY, "XID 48", "XID-48", 0L, 1_000L, 30_000L);
         sources = List.of(dra, nvml);
@@ -98,11 +98,11 @@ public class HotPathBenchmarks {
 
     @Benchmark
     public byte[] serializeReport() {
-        return serializer.serialize(topic, envelope);
+        return serializer.serialize(topic, event);
     }
 
     @Benchmark
-    public DeviceReportEnvelope deserializeReport() {
+    public NodeEvent deserializeReport() {
         return deserializer.deserialize(topic, bytes);
     }
 

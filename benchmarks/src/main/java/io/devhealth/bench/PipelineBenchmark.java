@@ -120,8 +120,7 @@ public final class PipelineBenchmark implements Callable<Integer> {
         String registryUrl = "mem://bench-" + UUID.randomUUID();
         try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start();
              BenchApiServer kube = BenchApiServer.start(apiServer)) {
-            kafka.createTopics(partitions, topics.deviceReports(), topics.nodeAllocations(), topics.deviceInventory(),
-                    topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
+            kafka.createTopics(partitions, topics.nodeEvents(), topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
             kafka.createCompactedTopics(partitions, topics.podDeviceStatus());
             Map<String, Object> kafkaClient = kafka.clientProperties();
 
@@ -150,7 +149,7 @@ public final class PipelineBenchmark implements Callable<Integer> {
                          SinkConfig.WRITE_CONCURRENCY, Integer.toString(sinkConcurrency)))));
                  SimulatedFleet fleet = new SimulatedFleet(nodes, devices, shardCount, Duration.ofSeconds(keepAliveSeconds), flapRate,
                          topics, kafkaClient, SchemaRegistries.fromUrl(registryUrl, Map.of()), dir.resolve("spools"), clock);
-                 ProcessStats stats = new ProcessStats(kafka.admin(), topics.deviceReports(), applicationId)) {
+                 ProcessStats stats = new ProcessStats(kafka.admin(), topics.nodeEvents(), applicationId)) {
                 fleetForMatching = fleet;
                 processor.start();
                 sink.start();

@@ -15,9 +15,9 @@ import io.devhealth.schema.avro.ClaimDevice;
 import io.devhealth.schema.avro.ContainerAllocation;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.avro.PodAllocation;
 import io.devhealth.schema.avro.ReportKind;
 import io.devhealth.schema.avro.SourceKind;
@@ -154,8 +154,7 @@ public final class QueryBenchmark implements Callable<Integer> {
         try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start()) {
             // The reports are days old by design: no time-based deletion may remove them while they wait.
             Map<String, String> keepAll = Map.of("retention.ms", "-1");
-            kafka.createTopics(partitions, keepAll, topics.deviceReports(), topics.nodeAllocations(), topics.deviceInventory(),
-                    topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
+            kafka.createTopics(partitions, keepAll, topics.nodeEvents(), topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
             kafka.createCompactedTopics(partitions, topics.podDeviceStatus());
 
             long t0 = System.nanoTime();
@@ -177,8 +176,7 @@ public final class QueryBenchmark implements Callable<Integer> {
             try (StreamProcessorApp processor = new StreamProcessorApp(new ProcessorConfig(settings))) {
                 long t1 = System.nanoTime();
                 processor.start();
-                awaitCaughtUp(kafka.admin(), applicationId, List.of(topics.deviceReports(), topics.nodeAllocations(),
-                        topics.deviceInventory()), t1, (long) rounds * devices + nodes);
+                awaitCaughtUp(kafka.admin(), applicationId, List.of(topics.nodeEvents()), t1, (long) rounds * devices + nodes);
                 // Fleet counts are computed from health-transitions read back, through a repartition topic.
                 awaitCaughtUp(kafka.admin(), applicationId, List.of(topics.healthTransitions()), t1, 0);
                 List<String> repartition = kafka.admin().listTopics().names().get().stream()
@@ -236,8 +234,7 @@ public final class QueryBenchmark implements Callable<Integer> {
                 ProducerConfig.LINGER_MS_CONFIG, 20,
                 ProducerConfig.BATCH_SIZE_CONFIG, 262_144,
                 ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4");
-        Serializer<NodeAllocations> allocations = AvroSerde.of(NodeAllocations.class, registry).serializer();
-        Serializer<DeviceReportEnvelope> reports = AvroSerde.of(DeviceReportEnvelope.class, registry).serializer();
+        Serializer<NodeEvent> events = AvroSerde.of(NodeEvent.class, registry).serializer();
         AtomicReference<Exception> failure = new AtomicReference<>();
         long[] sequence = new long[nodes];
         // A timeout comfortably above the gap between one device's reports: the devices are not silent, only slow to flip.
@@ -256,8 +253,8 @@ public final class QueryBenchmark implements Callable<Integer> {
                 }
                 NodeAllocations value = NodeAllocations.newBuilder().setNode(node(n)).setObservedAt(Instant.ofEpochMilli(allocatedAt))
                         .setPods(pods).build();
-                producer.send(new ProducerRecord<>(topics.nodeAllocations(), null, allocatedAt, node(n),
-                        allocations.serialize(topics.nodeAllocations(), value)), (m, e) -> failure.compareAndSet(null, e));
+                producer.send(new ProducerRecord<>(topics.nodeEvents(), null, allocatedAt, node(n),
+                        events.serialize(topics.nodeEvents(), new NodeEvent(value))), (m, e) -> failure.compareAndSet(null, e));
             }
             long sent = 0;
             for (int round = 0; round < rounds; round++) {
@@ -280,8 +277,8 @@ public final class QueryBenchmark implements Callable<Integer> {
                             .setSequence(++sequence[n])
                             .build();
                     // The collector stamps records with the time it accepted the report (≈ observedAt).
-                    producer.send(new ProducerRecord<>(topics.deviceReports(), null, observedAt, node(n),
-                            reports.serialize(topics.deviceReports(), new DeviceReportEnvelope(report))), (m, e) -> failure.compareAndSet(null, e));
+                    producer.send(new ProducerRecord<>(topics.nodeEvents(), null, observedAt, node(n),
+                            events.serialize(topics.nodeEvents(), new NodeEvent(report))), (m, e) -> failure.compareAndSet(null, e));
                     sent++;
                 }
                 if (failure.get() != null) {

@@ -60,8 +60,7 @@ public final class ThroughputBenchmark {
     static final String STREAMS_OVERRIDE = "devhealth.bench.streams.";
     static final String PASS_THROUGH = "Streams pass-through (EOS)";
     static final String STEADY = "devhealth steady state (EOS)";
-    static final String FLOOR = "stateful floor, 1 input (EOS)";
-    static final String FLOOR_ALL = "stateful floor, 3 inputs (EOS)";
+    static final String FLOOR = "stateful floor (EOS)";
     /** {@code -Ddevhealth.bench.cpu.threads=true}: where each Streams stage's CPU went, by thread. */
     private static final boolean BREAKDOWN = Boolean.getBoolean("devhealth.bench.cpu.threads");
 
@@ -97,7 +96,6 @@ public final class ThroughputBenchmark {
         List<Double> ratios = new ArrayList<>();
         List<Double> cpuRatios = new ArrayList<>();
         List<Double> floorRatios = new ArrayList<>();
-        List<Double> floorAllRatios = new ArrayList<>();
         List<Double> overFloorRatios = new ArrayList<>();
         try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start()) {
             for (int run = 1; run <= runs; run++) {
@@ -114,17 +112,15 @@ public final class ThroughputBenchmark {
                 ratios.add(rates.get(STEADY) / rates.get(PASS_THROUGH));
                 cpuRatios.add(byStage.get(PASS_THROUGH).processMicros() / byStage.get(STEADY).processMicros());
                 floorRatios.add(rates.get(FLOOR) / rates.get(PASS_THROUGH));
-                floorAllRatios.add(rates.get(FLOOR_ALL) / rates.get(PASS_THROUGH));
-                overFloorRatios.add(rates.get(STEADY) / rates.get(FLOOR_ALL));
+                overFloorRatios.add(rates.get(STEADY) / rates.get(FLOOR));
             }
         }
         System.out.println();
         printRatios("steady state ÷ Streams pass-through", ratios);
         // The same comparison in CPU: what a record costs the whole JVM (broker included), which a shared machine moves less.
         printRatios("Streams pass-through CPU per record ÷ steady state CPU per record (whole JVM)", cpuRatios);
-        printRatios("stateful floor (1 input) ÷ Streams pass-through", floorRatios);
-        printRatios("stateful floor (3 inputs) ÷ Streams pass-through", floorAllRatios);
-        printRatios("steady state ÷ stateful floor (3 inputs)", overFloorRatios);
+        printRatios("stateful floor ÷ Streams pass-through", floorRatios);
+        printRatios("steady state ÷ stateful floor", overFloorRatios);
         System.out.println();
         System.out.println("| stage | median rec/s | vs consume→produce | vs Streams pass-through (EOS) |");
         System.out.println("|---|---:|---:|---:|");
@@ -150,8 +146,7 @@ public final class ThroughputBenchmark {
     private static List<Result> runOnce(EmbeddedKafkaCluster kafka, int run, int count, int devices, int partitions) throws Exception {
         Topics topics = new Topics("bench-" + run + ".");
         String passTopic = topics.prefix() + "pass-through";
-        kafka.createTopics(partitions, topics.deviceReports(), topics.nodeAllocations(), topics.deviceInventory(),
-                topics.healthTransitions(), passTopic, passTopic + "-streams");
+        kafka.createTopics(partitions, topics.nodeEvents(), topics.healthTransitions(), passTopic, passTopic + "-streams");
         kafka.createCompactedTopics(partitions, topics.podDeviceStatus());
         SchemaRegistryClient registry = SchemaRegistries.inMemory("bench-" + run);
         FleetSimulation fleet = new FleetSimulation(devices, 8, 0.001);
@@ -164,7 +159,7 @@ public final class ThroughputBenchmark {
 
         ProcessorConfig config = processorConfig(kafka, topics, run, "bench-devhealth-" + run);
         Supplier<Topology> topology = () -> DeviceHealthTopology.build(topics, ProcessorSerdes.over(registry));
-        List<String> inputs = List.of(topics.deviceReports(), topics.nodeAllocations());
+        List<String> inputs = List.of(topics.nodeEvents());
         // Also part of the work: the topology reads its own transitions back for fleet counts.
         List<String> readBack = List.of(topics.healthTransitions(), "bench-devhealth-" + run + "-fleet-by-dimension-repartition");
 
@@ -174,22 +169,19 @@ public final class ThroughputBenchmark {
         results.add(runStreams(kafka, "devhealth first contact (EOS)", topology.get(), StreamProcessorApp.streamsProperties(config),
                 inputs, readBack, allocations.size() + firstContact.size()));
         results.add(timed("produce (idempotent, acks=all)", reports.size(), () -> produce(kafka, reports)));
-        int inTopic = firstContact.size() + reports.size();
-        results.add(timed("consume", inTopic, () -> consume(kafka, topics.deviceReports(), inTopic)));
+        int inTopic = allocations.size() + firstContact.size() + reports.size();
+        results.add(timed("consume", inTopic, () -> consume(kafka, topics.nodeEvents(), inTopic)));
         results.add(timed("consume→produce (at least once)", inTopic,
-                () -> consumeProduce(kafka, topics.deviceReports(), passTopic, inTopic)));
+                () -> consumeProduce(kafka, topics.nodeEvents(), passTopic, inTopic)));
         StreamsBuilder passThroughBuilder = new StreamsBuilder();
-        passThroughBuilder.stream(topics.deviceReports(), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()))
+        passThroughBuilder.stream(topics.nodeEvents(), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()))
                 .to(passTopic + "-streams", Produced.with(Serdes.ByteArray(), Serdes.ByteArray()));
         Topology passThrough = passThroughBuilder.build();
-        results.add(runStreams(kafka, PASS_THROUGH, passThrough, "bench-pass-" + run, List.of(topics.deviceReports()), inTopic));
+        results.add(runStreams(kafka, PASS_THROUGH, passThrough, "bench-pass-" + run, inputs, inTopic));
         // What a stateful task costs before any of our work, with the production Streams settings.
-        results.add(runStreams(kafka, FLOOR, StatefulFloor.topology(topics, ProcessorSerdes.over(registry), false),
+        results.add(runStreams(kafka, FLOOR, StatefulFloor.topology(topics, ProcessorSerdes.over(registry)),
                 StreamProcessorApp.streamsProperties(processorConfig(kafka, topics, run, "bench-floor-" + run)),
-                List.of(topics.deviceReports()), List.of(), inTopic));
-        results.add(runStreams(kafka, FLOOR_ALL, StatefulFloor.topology(topics, ProcessorSerdes.over(registry), true),
-                StreamProcessorApp.streamsProperties(processorConfig(kafka, topics, run, "bench-floor-all-" + run)),
-                inputs, List.of(), allocations.size() + inTopic));
+                inputs, List.of(), inTopic));
         // The same application again, from its committed offsets and kept state: only the steady-state reports are left.
         results.add(runStreams(kafka, STEADY, topology.get(), StreamProcessorApp.streamsProperties(config), inputs, readBack,
                 reports.size()));

@@ -212,8 +212,7 @@ public final class EmbeddedPipeline implements AutoCloseable {
             kafka = track(EmbeddedKafkaCluster.start());
             kafkaClient = kafka.clientProperties();
         }
-        kafka.createTopics(options.partitions(), topics.deviceReports(), topics.nodeAllocations(), topics.deviceInventory(),
-                topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
+        kafka.createTopics(options.partitions(), topics.nodeEvents(), topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
         kafka.createCompactedTopics(options.partitions(), topics.podDeviceStatus());
         registryUrl = options.serviceOptions().getOrDefault(ServiceConfig.SCHEMA_REGISTRY_URL, "mem://pipeline-" + UUID.randomUUID());
         kube = track(LocalKubernetesApi.start());

@@ -10,9 +10,9 @@ import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.processor.StreamProcessorApp;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.DeviceHealthReport;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.HealthTransition;
+import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.config.ServiceConfig;
 import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.SchemaRegistries;
@@ -91,7 +91,7 @@ class DriverChurnIT {
     void shouldNeitherFailNorForgetDevicesOfARestartingDriver() throws Exception {
         Topics topics = Topics.withDefaultPrefix();
         EmbeddedKafkaCluster kafka = track(EmbeddedKafkaCluster.start());
-        kafka.createTopics(3, topics.deviceReports(), topics.nodeAllocations(), topics.deviceInventory(), topics.healthTransitions(),
+        kafka.createTopics(3, topics.nodeEvents(), topics.healthTransitions(),
                 topics.fleetStats(), topics.deadLetters());
         kafka.createCompactedTopics(3, topics.podDeviceStatus());
         String registry = "mem://churn-" + UUID.randomUUID();
@@ -138,10 +138,10 @@ class DriverChurnIT {
         Thread transitionReader = reader(kafka, topics.healthTransitions(),
                 AvroSerde.of(HealthTransition.class, SchemaRegistries.fromUrl(registry)).deserializer(), reading,
                 (t, at) -> transitions.add(new Received(t, at)));
-        Thread reportReader = reader(kafka, topics.deviceReports(),
-                AvroSerde.of(DeviceReportEnvelope.class, SchemaRegistries.fromUrl(registry)).deserializer(), reading,
-                (envelope, at) -> {
-                    if (envelope.getPayload() instanceof DeviceHealthReport report) {
+        Thread reportReader = reader(kafka, topics.nodeEvents(),
+                AvroSerde.of(NodeEvent.class, SchemaRegistries.fromUrl(registry)).deserializer(), reading,
+                (event, at) -> {
+                    if (event.getPayload() instanceof DeviceHealthReport report) {
                         lastReport.merge(report.getDevice().getDevice(), report.getObservedAt(), (a, b) -> a.isAfter(b) ? a : b);
                     }
                 });

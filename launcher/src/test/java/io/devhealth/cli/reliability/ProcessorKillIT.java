@@ -9,10 +9,10 @@ import io.devhealth.schema.avro.ClaimDevice;
 import io.devhealth.schema.avro.ContainerAllocation;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.avro.PodAllocation;
 import io.devhealth.schema.avro.ReportKind;
 import io.devhealth.schema.avro.SourceKind;
@@ -88,7 +88,7 @@ class ProcessorKillIT {
     @BeforeEach
     void startBroker() {
         kafka = EmbeddedKafkaCluster.start();
-        kafka.createTopics(3, topics.deviceReports(), topics.nodeAllocations(), topics.deviceInventory(), topics.healthTransitions(),
+        kafka.createTopics(3, topics.nodeEvents(), topics.healthTransitions(),
                 topics.deadLetters(), topics.fleetStats());
         kafka.createCompactedTopics(3, topics.podDeviceStatus());
         SharedSchemaIds.registerAll(registryName, topics);
@@ -278,10 +278,8 @@ class ProcessorKillIT {
             props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
             props.put(ProducerConfig.LINGER_MS_CONFIG, 5);
             var registry = SchemaRegistries.inMemory(registryName);
-            try (KafkaProducer<String, DeviceReportEnvelope> reports = new KafkaProducer<>(props, new StringSerializer(),
-                    AvroSerde.of(DeviceReportEnvelope.class, registry).serializer());
-                 KafkaProducer<String, NodeAllocations> allocations = new KafkaProducer<>(props, new StringSerializer(),
-                         AvroSerde.of(NodeAllocations.class, registry).serializer())) {
+            try (KafkaProducer<String, NodeEvent> events = new KafkaProducer<>(props, new StringSerializer(),
+                    AvroSerde.of(NodeEvent.class, registry).serializer())) {
                 long round = 0;
                 while (running.get()) {
                     for (int i = 0; i < 40; i++) {
@@ -298,15 +296,15 @@ class ProcessorKillIT {
                                 .setHealth(health).setKind(kind).setMessage(health == HealthStatus.UNHEALTHY ? "XID 79" : null)
                                 .setObservedAt(base.plusMillis(sequence)).setCollectorEpoch(epoch).setSequence(sequence).build();
                         // Key = node, as the collector writes: per-device order is the partition's order.
-                        reports.send(new ProducerRecord<>(topics.deviceReports(), node, new DeviceReportEnvelope(report)));
+                        events.send(new ProducerRecord<>(topics.nodeEvents(), node, new NodeEvent(report)));
                         oracle.reported(node + "/" + DRIVER + "/" + node + "/" + device, health);
                         sent++;
                     }
                     if (round++ % 25 == 0) {
                         String node = "node-" + random.nextInt(NODES);
-                        allocations.send(new ProducerRecord<>(topics.nodeAllocations(), node, snapshot(node)));
+                        events.send(new ProducerRecord<>(topics.nodeEvents(), node, new NodeEvent(snapshot(node))));
                     }
-                    reports.flush();
+                    events.flush();
                     Thread.sleep(50);
                 }
             } catch (InterruptedException e) {

@@ -5,6 +5,7 @@ import io.devhealth.schema.avro.DeadLetter;
 import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.serde.InMemorySchemaRegistry;
 import io.devhealth.schema.serde.SchemaRegistries;
@@ -27,6 +28,7 @@ final class SharedSchemaIds {
     static Map<String, Integer> registerAll(String registryName, Topics topics) {
         InMemorySchemaRegistry registry = SchemaRegistries.inMemory(registryName);
         Map<String, Schema> ordered = new LinkedHashMap<>();
+        ordered.put(topics.nodeEvents() + "-value", NodeEvent.getClassSchema());
         ordered.put(topics.deviceReports() + "-value", DeviceReportEnvelope.getClassSchema());
         ordered.put(topics.nodeAllocations() + "-value", NodeAllocations.getClassSchema());
         ordered.put(topics.podDeviceStatus() + "-value", PodDeviceStatus.getClassSchema());

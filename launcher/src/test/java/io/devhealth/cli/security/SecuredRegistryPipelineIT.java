@@ -86,11 +86,10 @@ class SecuredRegistryPipelineIT {
             assertThat(device.getMessage()).isEqualTo("XID 79: GPU has fallen off the bus");
 
             // Each stage registered what it writes, in Apicurio, over HTTPS with the credentials:
-            // the collector its reports and allocations, the processor the sink's input and the SIEM feed.
+            // the collector its node events, the processor the sink's input and the SIEM feed.
             List<String> subjects = registry.subjects();
             assertThat(subjects).contains(
-                    pipeline.topics().deviceReports() + "-value",
-                    pipeline.topics().nodeAllocations() + "-value",
+                    pipeline.topics().nodeEvents() + "-value",
                     pipeline.topics().podDeviceStatus() + "-value",
                     pipeline.topics().healthTransitions() + "-value");
         }

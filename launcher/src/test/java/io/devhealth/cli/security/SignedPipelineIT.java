@@ -18,9 +18,9 @@ import io.devhealth.schema.avro.ContainerAllocation;
 import io.devhealth.schema.avro.DeadLetter;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.avro.PodAllocation;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.avro.ReportKind;
@@ -92,8 +92,7 @@ class SignedPipelineIT {
     @Test
     void shouldApplySignedReportsAndDeadLetterRecordsSignedForAnotherNode() throws Exception {
         Topics topics = new Topics("devhealth-signed-" + UUID.randomUUID().toString().substring(0, 8) + ".");
-        kafka.createTopics(1, topics.deviceReports(), topics.nodeAllocations(), topics.deviceInventory(),
-                topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
+        kafka.createTopics(1, topics.nodeEvents(), topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
         kafka.createCompactedTopics(1, topics.podDeviceStatus());
         String registryUrl = "mem://signed-" + UUID.randomUUID();
         SchemaRegistryClient registry = SchemaRegistries.fromUrl(registryUrl);
@@ -165,16 +164,16 @@ class SignedPipelineIT {
         NodeAllocations allocations = allocations("node-b", "train-b", at);
         allocations.setCollectorEpoch(1L);
         allocations.setSequence(1L);
-        byte[] allocationBytes = serdes.nodeAllocations().serializer().serialize(topics.nodeAllocations(), allocations);
+        byte[] allocationBytes = serdes.nodeEvents().serializer().serialize(topics.nodeEvents(), new NodeEvent(allocations));
         DeviceHealthReport report = report("node-b", at);
         report.setCollectorEpoch(1L);
         report.setSequence(2L);
-        byte[] reportBytes = serdes.deviceReports().serializer().serialize(topics.deviceReports(), new DeviceReportEnvelope(report));
+        byte[] reportBytes = serdes.nodeEvents().serializer().serialize(topics.nodeEvents(), new NodeEvent(report));
         try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(kafka.clientProperties(), new StringSerializer(),
                 new ByteArraySerializer())) {
             for (RecordSigner signer : List.of(honestHeader, claimsB)) {
-                send(producer, signer, topics.nodeAllocations(), allocationBytes);
-                send(producer, signer, topics.deviceReports(), reportBytes);
+                send(producer, signer, topics.nodeEvents(), allocationBytes);
+                send(producer, signer, topics.nodeEvents(), reportBytes);
             }
             producer.flush();
         }
