@@ -2,6 +2,7 @@ package io.devhealth.collector;
 
 import io.devhealth.collector.dra.HealthApiVersion;
 import io.devhealth.collector.nvml.NvmlConfig;
+import io.devhealth.collector.publish.PublishLayout;
 import io.devhealth.schema.config.ServiceConfig;
 import io.devhealth.schema.security.NodeKeyCredential;
 import io.devhealth.schema.security.RecordSigner;
@@ -40,6 +41,7 @@ public final class CollectorConfig extends ServiceConfig {
     public static final String SPOOL_MAX_BYTES = "spool.max.bytes";
     public static final String SPOOL_FSYNC_INTERVAL = "spool.fsync.interval.ms";
     public static final String SPOOL_MAX_IN_FLIGHT = "spool.send.max.in.flight";
+    public static final String PUBLISH_LAYOUT = "publish.layout";
     public static final String INVENTORY_ENABLED = "inventory.enabled";
     public static final String INVENTORY_RESEND_INTERVAL = "inventory.resend.interval.ms";
     public static final String KUBERNETES_MASTER = "kubernetes.master";
@@ -90,8 +92,15 @@ public final class CollectorConfig extends ServiceConfig {
                             + "collector regardless; this bounds what a crash of the whole node can lose. 0 = fsync every record.")
             .define(SPOOL_MAX_IN_FLIGHT, Type.INT, 2_000, ConfigDef.Range.between(1, 100_000), Importance.LOW,
                     "Most records handed to the Kafka producer and not yet acknowledged.")
+            .define(PUBLISH_LAYOUT, Type.STRING, PublishLayout.NODE_EVENTS.configValue(),
+                    ConfigDef.ValidString.in(PublishLayout.configValues().toArray(String[]::new)), Importance.MEDIUM,
+                    "Topics the collector writes. node-events: every record (report, heartbeat, allocations, inventory) as a "
+                            + "NodeEvent on <topic.prefix>node-events, in the order the spool accepted it. three-topics: the earlier "
+                            + "layout (device-reports, node-allocations, device-inventory), only for the upgrade window: processors "
+                            + "are upgraded first (to read both layouts), then collectors; see docs/proposals/one-node-stream.md. "
+                            + "Records already spooled are sent in whichever layout is set when they leave the spool.")
             .define(INVENTORY_ENABLED, Type.STRING, "auto", ConfigDef.ValidString.in("auto", "true", "false"), Importance.MEDIUM,
-                    "Publish the node's devices from its ResourceSlices (resource.k8s.io/v1) to device-inventory. auto: on when a "
+                    "Publish the node's devices from its ResourceSlices (resource.k8s.io/v1) as NodeDevices. auto: on when a "
                             + "Kubernetes API is configured (in-cluster service account, KUBECONFIG or ~/.kube/config, or kubernetes.master).")
             .define(INVENTORY_RESEND_INTERVAL, Type.LONG, 600_000L, ConfigDef.Range.atLeast(1_000), Importance.LOW,
                     "An unchanged inventory is re-sent this often.")
@@ -262,6 +271,11 @@ public final class CollectorConfig extends ServiceConfig {
 
     public int spoolMaxInFlight() {
         return getInt(SPOOL_MAX_IN_FLIGHT);
+    }
+
+    /** Which topics the collector writes ({@value #PUBLISH_LAYOUT}). */
+    public PublishLayout publishLayout() {
+        return PublishLayout.fromConfigValue(getString(PUBLISH_LAYOUT));
     }
 
     /** "auto", "true" or "false". */

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.devhealth.collector.dra.HealthApiVersion;
+import io.devhealth.collector.publish.PublishLayout;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
@@ -73,6 +74,31 @@ class CollectorConfigTest {
 
         assertThat(config.spoolDirectory()).contains(Path.of("/var/lib/devhealth/spool"));
         assertThat(config.httpPort()).isEqualTo(9102);
+    }
+
+    @Test
+    void shouldPublishToNodeEventsByDefault() {
+        assertThat(new CollectorConfig(required()).publishLayout()).isEqualTo(PublishLayout.NODE_EVENTS);
+    }
+
+    @Test
+    void shouldReadThePublishLayoutFromItsEnvironmentVariable() {
+        CollectorConfig config = CollectorConfig.fromEnvironment(Map.of(
+                "DEVHEALTH_NODE_NAME", "node-e", "DEVHEALTH_KAFKA_BOOTSTRAP_SERVERS", "k:9092",
+                "DEVHEALTH_SCHEMA_REGISTRY_URL", "mem://e", "DEVHEALTH_PUBLISH_LAYOUT", "three-topics"), Map.of());
+
+        assertThat(CollectorConfig.envName(CollectorConfig.PUBLISH_LAYOUT)).isEqualTo("DEVHEALTH_PUBLISH_LAYOUT");
+        assertThat(config.publishLayout()).isEqualTo(PublishLayout.THREE_TOPICS);
+    }
+
+    @Test
+    void shouldRejectAnUnknownPublishLayoutNamingTheAcceptedOnes() {
+        Map<String, Object> values = required();
+        values.put(CollectorConfig.PUBLISH_LAYOUT, "THREE_TOPICS");
+
+        assertThatThrownBy(() -> new CollectorConfig(values)).isInstanceOf(ConfigException.class)
+                .hasMessageContaining(CollectorConfig.PUBLISH_LAYOUT).hasMessageContaining("THREE_TOPICS")
+                .hasMessageContaining("node-events").hasMessageContaining("three-topics");
     }
 
     private static final byte[] MASTER = "a-cluster-secret-of-at-least-32-bytes!!".getBytes(java.nio.charset.StandardCharsets.UTF_8);

@@ -46,7 +46,7 @@ class CollectorLoadBenchmarkIT {
         try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start();
              FakeDraDriver driver = FakeDraDriver.builder().driverName(DRIVER).serviceSocket(tmp.resolve("dra.sock")).start();
              FakeKubelet kubelet = FakeKubelet.start(tmp.resolve("kubelet.sock"))) {
-            kafka.createTopics(1, topics.deviceReports(), topics.nodeAllocations(), topics.deviceInventory());
+            kafka.createTopics(1, topics.collectorTopics().toArray(String[]::new));
             driver.report(snapshot(0));
             Map<String, String> env = new HashMap<>(System.getenv());
             env.put("DEVHEALTH_NODE_NAME", "bench-node");
@@ -75,7 +75,8 @@ class CollectorLoadBenchmarkIT {
                 measure("8 devices x 1 report/s", collector, driver, 1, Duration.ofSeconds(20), Duration.ofSeconds(60));
                 measure("1,000 reports/s (125 snapshots/s of 8 changed devices)", collector, driver, 125,
                         Duration.ofSeconds(10), Duration.ofSeconds(30));
-                System.out.printf("BENCH delivered to Kafka: %d device-reports records%n", count(kafka, topics.deviceReports()));
+                System.out.printf("BENCH delivered to Kafka: %d node-events records (reports, heartbeats, allocations)%n",
+                        count(kafka, topics.nodeEvents()));
                 if (command.stream().anyMatch(o -> o.startsWith("-XX:NativeMemoryTracking"))) {
                     Process jcmd = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
                             Long.toString(collector.pid()), "VM.native_memory", "summary").redirectErrorStream(true).start();

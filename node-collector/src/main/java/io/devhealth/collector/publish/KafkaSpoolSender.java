@@ -8,6 +8,7 @@ import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.NodeDevices;
+import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.security.RecordSignature;
 import io.devhealth.schema.security.RecordSigner;
@@ -17,6 +18,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -36,6 +38,14 @@ import org.slf4j.LoggerFactory;
 /**
  * The one thread that drains the {@link DiskSpool} into Kafka, in sequence order, and removes a
  * record only when the broker acknowledged it.
+ *
+ * <p>Topics ({@link PublishLayout}): by default every spool entry, whatever its {@code RecordType},
+ * goes to {@link Topics#nodeEvents()} as a {@link NodeEvent} wrapping the report, heartbeat,
+ * allocation snapshot or inventory, so a processor reads one node's records on one partition in
+ * exactly the order the spool accepted them. {@link PublishLayout#THREE_TOPICS} writes the earlier
+ * layout (device-reports, node-allocations, device-inventory) for the upgrade window, while
+ * processors that read node-events are not rolled out everywhere yet. The spool format is the same
+ * in both: a collector can switch layouts with records still spooled.
  *
  * <p>The producer is idempotent with {@code acks=all}, at most 5 requests in flight and an
  * unbounded delivery timeout: while Kafka is down it retries internally, in order, and nothing
@@ -65,12 +75,14 @@ public final class KafkaSpoolSender implements AutoCloseable {
     private final byte[] nodeHeader;
     private final RecordSigner signer;
     private final Topics topics;
+    private final PublishLayout layout;
     private final DiskSpool spool;
     private final SpoolCodec codec;
     private final Supplier<Producer<String, byte[]>> producerFactory;
     private final Serializer<DeviceReportEnvelope> reportSerializer;
     private final Serializer<NodeAllocations> allocationsSerializer;
     private final Serializer<NodeDevices> devicesSerializer;
+    private final Serializer<NodeEvent> eventSerializer;
     private final CollectorMetrics metrics;
     private final Clock clock;
     private final int maxInFlight;
@@ -94,16 +106,33 @@ public final class KafkaSpoolSender implements AutoCloseable {
         }
     }
 
+    /** Unsigned, in the {@link PublishLayout#NODE_EVENTS} layout. */
     public KafkaSpoolSender(String node, Topics topics, DiskSpool spool, SpoolCodec codec, SchemaRegistryClient registry,
                             Supplier<Producer<String, byte[]>> producerFactory, CollectorMetrics metrics, Clock clock,
                             int maxInFlight, Duration closeTimeout) {
         this(node, topics, spool, codec, registry, producerFactory, metrics, clock, maxInFlight, closeTimeout, Optional.empty());
     }
 
-    /** @param signer signs every record with this node's key; its node must be {@code node} */
+    /**
+     * In the {@link PublishLayout#NODE_EVENTS} layout.
+     *
+     * @param signer signs every record with this node's key; its node must be {@code node}
+     */
     public KafkaSpoolSender(String node, Topics topics, DiskSpool spool, SpoolCodec codec, SchemaRegistryClient registry,
                             Supplier<Producer<String, byte[]>> producerFactory, CollectorMetrics metrics, Clock clock,
                             int maxInFlight, Duration closeTimeout, Optional<RecordSigner> signer) {
+        this(node, topics, spool, codec, registry, producerFactory, metrics, clock, maxInFlight, closeTimeout, signer,
+                PublishLayout.NODE_EVENTS);
+    }
+
+    /**
+     * @param signer signs every record with this node's key; its node must be {@code node}
+     * @param layout the topics to write ({@code publish.layout})
+     */
+    public KafkaSpoolSender(String node, Topics topics, DiskSpool spool, SpoolCodec codec, SchemaRegistryClient registry,
+                            Supplier<Producer<String, byte[]>> producerFactory, CollectorMetrics metrics, Clock clock,
+                            int maxInFlight, Duration closeTimeout, Optional<RecordSigner> signer, PublishLayout layout) {
+        Objects.requireNonNull(layout, "layout");
         if (signer.isPresent() && !signer.get().node().equals(node)) {
             throw new IllegalArgumentException("node key is for node '" + signer.get().node() + "', this collector is node '" + node + "'");
         }
@@ -111,12 +140,14 @@ public final class KafkaSpoolSender implements AutoCloseable {
         this.nodeHeader = node.getBytes(StandardCharsets.UTF_8);
         this.signer = signer.orElse(null);
         this.topics = topics;
+        this.layout = layout;
         this.spool = spool;
         this.codec = codec;
         this.producerFactory = producerFactory;
         this.reportSerializer = AvroSerde.of(DeviceReportEnvelope.class, registry).serializer();
         this.allocationsSerializer = AvroSerde.of(NodeAllocations.class, registry).serializer();
         this.devicesSerializer = AvroSerde.of(NodeDevices.class, registry).serializer();
+        this.eventSerializer = AvroSerde.of(NodeEvent.class, registry).serializer();
         this.metrics = metrics;
         this.clock = clock;
         this.maxInFlight = maxInFlight;
@@ -127,6 +158,8 @@ public final class KafkaSpoolSender implements AutoCloseable {
     }
 
     public void start() {
+        // The layout in the log: during an upgrade it tells which topics this node's records are on.
+        LOGGER.info("kafka sender starting node={} layout={} spoolRecords={}", node, layout.configValue(), spool.records());
         thread.start();
     }
 
@@ -138,6 +171,11 @@ public final class KafkaSpoolSender implements AutoCloseable {
     /** Whether the last attempt reached Kafka (for logs and {@code /readyz} detail; not a liveness signal). */
     public boolean connected() {
         return connected;
+    }
+
+    /** Which topics this sender writes. */
+    public PublishLayout layout() {
+        return layout;
     }
 
     private void run() {
@@ -216,20 +254,25 @@ public final class KafkaSpoolSender implements AutoCloseable {
         SpecificRecord decoded = codec.decode(entry.type(), entry.payload());
         String topic;
         byte[] value;
-        switch (entry.type()) {
-            case DEVICE_REPORT -> {
-                topic = topics.deviceReports();
-                value = reportSerializer.serialize(topic, (DeviceReportEnvelope) decoded);
+        if (layout == PublishLayout.NODE_EVENTS) {
+            topic = topics.nodeEvents();
+            value = eventSerializer.serialize(topic, new NodeEvent(nodeEventPayload(entry, decoded)));
+        } else {
+            switch (entry.type()) {
+                case DEVICE_REPORT -> {
+                    topic = topics.deviceReports();
+                    value = reportSerializer.serialize(topic, (DeviceReportEnvelope) decoded);
+                }
+                case NODE_ALLOCATIONS -> {
+                    topic = topics.nodeAllocations();
+                    value = allocationsSerializer.serialize(topic, (NodeAllocations) decoded);
+                }
+                case NODE_DEVICES -> {
+                    topic = topics.deviceInventory();
+                    value = devicesSerializer.serialize(topic, withIdentity((NodeDevices) decoded, entry));
+                }
+                default -> throw new SerializationException("no topic for " + entry.type());
             }
-            case NODE_ALLOCATIONS -> {
-                topic = topics.nodeAllocations();
-                value = allocationsSerializer.serialize(topic, (NodeAllocations) decoded);
-            }
-            case NODE_DEVICES -> {
-                topic = topics.deviceInventory();
-                value = devicesSerializer.serialize(topic, withIdentity((NodeDevices) decoded, entry));
-            }
-            default -> throw new SerializationException("no topic for " + entry.type());
         }
         RecordHeaders headers = new RecordHeaders();
         headers.add(EPOCH_HEADER, Long.toString(spool.epoch()).getBytes(StandardCharsets.US_ASCII));
@@ -241,6 +284,18 @@ public final class KafkaSpoolSender implements AutoCloseable {
             headers.add(RecordSignature.NODE_HEADER, nodeHeader.clone());
         }
         return new ProducerRecord<>(topic, null, entry.acceptedAt().toEpochMilli(), node, value, headers);
+    }
+
+    /**
+     * The {@link NodeEvent} payload of a spool entry: a report or heartbeat leaves the
+     * DeviceReportEnvelope it was spooled in (NodeEvent's union has both branches itself).
+     */
+    private Object nodeEventPayload(SpoolEntry entry, SpecificRecord decoded) {
+        return switch (entry.type()) {
+            case DEVICE_REPORT -> ((DeviceReportEnvelope) decoded).getPayload();
+            case NODE_ALLOCATIONS -> decoded;
+            case NODE_DEVICES -> withIdentity((NodeDevices) decoded, entry);
+        };
     }
 
     /**

@@ -11,9 +11,12 @@ import io.devhealth.collector.spool.RecordType;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
+import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.HealthStatus;
-import io.devhealth.schema.avro.NodeDevices;
 import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.NodeDevices;
+import io.devhealth.schema.avro.NodeEvent;
+import io.devhealth.schema.avro.NodeHeartbeat;
 import io.devhealth.schema.avro.ReportKind;
 import io.devhealth.schema.security.NodeKeyCredential;
 import io.devhealth.schema.security.RecordSignature;
@@ -42,6 +45,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 class KafkaSpoolSenderTest {
 
@@ -71,6 +76,7 @@ class KafkaSpoolSenderTest {
         sender = sender(Optional.empty());
     }
 
+    /** A sender in the default layout, node-events. */
     private KafkaSpoolSender sender(Optional<RecordSigner> signer) {
         return new KafkaSpoolSender("node-a", topics, spool, codec, SchemaRegistries.fromUrl(registryUrl),
                 () -> {
@@ -78,6 +84,20 @@ class KafkaSpoolSenderTest {
                     producers.add(producer);
                     return producer;
                 }, metrics, Clock.systemUTC(), 100, Duration.ofMillis(100), signer);
+    }
+
+    private KafkaSpoolSender sender(Optional<RecordSigner> signer, PublishLayout layout) {
+        return new KafkaSpoolSender("node-a", topics, spool, codec, SchemaRegistries.fromUrl(registryUrl),
+                () -> {
+                    MockProducer<String, byte[]> producer = new MockProducer<>(false, null, new StringSerializer(), new ByteArraySerializer());
+                    producers.add(producer);
+                    return producer;
+                }, metrics, Clock.systemUTC(), 100, Duration.ofMillis(100), signer, layout);
+    }
+
+    private void useSender(Optional<RecordSigner> signer, PublishLayout layout) {
+        sender.close();
+        sender = sender(signer, layout);
     }
 
     @Test
@@ -93,9 +113,64 @@ class KafkaSpoolSenderTest {
     }
 
     @Test
-    void shouldSignReportsAllocationsAndInventoriesOverTheBytesSent() {
-        sender.close();
-        sender = sender(Optional.of(new RecordSigner(NodeKeyCredential.issue(MASTER, "node-a"))));
+    void shouldWriteNodeEventsUnlessToldOtherwise() {
+        assertThat(sender.layout()).isEqualTo(PublishLayout.NODE_EVENTS);
+    }
+
+    @Test
+    void shouldSendEveryKindAsANodeEventOnTheNodeEventsTopicInSpoolOrder() {
+        long before = System.currentTimeMillis();
+        publisher.publish(report(0));
+        publisher.publish(heartbeat());
+        publisher.publish(NodeAllocations.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build());
+        publisher.publish(NodeDevices.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build());
+        publisher.publish(report(1));
+        sender.start();
+        MockProducer<String, byte[]> producer = producer(0);
+        await().atMost(WAIT).until(() -> producer.history().size() == 5);
+
+        List<ProducerRecord<String, byte[]>> sent = producer.history();
+        assertThat(sent).extracting(ProducerRecord::topic).containsOnly(topics.nodeEvents());
+        assertThat(sent).extracting(ProducerRecord::key).containsOnly("node-a");
+        long after = System.currentTimeMillis();
+        assertThat(sent).extracting(ProducerRecord::timestamp).allSatisfy(t -> assertThat(t).isBetween(before, after));
+        assertThat(sequences(sent)).containsExactly("1", "2", "3", "4", "5");
+        List<Object> payloads = sent.stream().map(r -> event(r).getPayload()).toList();
+        assertThat(payloads).hasExactlyElementsOfTypes(DeviceHealthReport.class, NodeHeartbeat.class, NodeAllocations.class,
+                NodeDevices.class, DeviceHealthReport.class);
+        assertThat(((DeviceHealthReport) payloads.get(0)).getMessage()).isEqualTo("m0");
+        assertThat(((DeviceHealthReport) payloads.get(4)).getMessage()).isEqualTo("m1");
+        assertThat(((NodeHeartbeat) payloads.get(1)).getSequence()).isEqualTo(2L);
+        assertThat(((NodeAllocations) payloads.get(2)).getSequence()).isEqualTo(3L);
+        assertThat(((NodeDevices) payloads.get(3)).getSequence()).isEqualTo(4L);
+    }
+
+    @Test
+    void shouldSignEveryNodeEventOverTheNodeEventsTopic() {
+        useSender(Optional.of(new RecordSigner(NodeKeyCredential.issue(MASTER, "node-a"))), PublishLayout.NODE_EVENTS);
+        publisher.publish(report(0));
+        publisher.publish(NodeAllocations.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build());
+        publisher.publish(NodeDevices.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build());
+        sender.start();
+        MockProducer<String, byte[]> producer = producer(0);
+        await().atMost(WAIT).until(() -> producer.history().size() == 3);
+
+        RecordVerifier verifier = new RecordVerifier(List.of(MASTER));
+        for (ProducerRecord<String, byte[]> record : producer.history()) {
+            assertThat(record.topic()).isEqualTo(topics.nodeEvents());
+            RecordVerifier.Verification verification = verifier.verify(topics.nodeEvents(), record.headers(), record.value());
+            assertThat(verification.valid()).as(verification.failure()).isTrue();
+            assertThat(verification.node()).isEqualTo("node-a");
+            assertThat(record.headers().headers(RecordSignature.NODE_HEADER)).as("one node header").hasSize(1);
+        }
+        // The topic is part of what is signed: the same bytes do not verify as a record of the old layout.
+        ProducerRecord<String, byte[]> first = producer.history().get(0);
+        assertThat(verifier.verify(topics.deviceReports(), first.headers(), first.value()).valid()).isFalse();
+    }
+
+    @Test
+    void shouldSignEachKindOverItsOwnTopicInTheThreeTopicsLayout() {
+        useSender(Optional.of(new RecordSigner(NodeKeyCredential.issue(MASTER, "node-a"))), PublishLayout.THREE_TOPICS);
         publisher.publish(report(0));
         publisher.publish(NodeAllocations.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build());
         publisher.publish(NodeDevices.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build());
@@ -132,6 +207,10 @@ class KafkaSpoolSenderTest {
                 .setHealth(HealthStatus.HEALTHY).setKind(ReportKind.CHANGE).setMessage("m" + n).setObservedAt(Instant.now()).build();
     }
 
+    private static NodeHeartbeat heartbeat() {
+        return NodeHeartbeat.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build();
+    }
+
     private MockProducer<String, byte[]> producer(int index) {
         await().atMost(WAIT).until(() -> producers.size() > index);
         return producers.get(index);
@@ -155,7 +234,7 @@ class KafkaSpoolSenderTest {
         assertThat(spool.records()).isEqualTo(3);
         ProducerRecord<String, byte[]> first = producer.history().get(0);
         assertThat(first.key()).isEqualTo("node-a");
-        assertThat(first.topic()).isEqualTo(topics.deviceReports());
+        assertThat(first.topic()).isEqualTo(topics.nodeEvents());
         assertThat(new String(first.headers().lastHeader(KafkaSpoolSender.EPOCH_HEADER).value(), StandardCharsets.US_ASCII))
                 .isEqualTo(Long.toString(spool.epoch()));
 
@@ -168,7 +247,27 @@ class KafkaSpoolSenderTest {
     }
 
     @Test
-    void shouldSendInventoryToItsTopicWithItsSequenceInTheHeaders() {
+    void shouldSendEachKindToItsOwnTopicInSpoolOrderInTheThreeTopicsLayout() {
+        useSender(Optional.empty(), PublishLayout.THREE_TOPICS);
+        publisher.publish(report(0));
+        publisher.publish(heartbeat());
+        publisher.publish(NodeAllocations.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build());
+        publisher.publish(NodeDevices.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build());
+        sender.start();
+        MockProducer<String, byte[]> producer = producer(0);
+        await().atMost(WAIT).until(() -> producer.history().size() == 4);
+
+        assertThat(producer.history()).extracting(ProducerRecord::topic).containsExactly(topics.deviceReports(),
+                topics.deviceReports(), topics.nodeAllocations(), topics.deviceInventory());
+        assertThat(sequences(producer.history())).containsExactly("1", "2", "3", "4");
+        ProducerRecord<String, byte[]> heartbeat = producer.history().get(1);
+        assertThat(AvroSerde.of(DeviceReportEnvelope.class, SchemaRegistries.fromUrl(registryUrl)).deserializer()
+                .deserialize(heartbeat.topic(), heartbeat.headers(), heartbeat.value()).getPayload()).isInstanceOf(NodeHeartbeat.class);
+    }
+
+    @Test
+    void shouldSendInventoryToItsTopicWithItsSequenceInTheHeadersInTheThreeTopicsLayout() {
+        useSender(Optional.empty(), PublishLayout.THREE_TOPICS);
         publisher.publish(NodeDevices.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build());
         sender.start();
         MockProducer<String, byte[]> producer = producer(0);
@@ -178,8 +277,10 @@ class KafkaSpoolSenderTest {
         assertThat(sequences(producer.history())).containsExactly("1");
     }
 
-    @Test
-    void shouldCarryTheSpoolsEpochAndSequenceInsideTheInventory() {
+    @ParameterizedTest
+    @EnumSource(PublishLayout.class)
+    void shouldCarryTheSpoolsEpochAndSequenceInsideTheInventory(PublishLayout layout) {
+        useSender(Optional.empty(), layout);
         publisher.publish(report(0));
         publisher.publish(NodeDevices.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build());
         sender.start();
@@ -195,8 +296,10 @@ class KafkaSpoolSenderTest {
                 .isEqualTo(Long.toString(sent.getCollectorEpoch()));
     }
 
-    @Test
-    void shouldGiveAnInventorySpooledWithoutIdentityTheIdentityOfItsSpoolEntry() {
+    @ParameterizedTest
+    @EnumSource(PublishLayout.class)
+    void shouldGiveAnInventorySpooledWithoutIdentityTheIdentityOfItsSpoolEntry(PublishLayout layout) {
+        useSender(Optional.empty(), layout);
         // What an inventory spooled by a collector before NodeDevices had the fields reads back as.
         NodeDevices legacy = NodeDevices.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build();
         long sequence = spool.append(RecordType.NODE_DEVICES, Priority.ESSENTIAL, s -> codec.encode(legacy)).sequence();
@@ -210,9 +313,19 @@ class KafkaSpoolSenderTest {
         assertThat(sent.getSequence()).isEqualTo(sequence).isPositive();
     }
 
+    /** The inventory a record carries, in the sender's layout. */
     private NodeDevices inventory(ProducerRecord<String, byte[]> record) {
+        if (sender.layout() == PublishLayout.NODE_EVENTS) {
+            assertThat(record.topic()).isEqualTo(topics.nodeEvents());
+            return (NodeDevices) event(record).getPayload();
+        }
         assertThat(record.topic()).isEqualTo(topics.deviceInventory());
         return AvroSerde.of(NodeDevices.class, SchemaRegistries.fromUrl(registryUrl)).deserializer()
+                .deserialize(record.topic(), record.headers(), record.value());
+    }
+
+    private NodeEvent event(ProducerRecord<String, byte[]> record) {
+        return AvroSerde.of(NodeEvent.class, SchemaRegistries.fromUrl(registryUrl)).deserializer()
                 .deserialize(record.topic(), record.headers(), record.value());
     }
 
