@@ -7,6 +7,7 @@ import io.devhealth.processor.internals.FleetDimensions;
 import io.devhealth.processor.internals.JsonSerde;
 import io.devhealth.processor.internals.NodeProcessor;
 import io.devhealth.processor.internals.StateSerdes;
+import io.devhealth.processor.internals.WriteBehindKeyValueStore;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.HealthTransition;
 import java.time.Duration;
@@ -99,15 +100,16 @@ public final class DeviceHealthTopology {
         }
 
         String[] owner = {NODE_PROCESSOR};
-        // A record cache on node-state only: every record moves its node's clock and watermark, and a
-        // node's records come together (a collector sends all its devices' keep-alives at once), so
-        // within a commit interval the cache folds them into one RocksDB write and one changelog
-        // record. Device states change once per report each: a cache there only filled up and evicted
-        // (measured: a fifth of a keep-alive's cost), so they are written through.
+        // No record cache anywhere. Every record moves its node's state (clock, watermark, pending
+        // keep-alives), and a node's records come together (a collector sends all its devices'
+        // keep-alives at once): node-state is written behind, each node encoded and written once per
+        // commit (WriteBehindKeyValueStore), which a record cache could only do after encoding it on
+        // every record. Device states change once per report each: a cache there only filled up and
+        // evicted (measured: a fifth of a keep-alive's cost), so they are written through.
         topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(DEVICE_STATE_STORE),
                 Serdes.String(), StateSerdes.deviceState()), owner);
-        topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(NODE_STATE_STORE),
-                Serdes.String(), StateSerdes.nodeState()).withCachingEnabled(), owner);
+        topology.addStateStore(WriteBehindKeyValueStore.builder(Stores.keyValueStoreBuilder(
+                Stores.persistentKeyValueStore(NODE_STATE_STORE), Serdes.String(), StateSerdes.nodeState())), owner);
         topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(NODE_ALLOCATIONS_STORE),
                 Serdes.String(), serdes.nodeAllocations()), owner);
         topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(NODE_INVENTORY_STORE),

@@ -99,11 +99,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
 
     @Override
     public void process(Record<String, Object> record) {
-        try {
-            dispatch(record);
-        } finally {
-            writeNodes();
-        }
+        dispatch(record);
     }
 
     private void dispatch(Record<String, Object> record) {
@@ -371,12 +367,8 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
         if (!clock.tick(wallNow)) {
             return;
         }
-        try {
-            for (String node : deadlines.nodesDue(node -> nodeNow(node, wallNow))) {
-                expireDue(node, nodeNow(node, wallNow));
-            }
-        } finally {
-            writeNodes();
+        for (String node : deadlines.nodesDue(node -> nodeNow(node, wallNow))) {
+            expireDue(node, nodeNow(node, wallNow));
         }
     }
 

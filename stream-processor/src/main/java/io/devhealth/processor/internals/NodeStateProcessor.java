@@ -12,10 +12,8 @@ import io.micrometer.core.instrument.Counter;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.function.Predicate;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -54,8 +52,6 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
     protected WindowStore<String, HealthTransition> deviceHistory;
     /** Every node of this task's partitions, decoded: read on every record, and by the expiry punctuator. */
     private final Map<String, NodeState> nodes = new HashMap<>();
-    /** Nodes changed since the last {@link #writeNodes()}: written once per record or punctuation, however often they changed. */
-    private final Set<String> unwritten = new LinkedHashSet<>();
     /** Which pods use which device, per node, for the allocation snapshot the node has now. */
     private final Map<String, PodIndex> podIndexes = new LinkedHashMap<>(64, 0.75f, true) {
         @Override
@@ -85,7 +81,6 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
         this.podHistory = context.getStateStore(DeviceHealthTopology.POD_HISTORY_STORE);
         this.deviceHistory = context.getStateStore(DeviceHealthTopology.DEVICE_HISTORY_STORE);
         nodes.clear();
-        unwritten.clear();
         podIndexes.clear();
         try (KeyValueIterator<String, NodeState> all = nodeState.all()) {
             all.forEachRemaining(entry -> nodes.put(entry.key, entry.value));
@@ -110,22 +105,14 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
         return nodes.get(node);
     }
 
-    /** Makes {@code state} the node's state; the store gets it at the next {@link #writeNodes()}. */
+    /**
+     * Makes {@code state} the node's state. The store is written behind ({@link WriteBehindKeyValueStore}):
+     * a record moves its node's clock and watermark, and maybe a pending refresh or two, and however
+     * often that happens between two commits the node is encoded once.
+     */
     protected void putNode(String node, NodeState state) {
         nodes.put(node, state);
-        unwritten.add(node);
-    }
-
-    /**
-     * Writes the nodes changed since the last call to the node-state store. Called at the end of every
-     * record and punctuation: a record moves its node's clock and watermark, and with them maybe a
-     * pending refresh or two, and all of it costs one encoding this way.
-     */
-    protected void writeNodes() {
-        for (String node : unwritten) {
-            nodeState.put(node, nodes.get(node));
-        }
-        unwritten.clear();
+        nodeState.put(node, state);
     }
 
     /** Writes the state of device {@code key} (of {@code node}) whole, so its node no longer keeps a refresh for it. */
