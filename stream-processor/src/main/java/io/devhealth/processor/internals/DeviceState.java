@@ -57,6 +57,19 @@ public record DeviceState(
         return DeviceRef.newBuilder().setDriver(driver).setPool(pool).setDevice(device).setUuid(uuid).build();
     }
 
+    /**
+     * The latest word of source ({@code kind}, {@code name}), or null. Looked up without building its
+     * map key: it runs for every report, and a device has one or two sources.
+     */
+    public SourceReport source(SourceKind kind, String name) {
+        for (SourceReport report : sources.values()) {
+            if (report.kind() == kind && Objects.equals(report.name(), name)) {
+                return report;
+            }
+        }
+        return null;
+    }
+
     public DeviceState withSource(SourceReport report) {
         SortedMap<String, SourceReport> next = new TreeMap<>(sources);
         next.put(report.key(), report);

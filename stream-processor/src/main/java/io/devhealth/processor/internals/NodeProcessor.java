@@ -180,7 +180,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
      */
     private void apply(String node, String key, DeviceState previous, DeviceHealthReport report, long observedAt, NodeState state,
                        boolean oneOfSeveral) {
-        SourceReport known = previous.sources().get(SourceReport.key(report.getSource(), report.getSourceName()));
+        SourceReport known = previous.source(report.getSource(), report.getSourceName());
         if (known != null && observedAt < known.observedAt()) {
             LOGGER.debug("report older than the source's latest ignored node={} device={} observedAt={}", node, key, observedAt);
             return;

@@ -1,7 +1,11 @@
 package io.devhealth.processor.internals;
 
+import com.google.protobuf.CodedOutputStream;
+import com.google.protobuf.WireFormat;
 import io.devhealth.processor.internals.proto.PendingRefreshValue;
 import io.devhealth.processor.internals.proto.SourceRefresh;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -18,6 +22,12 @@ import java.util.Objects;
  * record of the node, while each of its refreshes changes only with its own device's keep-alive.
  */
 public final class PendingRefresh {
+
+    private static final int DEVICE = PendingRefreshValue.DEVICE_FIELD_NUMBER;
+    private static final int DEADLINE = PendingRefreshValue.DEADLINE_FIELD_NUMBER;
+    private static final int SOURCES = PendingRefreshValue.SOURCES_FIELD_NUMBER;
+    private static final int SOURCE = SourceRefresh.SOURCE_FIELD_NUMBER;
+    private static final int REFRESHED_AT = SourceRefresh.REFRESHED_AT_FIELD_NUMBER;
 
     private final String device;
     private final long deadline;
@@ -65,11 +75,57 @@ public final class PendingRefresh {
     /** The serialized {@link PendingRefreshValue}; stream thread only, like every state value. */
     byte[] encoded() {
         if (encoded == null) {
-            PendingRefreshValue.Builder value = PendingRefreshValue.newBuilder().setDevice(device).setDeadline(deadline);
-            refreshedAt.forEach((source, at) -> value.addSources(SourceRefresh.newBuilder().setSource(source).setRefreshedAt(at)));
-            encoded = value.build().toByteArray();
+            encoded = encode();
         }
         return encoded;
+    }
+
+    /**
+     * {@link PendingRefreshValue} written field by field, exactly as its generated code writes it
+     * (fields in number order, proto3 defaults left out; {@code PendingRefreshTest} compares the
+     * two): every keep-alive makes a new refresh, and building the message to encode it was half of
+     * writing a node's value.
+     */
+    private byte[] encode() {
+        int size = device.isEmpty() ? 0 : CodedOutputStream.computeStringSize(DEVICE, device);
+        size += deadline == 0L ? 0 : CodedOutputStream.computeInt64Size(DEADLINE, deadline);
+        int[] sourceSizes = new int[refreshedAt.size()];
+        int i = 0;
+        for (Map.Entry<String, Long> source : refreshedAt.entrySet()) {
+            sourceSizes[i] = sourceSize(source.getKey(), source.getValue());
+            size += CodedOutputStream.computeTagSize(SOURCES) + CodedOutputStream.computeUInt32SizeNoTag(sourceSizes[i]) + sourceSizes[i];
+            i++;
+        }
+        byte[] bytes = new byte[size];
+        CodedOutputStream out = CodedOutputStream.newInstance(bytes);
+        try {
+            if (!device.isEmpty()) {
+                out.writeString(DEVICE, device);
+            }
+            if (deadline != 0L) {
+                out.writeInt64(DEADLINE, deadline);
+            }
+            i = 0;
+            for (Map.Entry<String, Long> source : refreshedAt.entrySet()) {
+                out.writeTag(SOURCES, WireFormat.WIRETYPE_LENGTH_DELIMITED);
+                out.writeUInt32NoTag(sourceSizes[i++]);
+                if (!source.getKey().isEmpty()) {
+                    out.writeString(SOURCE, source.getKey());
+                }
+                if (source.getValue() != 0L) {
+                    out.writeInt64(REFRESHED_AT, source.getValue());
+                }
+            }
+            out.checkNoSpaceLeft();
+        } catch (IOException e) {
+            throw new UncheckedIOException("encoding a pending refresh into an array of its exact size", e);
+        }
+        return bytes;
+    }
+
+    private static int sourceSize(String source, long refreshedAt) {
+        return (source.isEmpty() ? 0 : CodedOutputStream.computeStringSize(SOURCE, source))
+                + (refreshedAt == 0L ? 0 : CodedOutputStream.computeInt64Size(REFRESHED_AT, refreshedAt));
     }
 
     @Override
