@@ -6,6 +6,7 @@ import io.devhealth.processor.internals.proto.PendingRefreshValue;
 import io.devhealth.processor.internals.proto.SourceRefresh;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -18,8 +19,9 @@ import java.util.Objects;
  * per commit rather than one device write per keep-alive. Reading a device applies it
  * ({@link DeviceState#withRefresh}); writing a device drops it.
  *
- * <p>Immutable. Its protobuf encoding is made once and reused: the node's value is encoded on every
- * record of the node, while each of its refreshes changes only with its own device's keep-alive.
+ * <p>Immutable. Its protobuf encoding is made once and reused: the node's value is encoded at every
+ * commit after a record of the node, while each of its refreshes changes only with its own device's
+ * keep-alive.
  */
 public final class PendingRefresh {
 
@@ -87,33 +89,36 @@ public final class PendingRefresh {
      * writing a node's value.
      */
     private byte[] encode() {
-        int size = device.isEmpty() ? 0 : CodedOutputStream.computeStringSize(DEVICE, device);
+        // Strings go in as their UTF-8 bytes (the same wire format as writeString): the JDK converts an
+        // ASCII string with one array copy, protobuf measures and encodes it char by char, twice.
+        byte[] deviceUtf8 = device.getBytes(StandardCharsets.UTF_8);
+        int size = bytesSize(DEVICE, deviceUtf8);
         size += deadline == 0L ? 0 : CodedOutputStream.computeInt64Size(DEADLINE, deadline);
+        byte[][] sourcesUtf8 = new byte[refreshedAt.size()][];
+        long[] times = new long[refreshedAt.size()];
         int[] sourceSizes = new int[refreshedAt.size()];
         int i = 0;
         for (Map.Entry<String, Long> source : refreshedAt.entrySet()) {
-            sourceSizes[i] = sourceSize(source.getKey(), source.getValue());
+            sourcesUtf8[i] = source.getKey().getBytes(StandardCharsets.UTF_8);
+            times[i] = source.getValue();
+            sourceSizes[i] = bytesSize(SOURCE, sourcesUtf8[i])
+                    + (times[i] == 0L ? 0 : CodedOutputStream.computeInt64Size(REFRESHED_AT, times[i]));
             size += CodedOutputStream.computeTagSize(SOURCES) + CodedOutputStream.computeUInt32SizeNoTag(sourceSizes[i]) + sourceSizes[i];
             i++;
         }
         byte[] bytes = new byte[size];
         CodedOutputStream out = CodedOutputStream.newInstance(bytes);
         try {
-            if (!device.isEmpty()) {
-                out.writeString(DEVICE, device);
-            }
+            writeBytes(out, DEVICE, deviceUtf8);
             if (deadline != 0L) {
                 out.writeInt64(DEADLINE, deadline);
             }
-            i = 0;
-            for (Map.Entry<String, Long> source : refreshedAt.entrySet()) {
+            for (i = 0; i < sourceSizes.length; i++) {
                 out.writeTag(SOURCES, WireFormat.WIRETYPE_LENGTH_DELIMITED);
-                out.writeUInt32NoTag(sourceSizes[i++]);
-                if (!source.getKey().isEmpty()) {
-                    out.writeString(SOURCE, source.getKey());
-                }
-                if (source.getValue() != 0L) {
-                    out.writeInt64(REFRESHED_AT, source.getValue());
+                out.writeUInt32NoTag(sourceSizes[i]);
+                writeBytes(out, SOURCE, sourcesUtf8[i]);
+                if (times[i] != 0L) {
+                    out.writeInt64(REFRESHED_AT, times[i]);
                 }
             }
             out.checkNoSpaceLeft();
@@ -123,9 +128,18 @@ public final class PendingRefresh {
         return bytes;
     }
 
-    private static int sourceSize(String source, long refreshedAt) {
-        return (source.isEmpty() ? 0 : CodedOutputStream.computeStringSize(SOURCE, source))
-                + (refreshedAt == 0L ? 0 : CodedOutputStream.computeInt64Size(REFRESHED_AT, refreshedAt));
+    /** The size of a string field holding {@code utf8}; 0 for the empty string, which proto3 leaves out. */
+    private static int bytesSize(int field, byte[] utf8) {
+        return utf8.length == 0 ? 0
+                : CodedOutputStream.computeTagSize(field) + CodedOutputStream.computeUInt32SizeNoTag(utf8.length) + utf8.length;
+    }
+
+    private static void writeBytes(CodedOutputStream out, int field, byte[] utf8) throws IOException {
+        if (utf8.length > 0) {
+            out.writeTag(field, WireFormat.WIRETYPE_LENGTH_DELIMITED);
+            out.writeUInt32NoTag(utf8.length);
+            out.writeRawBytes(utf8);
+        }
     }
 
     @Override

@@ -30,8 +30,9 @@ import org.apache.kafka.common.serialization.Serializer;
  * Serdes of the {@code device-state} and {@code node-state} stores: one format byte, then the
  * protobuf message of {@code processor_state.proto}.
  *
- * <p>The node's value is encoded on every record (every record moves the node's clock and watermark,
- * a keep-alive its device's pending refresh), and a device's on every other change of it, so their
+ * <p>The node's value is encoded once per commit for every node that had a record (every record moves
+ * the node's clock and watermark, a keep-alive its device's pending refresh; the store is written
+ * behind, {@link WriteBehindKeyValueStore}), and a device's on every other change of it, so their
  * format is on the hot path: the JSON they were first written in cost more than the rest of a keep-alive's work.
  * Values written by a processor before this format (JSON, which starts with <code>'{'</code>) are still
  * read, so a rolling upgrade needs no state reset.
@@ -51,7 +52,8 @@ public final class StateSerdes {
 
     public static Serde<NodeState> nodeState() {
         // The refreshes, most of the value, are appended already encoded (PendingRefresh#encoded): a node's
-        // value is written on every record, and a record changes at most one of them.
+        // value is written once per commit, and only the refreshes of devices that had a keep-alive since
+        // are new.
         return serde(NodeState.class, state -> write(encode(state), state.refreshes().values()),
                 bytes -> decode(NodeStateValue.parser().parseFrom(bytes, 1, bytes.length - 1)));
     }
