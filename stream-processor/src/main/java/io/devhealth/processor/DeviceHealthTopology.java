@@ -85,6 +85,7 @@ public final class DeviceHealthTopology {
         addTransitionReaders(builder, topics, serdes, options);
         Topology topology = builder.build();
         topology.addSource(EVENTS_SOURCE, Serdes.String().deserializer(), serdes.nodeEvents().deserializer(), topics.nodeEvents());
+        String[] inputs = {EVENTS_SOURCE};
         if (options.legacyInputs()) {
             topology.addSource(REPORTS_SOURCE, Serdes.String().deserializer(), serdes.deviceReports().deserializer(),
                     topics.deviceReports());
@@ -92,12 +93,10 @@ public final class DeviceHealthTopology {
                     topics.nodeAllocations());
             topology.addSource(INVENTORY_SOURCE, Serdes.String().deserializer(), serdes.nodeDevices().deserializer(),
                     topics.deviceInventory());
-            // One processor for every node-keyed input: they all change the same node's state (see NodeProcessor).
-            topology.addProcessor(NODE_PROCESSOR, () -> new NodeProcessor(options), EVENTS_SOURCE, REPORTS_SOURCE,
-                    ALLOCATIONS_SOURCE, INVENTORY_SOURCE);
-        } else {
-            topology.addProcessor(NODE_PROCESSOR, () -> new NodeProcessor(options), EVENTS_SOURCE);
+            inputs = new String[] {EVENTS_SOURCE, REPORTS_SOURCE, ALLOCATIONS_SOURCE, INVENTORY_SOURCE};
         }
+        // One processor for every node-keyed input: they all change the same node's state (see NodeProcessor).
+        topology.addProcessor(NODE_PROCESSOR, () -> new NodeProcessor(options), inputs);
 
         String[] owner = {NODE_PROCESSOR};
         // No record cache anywhere. Every record moves its node's state (clock, watermark, pending

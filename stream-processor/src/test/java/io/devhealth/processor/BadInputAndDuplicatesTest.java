@@ -14,8 +14,6 @@ import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.NodeEvent;
 import java.nio.charset.StandardCharsets;
 import org.apache.kafka.common.errors.SerializationException;
-import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;

@@ -145,15 +145,21 @@ class KafkaSpoolSenderTest {
         assertThat(((NodeDevices) payloads.get(3)).getSequence()).isEqualTo(4L);
     }
 
-    @Test
-    void shouldSignEveryNodeEventOverTheNodeEventsTopic() {
-        useSender(Optional.of(new RecordSigner(NodeKeyCredential.issue(MASTER, "node-a"))), PublishLayout.NODE_EVENTS);
+    /** A signing sender in {@code layout}, after it sent a report, an allocation snapshot and an inventory. */
+    private MockProducer<String, byte[]> sendEveryKindSigned(PublishLayout layout) {
+        useSender(Optional.of(new RecordSigner(NodeKeyCredential.issue(MASTER, "node-a"))), layout);
         publisher.publish(report(0));
         publisher.publish(NodeAllocations.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build());
         publisher.publish(NodeDevices.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build());
         sender.start();
         MockProducer<String, byte[]> producer = producer(0);
         await().atMost(WAIT).until(() -> producer.history().size() == 3);
+        return producer;
+    }
+
+    @Test
+    void shouldSignEveryNodeEventOverTheNodeEventsTopic() {
+        MockProducer<String, byte[]> producer = sendEveryKindSigned(PublishLayout.NODE_EVENTS);
 
         RecordVerifier verifier = new RecordVerifier(List.of(MASTER));
         for (ProducerRecord<String, byte[]> record : producer.history()) {
@@ -170,13 +176,7 @@ class KafkaSpoolSenderTest {
 
     @Test
     void shouldSignEachKindOverItsOwnTopicInTheThreeTopicsLayout() {
-        useSender(Optional.of(new RecordSigner(NodeKeyCredential.issue(MASTER, "node-a"))), PublishLayout.THREE_TOPICS);
-        publisher.publish(report(0));
-        publisher.publish(NodeAllocations.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build());
-        publisher.publish(NodeDevices.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build());
-        sender.start();
-        MockProducer<String, byte[]> producer = producer(0);
-        await().atMost(WAIT).until(() -> producer.history().size() == 3);
+        MockProducer<String, byte[]> producer = sendEveryKindSigned(PublishLayout.THREE_TOPICS);
 
         RecordVerifier verifier = new RecordVerifier(List.of(MASTER));
         assertThat(producer.history()).extracting(ProducerRecord::topic)

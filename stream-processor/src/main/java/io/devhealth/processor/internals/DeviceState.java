@@ -71,10 +71,32 @@ public record DeviceState(
     }
 
     public DeviceState withSource(SourceReport report) {
+        return new DeviceState(cluster, node, driver, pool, device, uuid, sourcesWith(report), health, message, reason, source, since,
+                deadline);
+    }
+
+    /**
+     * This state with {@code report} as its source's latest word and the health the sources merge to
+     * at {@code nodeTime} ({@link DeviceHealthMerger}) applied at {@code at}: {@code withSource} then
+     * {@code withEffective}, as one new state instead of two (this runs for every report).
+     */
+    public DeviceState withSourceMerged(SourceReport report, long nodeTime, long at) {
+        Map<String, SourceReport> nextSources = sourcesWith(report);
+        return withEffective(nextSources, DeviceHealthMerger.merge(nextSources.values(), nodeTime), at);
+    }
+
+    /** The sources with {@code report} in its source's place; the key of a source already known is reused, not built again. */
+    private Map<String, SourceReport> sourcesWith(SourceReport report) {
+        String key = null;
+        for (Map.Entry<String, SourceReport> known : sources.entrySet()) {
+            if (known.getValue().kind() == report.kind() && Objects.equals(known.getValue().name(), report.name())) {
+                key = known.getKey();
+                break;
+            }
+        }
         SortedMap<String, SourceReport> next = new TreeMap<>(sources);
-        next.put(report.key(), report);
-        return new DeviceState(cluster, node, driver, pool, device, uuid, Collections.unmodifiableSortedMap(next), health, message,
-                reason, source, since, deadline);
+        next.put(key != null ? key : report.key(), report);
+        return Collections.unmodifiableSortedMap(next);
     }
 
     /**
@@ -135,8 +157,12 @@ public record DeviceState(
 
     /** This state with the merged health applied; {@code since} moves only when the health does. */
     public DeviceState withEffective(EffectiveHealth effective, long at) {
+        return withEffective(sources, effective, at);
+    }
+
+    private DeviceState withEffective(Map<String, SourceReport> nextSources, EffectiveHealth effective, long at) {
         long nextSince = effective.health() == health && since != 0L ? since : at;
-        return new DeviceState(cluster, node, driver, pool, device, uuid, sources, effective.health(), effective.message(),
+        return new DeviceState(cluster, node, driver, pool, device, uuid, nextSources, effective.health(), effective.message(),
                 effective.reason(), effective.source(), nextSince, effective.deadline());
     }
 }

@@ -99,20 +99,16 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
 
     @Override
     public void process(Record<String, Object> record) {
-        dispatch(record);
-    }
-
-    private void dispatch(Record<String, Object> record) {
         String node = required(record.key(), "record key (node name)");
         Object value = record.value();
         if (value instanceof NodeEvent event) {
-            apply(node, event.getPayload(), record, eventIdentity);
+            dispatch(node, event.getPayload(), record, eventIdentity);
         } else if (value instanceof DeviceReportEnvelope envelope) {
-            apply(node, envelope.getPayload(), record, reportIdentity);
+            dispatch(node, envelope.getPayload(), record, reportIdentity);
         } else if (value instanceof NodeAllocations) {
-            apply(node, value, record, allocationsIdentity);
+            dispatch(node, value, record, allocationsIdentity);
         } else if (value instanceof NodeDevices) {
-            apply(node, value, record, inventoryIdentity);
+            dispatch(node, value, record, inventoryIdentity);
         } else {
             throw new InvalidInputException(context.recordMetadata().map(m -> m.topic()).orElse("input")
                     + " record without value for node " + node);
@@ -120,7 +116,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
     }
 
     /** @param identity the check of the input the record came from (its metrics are tagged by input) */
-    private void apply(String node, Object payload, Record<String, Object> record, NodeIdentityCheck identity) {
+    private void dispatch(String node, Object payload, Record<String, Object> record, NodeIdentityCheck identity) {
         if (payload instanceof DeviceHealthReport report) {
             identity.check(node, report.getNode(), record.headers());
             onReport(node, report, record.timestamp());
@@ -186,8 +182,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
             return;
         }
         SourceReport next = sourceReport(report, known, observedAt, state.isDown(report.getSourceName()));
-        DeviceState updated = previous.withSource(next);
-        DeviceState merged = updated.withEffective(DeviceHealthMerger.merge(updated.sources().values(), state.nodeTime()), observedAt);
+        DeviceState merged = previous.withSourceMerged(next, state.nodeTime(), observedAt);
         if (merged.equals(previous)) {
             return; // e.g. a keep-alive from a source the node says is down
         }
