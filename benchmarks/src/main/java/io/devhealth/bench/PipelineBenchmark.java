@@ -196,7 +196,7 @@ public final class PipelineBenchmark implements Callable<Integer> {
                 long patches = api.statusPatches() - patchesAtFlap;
                 long visible = api.visibleTransitions() - visibleAtFlap;
                 figures.put("reports/s published by the collectors (flap window)", String.format(Locale.ROOT, "%,.0f", published / window));
-                figures.put("reports/s into Kafka (device-reports end offsets, incl. EOS markers: none here)",
+                figures.put("records/s into Kafka (node-events end offsets: reports, heartbeats, allocations; incl. EOS markers: none here)",
                         String.format(Locale.ROOT, "%,.0f", delivered / window));
                 figures.put("reports/s processed (processor committed offsets)", String.format(Locale.ROOT, "%,.0f", processed / window));
                 figures.put("end-to-end latency, driver change → pod condition seen in the API server",
@@ -215,7 +215,7 @@ public final class PipelineBenchmark implements Callable<Integer> {
 
                 silence(fleet, stats);
 
-                figures.put("consumer lag samples (processor on device-reports)", stats.lagSamples());
+                figures.put("consumer lag samples (processor on node-events)", stats.lagSamples());
                 figures.put("JVM RSS (whole pipeline, max sampled)", String.format(Locale.ROOT, "%.0f MiB", stats.maxRssBytes() / 1048576.0));
                 figures.put("JVM heap used after GC", String.format(Locale.ROOT, "%.0f MiB", ProcessStats.heapAfterGc() / 1048576.0));
                 long stateBytes = ProcessStats.directoryBytes(stateDir);

@@ -4,6 +4,7 @@ import io.devhealth.processor.DeviceHealthTopology;
 import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.processor.ProcessorSerdes;
 import io.devhealth.processor.StreamProcessorApp;
+import io.devhealth.processor.TopologyOptions;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.schema.serde.SchemaRegistryClient;
@@ -63,6 +64,12 @@ public final class ThroughputBenchmark {
     static final String FLOOR = "stateful floor (EOS)";
     /** {@code -Ddevhealth.bench.cpu.threads=true}: where each Streams stage's CPU went, by thread. */
     private static final boolean BREAKDOWN = Boolean.getBoolean("devhealth.bench.cpu.threads");
+    /**
+     * {@code -Ddevhealth.bench.legacy.inputs=true}: the devhealth stages also subscribe the three
+     * topics of the earlier collector layout (empty here), as processors do while collectors are
+     * upgraded ({@code inputs.legacy.enabled}): what the upgrade window costs.
+     */
+    private static final boolean LEGACY_INPUTS = Boolean.getBoolean("devhealth.bench.legacy.inputs");
 
     /** @param cpu CPU used while timed (process, stream threads); null for stages that are not Streams applications */
     record Result(String stage, long records, long nanos, CpuMeter.Sample cpu) {
@@ -92,6 +99,9 @@ public final class ThroughputBenchmark {
         int partitions = 3;
         System.out.printf(Locale.ROOT, "devhealth throughput: %,d reports over %,d devices, %d partitions, %d runs, %d cores, JDK %s%n",
                 records, devices, partitions, runs, Runtime.getRuntime().availableProcessors(), Runtime.version());
+        if (LEGACY_INPUTS) {
+            System.out.println("devhealth stages also read the earlier layout's three (empty) topics: inputs.legacy.enabled");
+        }
         Map<String, List<Result>> results = new LinkedHashMap<>();
         List<Double> ratios = new ArrayList<>();
         List<Double> cpuRatios = new ArrayList<>();
@@ -146,7 +156,8 @@ public final class ThroughputBenchmark {
     private static List<Result> runOnce(EmbeddedKafkaCluster kafka, int run, int count, int devices, int partitions) throws Exception {
         Topics topics = new Topics("bench-" + run + ".");
         String passTopic = topics.prefix() + "pass-through";
-        kafka.createTopics(partitions, topics.nodeEvents(), topics.healthTransitions(), passTopic, passTopic + "-streams");
+        kafka.createTopics(partitions, topics.collectorTopics().toArray(String[]::new));
+        kafka.createTopics(partitions, topics.healthTransitions(), passTopic, passTopic + "-streams");
         kafka.createCompactedTopics(partitions, topics.podDeviceStatus());
         SchemaRegistryClient registry = SchemaRegistries.inMemory("bench-" + run);
         FleetSimulation fleet = new FleetSimulation(devices, 8, 0.001);
@@ -158,7 +169,8 @@ public final class ThroughputBenchmark {
         List<ProducerRecord<String, byte[]>> reports = all.subList(fleet.devices(), all.size());
 
         ProcessorConfig config = processorConfig(kafka, topics, run, "bench-devhealth-" + run);
-        Supplier<Topology> topology = () -> DeviceHealthTopology.build(topics, ProcessorSerdes.over(registry));
+        Supplier<Topology> topology = () -> DeviceHealthTopology.build(topics, ProcessorSerdes.over(registry),
+                TopologyOptions.defaults().withLegacyInputs(LEGACY_INPUTS));
         List<String> inputs = List.of(topics.nodeEvents());
         // Also part of the work: the topology reads its own transitions back for fleet counts.
         List<String> readBack = List.of(topics.healthTransitions(), "bench-devhealth-" + run + "-fleet-by-dimension-repartition");

@@ -21,7 +21,7 @@ import org.apache.kafka.common.TopicPartition;
 
 /**
  * Samples of the process and of Kafka while the benchmark runs: the JVM's resident set (Linux
- * {@code /proc/self/status}), the end offsets of the device-reports topic, the processor's committed
+ * {@code /proc/self/status}), the end offsets of the node-events topic, the processor's committed
  * offsets on it, and their difference (consumer lag) every few seconds.
  */
 public final class ProcessStats implements AutoCloseable {
