@@ -62,9 +62,14 @@ public record DeviceState(
      * map key: it runs for every report, and a device has one or two sources.
      */
     public SourceReport source(SourceKind kind, String name) {
-        for (SourceReport report : sources.values()) {
-            if (report.kind() == kind && Objects.equals(report.name(), name)) {
-                return report;
+        Map.Entry<String, SourceReport> known = entryOf(kind, name);
+        return known == null ? null : known.getValue();
+    }
+
+    private Map.Entry<String, SourceReport> entryOf(SourceKind kind, String name) {
+        for (Map.Entry<String, SourceReport> known : sources.entrySet()) {
+            if (known.getValue().kind() == kind && Objects.equals(known.getValue().name(), name)) {
+                return known;
             }
         }
         return null;
@@ -87,15 +92,9 @@ public record DeviceState(
 
     /** The sources with {@code report} in its source's place; the key of a source already known is reused, not built again. */
     private Map<String, SourceReport> sourcesWith(SourceReport report) {
-        String key = null;
-        for (Map.Entry<String, SourceReport> known : sources.entrySet()) {
-            if (known.getValue().kind() == report.kind() && Objects.equals(known.getValue().name(), report.name())) {
-                key = known.getKey();
-                break;
-            }
-        }
+        Map.Entry<String, SourceReport> known = entryOf(report.kind(), report.name());
         SortedMap<String, SourceReport> next = new TreeMap<>(sources);
-        next.put(key != null ? key : report.key(), report);
+        next.put(known != null ? known.getKey() : report.key(), report);
         return Collections.unmodifiableSortedMap(next);
     }
 

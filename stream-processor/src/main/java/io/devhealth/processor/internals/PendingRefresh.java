@@ -128,17 +128,14 @@ public final class PendingRefresh {
         return bytes;
     }
 
-    /** The size of a string field holding {@code utf8}; 0 for the empty string, which proto3 leaves out. */
+    /** The size of a string field holding {@code utf8} (a bytes field has its wire format); 0 for the empty string, which proto3 leaves out. */
     private static int bytesSize(int field, byte[] utf8) {
-        return utf8.length == 0 ? 0
-                : CodedOutputStream.computeTagSize(field) + CodedOutputStream.computeUInt32SizeNoTag(utf8.length) + utf8.length;
+        return utf8.length == 0 ? 0 : CodedOutputStream.computeByteArraySize(field, utf8);
     }
 
     private static void writeBytes(CodedOutputStream out, int field, byte[] utf8) throws IOException {
         if (utf8.length > 0) {
-            out.writeTag(field, WireFormat.WIRETYPE_LENGTH_DELIMITED);
-            out.writeUInt32NoTag(utf8.length);
-            out.writeRawBytes(utf8);
+            out.writeByteArray(field, utf8);
         }
     }
 

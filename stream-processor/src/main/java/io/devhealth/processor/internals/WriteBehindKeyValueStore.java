@@ -143,7 +143,7 @@ public final class WriteBehindKeyValueStore<K, V> extends WrappedStateStore<KeyV
         super.close();
     }
 
-    /** How many keys wait to be written (for tests and metrics). */
+    /** How many keys wait to be written (for tests). */
     public int pendingKeys() {
         return pending.size();
     }
