@@ -5,7 +5,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BiConsumer;
-import java.util.function.BiFunction;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.state.KeyValueIterator;
@@ -22,29 +21,15 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * processor is (re)initialized: after a rebalance or an aborted transaction Kafka Streams restores
  * the store and initializes the processor again, so the cache never outlives the state it mirrors.
  * Values are never mutated after they are stored.
- *
- * <p>A value may be kept here ahead of the store ({@link #keep}) when what the store lacks is kept
- * elsewhere and {@code onLoad} puts it back whenever the value is read from the store: the device
- * states and their pending refreshes (see {@link PendingRefresh}).
  */
 final class DecodedCache<V> {
 
     private final KeyValueStore<String, V> store;
-    private final BiFunction<String, V, V> onLoad;
     private final Map<String, V> values;
 
     /** @param capacity the most keys kept decoded; the least recently used go first */
     DecodedCache(KeyValueStore<String, V> store, int capacity) {
-        this(store, capacity, (key, value) -> value);
-    }
-
-    /**
-     * @param capacity the most keys kept decoded; the least recently used go first
-     * @param onLoad turns a (non-null) value read from the store into the current value of its key
-     */
-    DecodedCache(KeyValueStore<String, V> store, int capacity, BiFunction<String, V, V> onLoad) {
         this.store = store;
-        this.onLoad = onLoad;
         this.values = new LinkedHashMap<>(64, 0.75f, true) {
             @Override
             protected boolean removeEldestEntry(Map.Entry<String, V> eldest) {
@@ -58,7 +43,6 @@ final class DecodedCache<V> {
         if (value == null) {
             value = store.get(key);
             if (value != null) {
-                value = onLoad.apply(key, value);
                 values.put(key, value);
             }
         }
@@ -70,41 +54,27 @@ final class DecodedCache<V> {
         values.put(key, value);
     }
 
-    /** Keeps {@code value} without writing it: the store's value plus what {@code onLoad} adds to it must equal it. */
-    void keep(String key, V value) {
-        values.put(key, value);
-    }
-
     void delete(String key) {
         store.delete(key);
         values.remove(key);
     }
 
-    /** The current values of the keys that start with {@code prefix}, from the store (decoding every entry): for rare scans only. */
+    /** The values of the keys that start with {@code prefix}, from the store (decoding every entry): for rare scans only. */
     List<KeyValue<String, V>> prefixScan(String prefix, Serializer<String> keys) {
         try (KeyValueIterator<String, V> entries = store.prefixScan(prefix, keys)) {
-            return current(entries);
+            List<KeyValue<String, V>> found = new ArrayList<>();
+            entries.forEachRemaining(found::add);
+            return found;
         }
     }
 
     /**
-     * Hands every key's current value to {@code action}, from the store (decoding every entry), one
-     * at a time: for rebuilding in-memory indexes at start without holding a task's values in a list.
+     * Hands every key's value to {@code action}, from the store (decoding every entry), one at a time:
+     * for rebuilding in-memory indexes at start without holding a task's values in a list.
      */
-    void forEachCurrent(BiConsumer<String, V> action) {
+    void forEach(BiConsumer<String, V> action) {
         try (KeyValueIterator<String, V> entries = store.all()) {
-            entries.forEachRemaining(entry -> action.accept(entry.key, current(entry)));
+            entries.forEachRemaining(entry -> action.accept(entry.key, entry.value));
         }
-    }
-
-    private List<KeyValue<String, V>> current(KeyValueIterator<String, V> entries) {
-        List<KeyValue<String, V>> current = new ArrayList<>();
-        entries.forEachRemaining(entry -> current.add(KeyValue.pair(entry.key, current(entry))));
-        return current;
-    }
-
-    private V current(KeyValue<String, V> entry) {
-        V kept = values.get(entry.key);
-        return kept != null ? kept : onLoad.apply(entry.key, entry.value);
     }
 }

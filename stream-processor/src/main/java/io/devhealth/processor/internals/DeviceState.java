@@ -104,22 +104,24 @@ public record DeviceState(
      * this state was written) changes nothing.
      */
     public DeviceState withRefresh(PendingRefresh refresh) {
-        return withRefresh(refresh.deadline(), refresh.refreshedAt());
-    }
-
-    private DeviceState withRefresh(long nextDeadline, Map<String, Long> refreshedAt) {
         SortedMap<String, SourceReport> next = null;
-        for (Map.Entry<String, Long> time : refreshedAt.entrySet()) {
-            SourceReport known = sources.get(time.getKey());
-            if (known != null && time.getValue() > known.refreshedAt()) {
+        for (int i = 0; i < refresh.sourceCount(); i++) {
+            SourceReport known = sources.get(refresh.source(i));
+            long time = refresh.refreshedAt(i);
+            if (known != null && time > known.refreshedAt()) {
                 if (next == null) {
                     next = new TreeMap<>(sources);
                 }
-                next.put(time.getKey(), known.withRefreshedAt(time.getValue()));
+                next.put(refresh.source(i), known.withRefreshedAt(time));
             }
         }
         return next == null ? this : new DeviceState(cluster, node, driver, pool, device, uuid, Collections.unmodifiableSortedMap(next),
-                health, message, reason, source, since, nextDeadline);
+                health, message, reason, source, since, refresh.deadline());
+    }
+
+    /** The key ({@link SourceReport#key()}) of this device's only source; null when it has none or several. Allocates nothing. */
+    public String onlySourceKey() {
+        return sources.size() == 1 ? ((SortedMap<String, SourceReport>) sources).firstKey() : null;
     }
 
     /** Whether {@code next} is this state with nothing changed but its sources' refresh times and its deadline. */

@@ -83,7 +83,10 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
     public void init(ProcessorContext<String, Object> context) {
         super.init(context);
         deadlines.clear();
-        deviceState.forEachCurrent((key, device) -> deadlines.update(StateKeys.nodeOf(key), key, device.deadline()));
+        deviceState.forEach((key, stored) -> {
+            String node = StateKeys.nodeOf(key);
+            deadlines.update(node, key, current(node, key, stored).deadline());
+        });
         for (HealthStatus to : HealthStatus.values()) {
             transitionCounters.put(to, Counter.builder("devhealth.processor.transitions")
                     .description("Changes of a device's effective health").tag("to", to.name()).register(options.meters()));
@@ -147,26 +150,64 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
         // Devices that went silent before this report are expired first, at their own deadlines.
         expireDue(node, state.nodeTime());
 
+        long timeoutMs = options.timeouts().timeoutMs(report.getSourceName(), report.getTimeoutSeconds());
         if (!DeviceIdentity.uuidOnly(ref)) {
             String key = StateKeys.device(node, ref);
-            DeviceState previous = deviceState.get(key);
-            apply(node, key, previous != null ? previous : DeviceState.empty(state.cluster(), node, withInventoryUuid(inventory.get(node), ref)),
-                    report, observedAt, state, false);
+            DeviceState stored = deviceState.get(key);
+            if (stored != null && keptAlive(node, key, stored, report, observedAt, timeoutMs, state)) {
+                return;
+            }
+            apply(node, key, stored != null ? current(node, key, stored)
+                    : DeviceState.empty(state.cluster(), node, withInventoryUuid(inventory.get(node), ref)),
+                    report, observedAt, timeoutMs, state, false);
             return;
         }
         List<InventoryDevice> mapped = DeviceIdentity.devicesWithUuid(inventory.get(node), ref.getUuid());
         if (mapped.isEmpty()) {
             String key = StateKeys.device(node, ref);
-            DeviceState previous = deviceState.get(key);
-            apply(node, key, previous != null ? previous : DeviceState.empty(state.cluster(), node, ref), report, observedAt, state, false);
+            DeviceState previous = device(node, key);
+            apply(node, key, previous != null ? previous : DeviceState.empty(state.cluster(), node, ref), report, observedAt, timeoutMs,
+                    state, false);
         } else {
             for (InventoryDevice device : mapped) {
                 String key = StateKeys.device(node, device.getDriver(), device.getPool(), device.getDevice());
-                DeviceState previous = deviceState.get(key);
+                DeviceState previous = device(node, key);
                 apply(node, key, previous != null ? previous : DeviceState.empty(state.cluster(), node, DeviceIdentity.ref(device)),
-                        report, observedAt, state, mapped.size() > 1);
+                        report, observedAt, timeoutMs, state, mapped.size() > 1);
             }
         }
+    }
+
+    /**
+     * Applies {@code report} through {@link KeepAlivePath} when it is a keep-alive that only moves its
+     * device's refresh time (most reports): the device's pending refresh is changed in place, nothing
+     * else is built.
+     *
+     * @param stored the device's state as stored
+     * @return whether the report was applied; if not, {@link #apply} applies it
+     */
+    private boolean keptAlive(String node, String key, DeviceState stored, DeviceHealthReport report, long observedAt, long timeoutMs,
+                              NodeState state) {
+        Map<String, PendingRefresh> refreshes = state.refreshes();
+        PendingRefresh pending = refreshes.get(key);
+        long refreshedAt = KeepAlivePath.refreshedAt(stored, pending, report, observedAt, timeoutMs, state);
+        if (refreshedAt == KeepAlivePath.UNCHANGED) {
+            return true;
+        }
+        if (refreshedAt == KeepAlivePath.GENERAL) {
+            return false;
+        }
+        long deadline = SourceReport.staleAt(refreshedAt, timeoutMs);
+        if (pending != null) {
+            pending.refresh(0, refreshedAt, deadline); // KeepAlivePath took it only with this one source
+        } else if (refreshes.size() < MAX_PENDING_REFRESHES) {
+            refreshes.put(key, new PendingRefresh(key, deadline, stored.onlySourceKey(), refreshedAt));
+        } else {
+            return false; // the general path writes the device whole
+        }
+        touchNode(node);
+        deadlines.update(node, key, deadline);
+        return true;
     }
 
     /**
@@ -174,14 +215,14 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
      * first time). {@code oneOfSeveral}: the report reaches several devices (a GPU UUID whose MIG
      * slices the inventory lists), so each transition's id names its device.
      */
-    private void apply(String node, String key, DeviceState previous, DeviceHealthReport report, long observedAt, NodeState state,
-                       boolean oneOfSeveral) {
+    private void apply(String node, String key, DeviceState previous, DeviceHealthReport report, long observedAt, long timeoutMs,
+                       NodeState state, boolean oneOfSeveral) {
         SourceReport known = previous.source(report.getSource(), report.getSourceName());
         if (known != null && observedAt < known.observedAt()) {
             LOGGER.debug("report older than the source's latest ignored node={} device={} observedAt={}", node, key, observedAt);
             return;
         }
-        SourceReport next = sourceReport(report, known, observedAt, state.isDown(report.getSourceName()));
+        SourceReport next = SourceReport.after(report, known, observedAt, timeoutMs, state.isDown(report.getSourceName()));
         DeviceState merged = previous.withSourceMerged(next, state.nodeTime(), observedAt);
         if (merged.equals(previous)) {
             return; // e.g. a keep-alive from a source the node says is down
@@ -195,19 +236,22 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
 
     /**
      * A change that only moved refresh times (keep-alives) is kept in the node's state, which is written
-     * once per record anyway, instead of writing the device's whole state (PendingRefresh). Up to
+     * at the commit anyway, instead of writing the device's whole state (PendingRefresh). Up to
      * {@value #MAX_PENDING_REFRESHES} devices per node: past that the node's own value would grow
      * costlier to write than the devices it saves.
      *
      * @return whether it was kept; if not, the caller writes the device's state
      */
     private boolean keepRefresh(String node, String key, DeviceState state) {
-        NodeState current = storedNode(node);
-        if (current.refreshes().size() >= MAX_PENDING_REFRESHES && !current.refreshes().containsKey(key)) {
+        Map<String, PendingRefresh> refreshes = storedNode(node).refreshes();
+        PendingRefresh pending = refreshes.get(key);
+        if (pending == null && refreshes.size() >= MAX_PENDING_REFRESHES) {
             return false;
         }
-        putNode(node, current.withRefresh(PendingRefresh.of(key, state)));
-        deviceState.keep(key, state);
+        if (pending == null || !pending.refresh(state)) {
+            refreshes.put(key, PendingRefresh.of(key, state));
+        }
+        touchNode(node);
         deadlines.update(node, key, state.deadline());
         return true;
     }
@@ -253,14 +297,15 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
             long nodeNow = state.nodeTime();
             // Silence before the inventory arrived is judged first, under the identity the device had then.
             expireDue(node, nodeNow);
-            for (KeyValue<String, DeviceState> orphan : deviceState.prefixScan(StateKeys.uuidPrefix(node), KEYS)) {
+            for (KeyValue<String, DeviceState> uuidOnly : deviceState.prefixScan(StateKeys.uuidPrefix(node), KEYS)) {
+                KeyValue<String, DeviceState> orphan = KeyValue.pair(uuidOnly.key, current(node, uuidOnly.key, uuidOnly.value));
                 List<InventoryDevice> mapped = DeviceIdentity.devicesWithUuid(devices, orphan.value.uuid());
                 if (mapped.isEmpty()) {
                     continue;
                 }
                 for (InventoryDevice device : mapped) {
                     String key = StateKeys.device(node, device.getDriver(), device.getPool(), device.getDevice());
-                    DeviceState previous = deviceState.get(key);
+                    DeviceState previous = device(node, key);
                     if (previous == null) {
                         previous = DeviceState.empty(state.cluster(), node, DeviceIdentity.ref(device));
                     }
@@ -299,22 +344,6 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
         allocations.put(node, snapshot);
         // Pods that left the node keep their last status: it is the post-mortem record.
         refreshPods(node, pod -> true, timestamp);
-    }
-
-    private SourceReport sourceReport(DeviceHealthReport report, SourceReport known, long observedAt, boolean sourceDown) {
-        HealthStatus health = report.getKind() == ReportKind.ABSENT ? HealthStatus.UNKNOWN : report.getHealth();
-        long timeoutMs = options.timeouts().timeoutMs(report.getSourceName(), report.getTimeoutSeconds());
-        boolean sameState = known != null && known.health() == health && Objects.equals(known.message(), report.getMessage())
-                && Objects.equals(known.reason(), report.getReason());
-        if (report.getKind() == ReportKind.KEEPALIVE && sameState) {
-            // A keep-alive from a source the node says is down proves nothing: the device must not stay
-            // Healthy on it, and goes Unknown when its last real word times out.
-            long refreshedAt = sourceDown ? known.refreshedAt() : Math.max(known.refreshedAt(), observedAt);
-            return new SourceReport(known.kind(), known.name(), health, known.message(), known.reason(), known.observedAt(),
-                    refreshedAt, timeoutMs);
-        }
-        return new SourceReport(report.getSource(), report.getSourceName(), health, report.getMessage(), report.getReason(),
-                observedAt, observedAt, timeoutMs);
     }
 
     private void onHeartbeat(String node, NodeHeartbeat heartbeat) {
@@ -378,7 +407,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
             return;
         }
         for (String key : deadlines.due(node, nodeNow)) {
-            DeviceState current = deviceState.get(key);
+            DeviceState current = device(node, key);
             if (current == null) {
                 // Deleted since indexed (a UUID-only device moved onto its DRA devices).
                 deadlines.remove(node, key);

@@ -8,7 +8,9 @@ import java.util.Map;
  * its three kinds of record, which sources its latest heartbeat said were up, and the keep-alives
  * of its devices not yet written into their device states. Value of the {@code node-state} store.
  *
- * <p>Immutable; the maps are read-only copies, passed on (not copied again) by every {@code with…}.
+ * <p>Immutable but for {@code refreshes}: the processor's working table of the node's pending
+ * refreshes, which every {@code with…} passes on, so that all states the processor makes of one node
+ * share it and a keep-alive changes it in place ({@link RefreshTable}). {@code sources} is a read-only copy.
  *
  * @param nodeTime the node's own time as far as its reports and heartbeats tell (0 before any)
  * @param reports watermark of device reports and heartbeats
@@ -26,7 +28,7 @@ public record NodeState(String cluster, long nodeTime, Watermark reports, Waterm
         allocations = allocations == null ? Watermark.NONE : allocations;
         inventory = inventory == null ? Watermark.NONE : inventory;
         sources = sources == null ? Map.of() : Map.copyOf(sources);
-        refreshes = RefreshTable.of(refreshes); // immutable: every with...() passes it on
+        refreshes = RefreshTable.of(refreshes); // the node's table itself when given one: every with...() passes it on
     }
 
     public static NodeState empty(String cluster) {
@@ -80,19 +82,6 @@ public record NodeState(String cluster, long nodeTime, Watermark reports, Waterm
     public NodeState withCluster(String name) {
         return name == null || name.isEmpty() || name.equals(cluster) ? this
                 : new NodeState(name, nodeTime, reports, allocations, inventory, sources, refreshes);
-    }
-
-    /** This state with {@code refresh} as the pending refresh of its device. */
-    public NodeState withRefresh(PendingRefresh refresh) {
-        return new NodeState(cluster, nodeTime, reports, allocations, inventory, sources, ((RefreshTable) refreshes).with(refresh));
-    }
-
-    /** This state without a pending refresh of {@code device}: its state was just written whole. */
-    public NodeState withoutRefresh(String device) {
-        if (!refreshes.containsKey(device)) {
-            return this;
-        }
-        return new NodeState(cluster, nodeTime, reports, allocations, inventory, sources, ((RefreshTable) refreshes).without(device));
     }
 
     /** The state of {@code device} (a device-state key of this node) as stored, with its pending refresh applied. */

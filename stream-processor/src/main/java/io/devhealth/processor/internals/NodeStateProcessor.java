@@ -43,6 +43,7 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
 
     protected final TopologyOptions options;
     protected ProcessorContext<String, Object> context;
+    /** Device states as stored, without their pending refreshes: {@link #device} gives a device's current state. */
     protected DecodedCache<DeviceState> deviceState;
     private KeyValueStore<String, NodeState> nodeState;
     protected DecodedCache<NodeAllocations> allocations;
@@ -68,12 +69,8 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
     @Override
     public void init(ProcessorContext<String, Object> context) {
         this.context = context;
-        // A device's state is its stored value with its node's pending refresh applied (PendingRefresh).
-        this.deviceState = new DecodedCache<>(context.getStateStore(DeviceHealthTopology.DEVICE_STATE_STORE), DECODED_DEVICES,
-                (key, stored) -> {
-                    NodeState node = nodes.get(StateKeys.nodeOf(key));
-                    return node == null ? stored : node.deviceState(key, stored);
-                });
+        // As stored: a device's current state is that with its node's pending refresh applied (device()).
+        this.deviceState = new DecodedCache<>(context.getStateStore(DeviceHealthTopology.DEVICE_STATE_STORE), DECODED_DEVICES);
         this.nodeState = context.getStateStore(DeviceHealthTopology.NODE_STATE_STORE);
         this.allocations = new DecodedCache<>(context.getStateStore(DeviceHealthTopology.NODE_ALLOCATIONS_STORE), DECODED_NODES);
         this.inventory = new DecodedCache<>(context.getStateStore(DeviceHealthTopology.NODE_INVENTORY_STORE), DECODED_NODES);
@@ -115,6 +112,25 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
         nodeState.put(node, state);
     }
 
+    /**
+     * Has the node's value written at the next commit: for a change of its pending refreshes, which
+     * are changed in place ({@link RefreshTable}), after its state was last put.
+     */
+    protected void touchNode(String node) {
+        nodeState.put(node, nodes.get(node));
+    }
+
+    /** The current state of device {@code key} of {@code node}: as stored, with the node's pending refresh for it; null if none. */
+    protected DeviceState device(String node, String key) {
+        return current(node, key, deviceState.get(key));
+    }
+
+    /** {@code stored}, the stored state of device {@code key} of {@code node}, with the node's pending refresh for it. */
+    protected DeviceState current(String node, String key, DeviceState stored) {
+        NodeState state = nodes.get(node);
+        return state == null ? stored : state.deviceState(key, stored);
+    }
+
     /** Writes the state of device {@code key} (of {@code node}) whole, so its node no longer keeps a refresh for it. */
     protected void putDevice(String node, String key, DeviceState state) {
         deviceState.put(key, state);
@@ -129,8 +145,8 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
 
     private void forgetRefresh(String node, String key) {
         NodeState current = nodes.get(node);
-        if (current != null && current.refreshes().containsKey(key)) {
-            putNode(node, current.withoutRefresh(key));
+        if (current != null && current.refreshes().remove(key) != null) {
+            touchNode(node);
         }
     }
 
@@ -157,7 +173,7 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
         for (PodAllocation pod : pods) {
             String key = StateKeys.pod(pod.getNamespace(), pod.getName());
             PodDeviceStatus previous = podStatus.get(key);
-            PodDeviceStatus next = PodStatusBuilder.build(nodeAllocations.getCluster(), node, pod, deviceState::get,
+            PodDeviceStatus next = PodStatusBuilder.build(nodeAllocations.getCluster(), node, pod, deviceKey -> device(node, deviceKey),
                     id -> deviceById(node, id), previous, now);
             if (PodStatusBuilder.differs(previous, next)) {
                 podStatus.put(key, next);
@@ -176,12 +192,12 @@ abstract class NodeStateProcessor<V> implements Processor<String, V, String, Obj
         List<InventoryDevice> mapped = DeviceIdentity.devicesWithUuid(inventory.get(node), id);
         DeviceState worst = null;
         for (InventoryDevice device : mapped) {
-            DeviceState state = deviceState.get(StateKeys.device(node, device.getDriver(), device.getPool(), device.getDevice()));
+            DeviceState state = device(node, StateKeys.device(node, device.getDriver(), device.getPool(), device.getDevice()));
             if (state != null && (worst == null || PodStatusBuilder.worse(worst.health(), state.health()) != worst.health())) {
                 worst = state;
             }
         }
-        return worst != null ? worst : deviceState.get(StateKeys.uuid(node, id));
+        return worst != null ? worst : device(node, StateKeys.uuid(node, id));
     }
 
     /**

@@ -7,9 +7,13 @@ import io.devhealth.processor.internals.proto.SourceRefresh;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.util.HashMap;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.SortedMap;
+import java.util.TreeMap;
 
 /**
  * What keep-alives changed in a device's state since it was last written: the refresh time of each
@@ -19,9 +23,12 @@ import java.util.Objects;
  * per commit rather than one device write per keep-alive. Reading a device applies it
  * ({@link DeviceState#withRefresh}); writing a device drops it.
  *
- * <p>Immutable. Its protobuf encoding is made once and reused: the node's value is encoded at every
- * commit after a record of the node, while each of its refreshes changes only with its own device's
- * keep-alive.
+ * <p>Mutable, and like all of the processor's decoded state used from its stream thread only: a
+ * keep-alive moves its source's time and the deadline in place ({@link #refresh(int, long, long)}),
+ * because building a new refresh, a new table of the node's refreshes and a new node state for every
+ * keep-alive was most of what a keep-alive cost (docs/PERFORMANCE.md §2). Its protobuf encoding is
+ * kept until it next changes: the node's value is encoded at every commit after a record of the node,
+ * while each of its refreshes changes only with its own device's keep-alives.
  */
 public final class PendingRefresh {
 
@@ -32,9 +39,14 @@ public final class PendingRefresh {
     private static final int REFRESHED_AT = SourceRefresh.REFRESHED_AT_FIELD_NUMBER;
 
     private final String device;
-    private final long deadline;
-    private final Map<String, Long> refreshedAt;
+    /** Source keys ({@link SourceReport#key()}), sorted as a device state sorts its sources. */
+    private final String[] sources;
+    private final long[] refreshedAt;
+    private long deadline;
     private byte[] encoded;
+    /** The UTF-8 bytes of {@code device} and {@code sources}, which never change: made at the first encoding. */
+    private byte[] deviceUtf8;
+    private byte[][] sourcesUtf8;
 
     /**
      * @param device the device-state key
@@ -44,22 +56,28 @@ public final class PendingRefresh {
     public PendingRefresh(String device, long deadline, Map<String, Long> refreshedAt) {
         this.device = Objects.requireNonNull(device, "device");
         this.deadline = deadline;
-        this.refreshedAt = Map.copyOf(refreshedAt);
+        SortedMap<String, Long> sorted = new TreeMap<>(refreshedAt);
+        this.sources = sorted.keySet().toArray(new String[0]);
+        this.refreshedAt = new long[sources.length];
+        int i = 0;
+        for (long time : sorted.values()) {
+            this.refreshedAt[i++] = time;
+        }
+    }
+
+    /** One source's refresh: the common device, which a keep-alive refreshes for the first time since it was written. */
+    PendingRefresh(String device, long deadline, String source, long refreshedAt) {
+        this.device = Objects.requireNonNull(device, "device");
+        this.deadline = deadline;
+        this.sources = new String[] {Objects.requireNonNull(source, "source")};
+        this.refreshedAt = new long[] {refreshedAt};
     }
 
     /** The refresh times and deadline of {@code state}: applied to an older state of the device, they give {@code state} back when nothing else changed. */
     public static PendingRefresh of(String device, DeviceState state) {
-        return new PendingRefresh(device, state.deadline(), refreshTimes(state));
-    }
-
-    static Map<String, Long> refreshTimes(DeviceState state) {
-        if (state.sources().size() == 1) {
-            Map.Entry<String, SourceReport> only = state.sources().entrySet().iterator().next();
-            return Map.of(only.getKey(), only.getValue().refreshedAt()); // most devices: no map to build and copy
-        }
-        Map<String, Long> times = new HashMap<>();
+        Map<String, Long> times = new TreeMap<>();
         state.sources().forEach((key, source) -> times.put(key, source.refreshedAt()));
-        return times;
+        return new PendingRefresh(device, state.deadline(), times);
     }
 
     public String device() {
@@ -70,8 +88,66 @@ public final class PendingRefresh {
         return deadline;
     }
 
+    /** Every source's refresh time by {@link SourceReport#key()}, in key order: a copy. */
     public Map<String, Long> refreshedAt() {
-        return refreshedAt;
+        Map<String, Long> times = new LinkedHashMap<>();
+        for (int i = 0; i < sources.length; i++) {
+            times.put(sources[i], refreshedAt[i]);
+        }
+        return Collections.unmodifiableMap(times);
+    }
+
+    /** The index of source {@code key} ({@link SourceReport#key()}) here, or -1. */
+    int indexOf(String key) {
+        for (int i = 0; i < sources.length; i++) {
+            if (sources[i].equals(key)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    int sourceCount() {
+        return sources.length;
+    }
+
+    String source(int index) {
+        return sources[index];
+    }
+
+    long refreshedAt(int index) {
+        return refreshedAt[index];
+    }
+
+    /** Moves source {@code index}'s refresh time to {@code time} and the device's deadline to {@code nextDeadline}. */
+    void refresh(int index, long time, long nextDeadline) {
+        refreshedAt[index] = time;
+        deadline = nextDeadline;
+        encoded = null;
+    }
+
+    /**
+     * Takes the refresh times and deadline of {@code state}, when it has the sources this refresh has.
+     *
+     * @return whether it did; if not, the device needs a new refresh ({@link #of})
+     */
+    boolean refresh(DeviceState state) {
+        if (state.sources().size() != sources.length) {
+            return false;
+        }
+        int i = 0;
+        for (Map.Entry<String, SourceReport> source : state.sources().entrySet()) {
+            if (!source.getKey().equals(sources[i++])) {
+                return false;
+            }
+        }
+        i = 0;
+        for (SourceReport source : state.sources().values()) {
+            refreshedAt[i++] = source.refreshedAt();
+        }
+        deadline = state.deadline();
+        encoded = null;
+        return true;
     }
 
     /** The serialized {@link PendingRefreshValue}; stream thread only, like every state value. */
@@ -89,22 +165,22 @@ public final class PendingRefresh {
      * writing a node's value.
      */
     private byte[] encode() {
-        // Strings go in as their UTF-8 bytes (the same wire format as writeString): the JDK converts an
-        // ASCII string with one array copy, protobuf measures and encodes it char by char, twice.
-        byte[] deviceUtf8 = device.getBytes(StandardCharsets.UTF_8);
+        // Strings go in as their UTF-8 bytes (the same wire format as writeString), made once: protobuf
+        // measures and encodes a string char by char, twice, on every call.
+        if (deviceUtf8 == null) {
+            deviceUtf8 = device.getBytes(StandardCharsets.UTF_8);
+            sourcesUtf8 = new byte[sources.length][];
+            for (int i = 0; i < sources.length; i++) {
+                sourcesUtf8[i] = sources[i].getBytes(StandardCharsets.UTF_8);
+            }
+        }
         int size = bytesSize(DEVICE, deviceUtf8);
         size += deadline == 0L ? 0 : CodedOutputStream.computeInt64Size(DEADLINE, deadline);
-        byte[][] sourcesUtf8 = new byte[refreshedAt.size()][];
-        long[] times = new long[refreshedAt.size()];
-        int[] sourceSizes = new int[refreshedAt.size()];
-        int i = 0;
-        for (Map.Entry<String, Long> source : refreshedAt.entrySet()) {
-            sourcesUtf8[i] = source.getKey().getBytes(StandardCharsets.UTF_8);
-            times[i] = source.getValue();
+        int[] sourceSizes = new int[sources.length];
+        for (int i = 0; i < sources.length; i++) {
             sourceSizes[i] = bytesSize(SOURCE, sourcesUtf8[i])
-                    + (times[i] == 0L ? 0 : CodedOutputStream.computeInt64Size(REFRESHED_AT, times[i]));
+                    + (refreshedAt[i] == 0L ? 0 : CodedOutputStream.computeInt64Size(REFRESHED_AT, refreshedAt[i]));
             size += CodedOutputStream.computeTagSize(SOURCES) + CodedOutputStream.computeUInt32SizeNoTag(sourceSizes[i]) + sourceSizes[i];
-            i++;
         }
         byte[] bytes = new byte[size];
         CodedOutputStream out = CodedOutputStream.newInstance(bytes);
@@ -113,12 +189,12 @@ public final class PendingRefresh {
             if (deadline != 0L) {
                 out.writeInt64(DEADLINE, deadline);
             }
-            for (i = 0; i < sourceSizes.length; i++) {
+            for (int i = 0; i < sources.length; i++) {
                 out.writeTag(SOURCES, WireFormat.WIRETYPE_LENGTH_DELIMITED);
                 out.writeUInt32NoTag(sourceSizes[i]);
                 writeBytes(out, SOURCE, sourcesUtf8[i]);
-                if (times[i] != 0L) {
-                    out.writeInt64(REFRESHED_AT, times[i]);
+                if (refreshedAt[i] != 0L) {
+                    out.writeInt64(REFRESHED_AT, refreshedAt[i]);
                 }
             }
             out.checkNoSpaceLeft();
@@ -139,19 +215,20 @@ public final class PendingRefresh {
         }
     }
 
+    /** By value, as of now (it is mutable: never a key of a hash map). */
     @Override
     public boolean equals(Object other) {
         return other instanceof PendingRefresh that && device.equals(that.device) && deadline == that.deadline
-                && refreshedAt.equals(that.refreshedAt);
+                && Arrays.equals(sources, that.sources) && Arrays.equals(refreshedAt, that.refreshedAt);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(device, deadline, refreshedAt);
+        return Objects.hash(device, deadline, Arrays.hashCode(sources), Arrays.hashCode(refreshedAt));
     }
 
     @Override
     public String toString() {
-        return "PendingRefresh[device=" + device + ", deadline=" + deadline + ", refreshedAt=" + refreshedAt + "]";
+        return "PendingRefresh[device=" + device + ", deadline=" + deadline + ", refreshedAt=" + refreshedAt() + "]";
     }
 }

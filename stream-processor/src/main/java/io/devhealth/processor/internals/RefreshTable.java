@@ -8,70 +8,73 @@ import java.util.Collections;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.NoSuchElementException;
+import java.util.Objects;
 import java.util.Set;
 
 /**
- * The pending refreshes of one node's devices ({@link NodeState#refreshes()}), by device-state key:
- * an immutable map kept as one array.
+ * The pending refreshes of one node's devices ({@link NodeState#refreshes()}), by device-state key,
+ * kept in one array.
  *
- * <p>Every keep-alive replaces one entry, and the node's state is immutable, so each keep-alive used
- * to copy a hash map of the node's refreshes (rehashing every entry: a twentieth of a keep-alive's
- * cost). A node has at most {@link NodeProcessor#MAX_PENDING_REFRESHES} of them, typically its 8
- * GPUs, so an array copy and a linear lookup (hash codes first) are cheaper than hashing.
+ * <p>Mutable: the processor's working copy of its node, shared by every {@link NodeState} of that node
+ * it makes (a keep-alive changes a refresh in place, {@link PendingRefresh}) and owned by its stream
+ * thread. A node has at most {@link NodeProcessor#MAX_PENDING_REFRESHES} refreshes, typically its 8
+ * GPUs, so a linear look-up (hash codes first) is cheaper than hashing into a map.
  */
 final class RefreshTable extends AbstractMap<String, PendingRefresh> {
 
-    static final RefreshTable EMPTY = new RefreshTable(new PendingRefresh[0]);
+    private PendingRefresh[] refreshes;
+    private int size;
 
-    private final PendingRefresh[] refreshes;
-
-    private RefreshTable(PendingRefresh[] refreshes) {
+    private RefreshTable(PendingRefresh[] refreshes, int size) {
         this.refreshes = refreshes;
+        this.size = size;
     }
 
-    /** {@code map} as a table: itself when it is one already. */
+    /** An empty table. */
+    RefreshTable() {
+        this(new PendingRefresh[8], 0);
+    }
+
+    /** {@code map} as a table: itself when it is one already (so that every state of a node shares its node's table), else a new one. */
     static RefreshTable of(Map<String, PendingRefresh> map) {
         if (map instanceof RefreshTable table) {
             return table;
         }
-        if (map == null || map.isEmpty()) {
-            return EMPTY;
+        RefreshTable table = new RefreshTable();
+        if (map != null) {
+            map.forEach(table::put);
         }
-        PendingRefresh[] refreshes = new PendingRefresh[map.size()];
-        int i = 0;
-        for (Map.Entry<String, PendingRefresh> entry : map.entrySet()) {
-            if (!entry.getKey().equals(entry.getValue().device())) {
-                throw new IllegalArgumentException("refresh of " + entry.getValue().device() + " kept under " + entry.getKey());
-            }
-            refreshes[i++] = entry.getValue();
-        }
-        return new RefreshTable(refreshes);
+        return table;
     }
 
-    /** This table with {@code refresh} as its device's entry. */
-    RefreshTable with(PendingRefresh refresh) {
-        int index = indexOf(refresh.device());
-        PendingRefresh[] next;
+    @Override
+    public PendingRefresh put(String device, PendingRefresh refresh) {
+        if (!Objects.requireNonNull(device, "device").equals(refresh.device())) {
+            throw new IllegalArgumentException("refresh of " + refresh.device() + " kept under " + device);
+        }
+        int index = indexOf(device);
         if (index >= 0) {
-            next = refreshes.clone();
-            next[index] = refresh;
-        } else {
-            next = Arrays.copyOf(refreshes, refreshes.length + 1);
-            next[refreshes.length] = refresh;
+            PendingRefresh previous = refreshes[index];
+            refreshes[index] = refresh;
+            return previous;
         }
-        return new RefreshTable(next);
+        if (size == refreshes.length) {
+            refreshes = Arrays.copyOf(refreshes, size * 2);
+        }
+        refreshes[size++] = refresh;
+        return null;
     }
 
-    /** This table without {@code device}'s entry. */
-    RefreshTable without(String device) {
+    @Override
+    public PendingRefresh remove(Object device) {
         int index = indexOf(device);
         if (index < 0) {
-            return this;
+            return null;
         }
-        PendingRefresh[] next = new PendingRefresh[refreshes.length - 1];
-        System.arraycopy(refreshes, 0, next, 0, index);
-        System.arraycopy(refreshes, index + 1, next, index, next.length - index);
-        return new RefreshTable(next);
+        PendingRefresh removed = refreshes[index];
+        System.arraycopy(refreshes, index + 1, refreshes, index, size - index - 1);
+        refreshes[--size] = null;
+        return removed;
     }
 
     private int indexOf(Object device) {
@@ -79,9 +82,9 @@ final class RefreshTable extends AbstractMap<String, PendingRefresh> {
             return -1;
         }
         int hash = key.hashCode();
-        for (int i = 0; i < refreshes.length; i++) {
+        for (int i = 0; i < size; i++) {
             String candidate = refreshes[i].device();
-            if (candidate.hashCode() == hash && candidate.equals(key)) {
+            if (candidate == key || candidate.hashCode() == hash && candidate.equals(key)) {
                 return i;
             }
         }
@@ -101,12 +104,12 @@ final class RefreshTable extends AbstractMap<String, PendingRefresh> {
 
     @Override
     public int size() {
-        return refreshes.length;
+        return size;
     }
 
     @Override
     public Collection<PendingRefresh> values() {
-        return Collections.unmodifiableList(Arrays.asList(refreshes));
+        return Collections.unmodifiableList(Arrays.asList(refreshes).subList(0, size));
     }
 
     @Override
@@ -119,12 +122,12 @@ final class RefreshTable extends AbstractMap<String, PendingRefresh> {
 
                     @Override
                     public boolean hasNext() {
-                        return next < refreshes.length;
+                        return next < size;
                     }
 
                     @Override
                     public Map.Entry<String, PendingRefresh> next() {
-                        if (next >= refreshes.length) {
+                        if (next >= size) {
                             throw new NoSuchElementException();
                         }
                         PendingRefresh refresh = refreshes[next++];
@@ -135,7 +138,7 @@ final class RefreshTable extends AbstractMap<String, PendingRefresh> {
 
             @Override
             public int size() {
-                return refreshes.length;
+                return size;
             }
         };
     }

@@ -1,7 +1,10 @@
 package io.devhealth.processor.internals;
 
+import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.ReportKind;
 import io.devhealth.schema.avro.SourceKind;
+import java.util.Objects;
 
 /**
  * The latest word of one source (a DRA driver, NVML…) about one device, as kept in the device store.
@@ -30,12 +33,42 @@ public record SourceReport(
         return key(kind, name);
     }
 
+    /**
+     * The source's latest word after {@code report}: a keep-alive that repeats what the source said
+     * last moves only its refresh time, anything else replaces it.
+     *
+     * @param known the source's latest word before, or null
+     * @param sourceDown whether the node's latest heartbeat says the source is down: a keep-alive from a
+     *                   source the node says is down proves nothing, so the device must not stay Healthy
+     *                   on it, and goes Unknown when its last real word times out
+     */
+    public static SourceReport after(DeviceHealthReport report, SourceReport known, long observedAt, long timeoutMs, boolean sourceDown) {
+        HealthStatus health = report.getKind() == ReportKind.ABSENT ? HealthStatus.UNKNOWN : report.getHealth();
+        if (report.getKind() == ReportKind.KEEPALIVE && known != null && known.repeats(health, report.getMessage(), report.getReason())) {
+            long refreshedAt = sourceDown ? known.refreshedAt() : Math.max(known.refreshedAt(), observedAt);
+            return new SourceReport(known.kind(), known.name(), health, known.message(), known.reason(), known.observedAt(),
+                    refreshedAt, timeoutMs);
+        }
+        return new SourceReport(report.getSource(), report.getSourceName(), health, report.getMessage(), report.getReason(),
+                observedAt, observedAt, timeoutMs);
+    }
+
+    /** Whether a report of {@code health}, {@code message} and {@code reason} says what this one says. */
+    public boolean repeats(HealthStatus health, String message, String reason) {
+        return this.health == health && Objects.equals(this.message, message) && Objects.equals(this.reason, reason);
+    }
+
     public SourceReport withRefreshedAt(long time) {
         return new SourceReport(kind, name, health, message, reason, observedAt, time, timeoutMs);
     }
 
     /** Node time at which this report goes stale. */
     public long staleAt() {
+        return staleAt(refreshedAt, timeoutMs);
+    }
+
+    /** Node time at which a report refreshed at {@code refreshedAt} goes stale. */
+    static long staleAt(long refreshedAt, long timeoutMs) {
         long at = refreshedAt + timeoutMs;
         return at < refreshedAt ? Long.MAX_VALUE : at;
     }

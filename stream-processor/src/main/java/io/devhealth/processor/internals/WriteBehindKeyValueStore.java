@@ -1,9 +1,9 @@
 package io.devhealth.processor.internals;
 
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.StateStoreContext;
@@ -31,15 +31,19 @@ import org.apache.kafka.streams.state.internals.WrappedStateStore;
  * flush, exactly as a record cache drops its dirty entries then (the transaction they belonged to is
  * aborted).
  *
- * <p>Reads: {@link #get} sees pending values (from any thread: the map is concurrent, for interactive
- * queries). Range reads and counts see the store beneath only, i.e. the values as of the last flush;
- * the processor keeps its current values itself and iterates only at initialization, when nothing is
- * pending.
+ * <p>Reads: {@link #get} from the thread that writes (the stream thread) sees pending values; from any
+ * other thread (interactive queries) it reads the store beneath, i.e. the values as of the last flush:
+ * what is pending is the processor's working state, which it may go on changing in place until the
+ * flush (a node's pending refreshes, {@link RefreshTable}), so it never leaves the stream thread.
+ * Range reads and counts see the store beneath only; the processor keeps its current values itself
+ * and iterates only at initialization, when nothing is pending.
  */
 public final class WriteBehindKeyValueStore<K, V> extends WrappedStateStore<KeyValueStore<K, V>, K, V>
         implements KeyValueStore<K, V> {
 
-    private final Map<K, V> pending = new ConcurrentHashMap<>();
+    private final Map<K, V> pending = new HashMap<>();
+    /** The thread that writes into this store (Kafka Streams' stream thread owning the task): the only one that sees {@link #pending}. */
+    private volatile Thread writer;
 
     public WriteBehindKeyValueStore(KeyValueStore<K, V> inner) {
         super(inner);
@@ -59,6 +63,10 @@ public final class WriteBehindKeyValueStore<K, V> extends WrappedStateStore<KeyV
     @Override
     public void put(K key, V value) {
         Objects.requireNonNull(key, "key");
+        Thread current = Thread.currentThread();
+        if (writer != current) {
+            writer = current;
+        }
         if (value == null) {
             delete(key);
         } else {
@@ -82,14 +90,14 @@ public final class WriteBehindKeyValueStore<K, V> extends WrappedStateStore<KeyV
 
     @Override
     public V delete(K key) {
-        V unwritten = pending.remove(key);
+        V unwritten = isWriter() ? pending.remove(key) : null;
         V written = wrapped().delete(key);
         return unwritten != null ? unwritten : written;
     }
 
     @Override
     public V get(K key) {
-        V unwritten = pending.get(key);
+        V unwritten = isWriter() ? pending.get(key) : null;
         return unwritten != null ? unwritten : wrapped().get(key);
     }
 
@@ -141,6 +149,10 @@ public final class WriteBehindKeyValueStore<K, V> extends WrappedStateStore<KeyV
     public void close() {
         pending.clear();
         super.close();
+    }
+
+    private boolean isWriter() {
+        return Thread.currentThread() == writer;
     }
 
     /** How many keys wait to be written (for tests). */

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -16,18 +17,18 @@ class RefreshTableTest {
     @Test
     void shouldBehaveLikeAMapUnderReplaceAddAndRemove() {
         Map<String, PendingRefresh> expected = new HashMap<>();
-        RefreshTable table = RefreshTable.EMPTY;
+        RefreshTable table = new RefreshTable();
         for (int round = 0; round < 3; round++) {
-            for (int d = 0; d < 8; d++) {
+            for (int d = 0; d < 20; d++) { // past the initial capacity
                 PendingRefresh next = refresh("n/gpu-" + d, 100_000L * round + d);
-                table = table.with(next);
-                expected.put(next.device(), next);
+                assertThat(table.put(next.device(), next)).isEqualTo(expected.put(next.device(), next));
                 assertThat(table).isEqualTo(expected);
             }
         }
-        table = table.without("n/gpu-3").without("n/gpu-0").without("n/gpu-7").without("n/absent");
-        expected.keySet().removeAll(java.util.List.of("n/gpu-3", "n/gpu-0", "n/gpu-7"));
-        assertThat(table).isEqualTo(expected).hasSize(5);
+        for (String device : List.of("n/gpu-3", "n/gpu-0", "n/gpu-19", "n/absent")) {
+            assertThat(table.remove(device)).isEqualTo(expected.remove(device));
+        }
+        assertThat(table).isEqualTo(expected).hasSize(17);
         assertThat(expected).isEqualTo(table);
         assertThat(table.hashCode()).isEqualTo(expected.hashCode());
         assertThat(table.get("n/gpu-4")).isSameAs(expected.get("n/gpu-4"));
@@ -37,14 +38,15 @@ class RefreshTableTest {
     }
 
     @Test
-    void shouldLeaveTheTableItWasMadeFromUnchanged() {
-        RefreshTable one = RefreshTable.EMPTY.with(refresh("n/gpu-0", 1L));
-        RefreshTable two = one.with(refresh("n/gpu-0", 2L)).with(refresh("n/gpu-1", 3L));
+    void shouldBeSharedByEveryStateOfItsNodeAndCopiedFromAnyOtherMap() {
+        NodeState first = NodeState.empty("c");
+        NodeState later = first.withReport(new NodeState.Watermark(1L, 1L), 5_000L).withSources(Map.of());
+        first.refreshes().put("n/gpu-0", refresh("n/gpu-0", 1L));
 
-        assertThat(one).hasSize(1);
-        assertThat(one.get("n/gpu-0").deadline()).isEqualTo(1L);
-        assertThat(two.without("n/gpu-0")).containsOnlyKeys("n/gpu-1");
-        assertThat(two).containsOnlyKeys("n/gpu-0", "n/gpu-1");
+        assertThat(later.refreshes()).as("one working table per node").isSameAs(first.refreshes()).containsOnlyKeys("n/gpu-0");
+        assertThat(NodeState.empty("c").refreshes()).as("every node its own").isEmpty();
+        Map<String, PendingRefresh> decoded = Map.of("n/gpu-1", refresh("n/gpu-1", 2L));
+        assertThat(RefreshTable.of(decoded)).isEqualTo(decoded).isNotSameAs(decoded);
     }
 
     @Test
