@@ -91,6 +91,8 @@ final class DeadlineIndex {
     /** One node's devices with a deadline, in no order, and the earliest of them. */
     private static final class NodeDeadlines {
         private String[] devices = new String[8];
+        /** The devices' hash codes: finding one reads this array, not every device's key. */
+        private int[] hashes = new int[8];
         private long[] deadlines = new long[8];
         private int size;
         private long earliest = Long.MAX_VALUE;
@@ -103,9 +105,11 @@ final class DeadlineIndex {
                 }
                 if (size == devices.length) {
                     devices = Arrays.copyOf(devices, size * 2);
+                    hashes = Arrays.copyOf(hashes, size * 2);
                     deadlines = Arrays.copyOf(deadlines, size * 2);
                 }
                 devices[size] = device;
+                hashes[size] = device.hashCode();
                 deadlines[size] = deadline;
                 size++;
                 earliest = Math.min(earliest, deadline);
@@ -115,6 +119,7 @@ final class DeadlineIndex {
             if (deadline == Long.MAX_VALUE) {
                 size--;
                 devices[index] = devices[size];
+                hashes[index] = hashes[size];
                 deadlines[index] = deadlines[size];
                 devices[size] = null;
             } else {
@@ -133,7 +138,7 @@ final class DeadlineIndex {
         private int indexOf(String device) {
             int hash = device.hashCode();
             for (int i = 0; i < size; i++) {
-                if (devices[i].hashCode() == hash && devices[i].equals(device)) {
+                if (hashes[i] == hash && devices[i].equals(device)) {
                     return i;
                 }
             }

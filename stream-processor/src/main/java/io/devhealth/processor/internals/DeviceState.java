@@ -6,7 +6,7 @@ import io.devhealth.schema.avro.SourceKind;
 import java.util.Collections;
 import java.util.Map;
 import java.util.Objects;
-import java.util.SortedMap;
+import java.util.NavigableMap;
 import java.util.TreeMap;
 
 /**
@@ -34,7 +34,7 @@ public record DeviceState(
         long deadline) {
 
     /** The class of the read-only sorted view this record keeps, so that passing one on is not a copy. */
-    private static final Class<?> FROZEN = Collections.unmodifiableSortedMap(new TreeMap<>()).getClass();
+    private static final Class<?> FROZEN = Collections.unmodifiableNavigableMap(new TreeMap<>()).getClass();
 
     public DeviceState {
         sources = frozen(sources);
@@ -44,8 +44,8 @@ public record DeviceState(
         if (sources != null && sources.getClass() == FROZEN) {
             return sources; // already a read-only copy made here: every with...() passes it on
         }
-        SortedMap<String, SourceReport> copy = sources == null ? new TreeMap<>() : new TreeMap<>(sources);
-        return Collections.unmodifiableSortedMap(copy);
+        TreeMap<String, SourceReport> copy = sources == null ? new TreeMap<>() : new TreeMap<>(sources);
+        return Collections.unmodifiableNavigableMap(copy);
     }
 
     public static DeviceState empty(String cluster, String node, DeviceRef ref) {
@@ -93,9 +93,9 @@ public record DeviceState(
     /** The sources with {@code report} in its source's place; the key of a source already known is reused, not built again. */
     private Map<String, SourceReport> sourcesWith(SourceReport report) {
         Map.Entry<String, SourceReport> known = entryOf(report.kind(), report.name());
-        SortedMap<String, SourceReport> next = new TreeMap<>(sources);
+        TreeMap<String, SourceReport> next = new TreeMap<>(sources);
         next.put(known != null ? known.getKey() : report.key(), report);
-        return Collections.unmodifiableSortedMap(next);
+        return Collections.unmodifiableNavigableMap(next);
     }
 
     /**
@@ -104,7 +104,7 @@ public record DeviceState(
      * this state was written) changes nothing.
      */
     public DeviceState withRefresh(PendingRefresh refresh) {
-        SortedMap<String, SourceReport> next = null;
+        TreeMap<String, SourceReport> next = null;
         for (int i = 0; i < refresh.sourceCount(); i++) {
             SourceReport known = sources.get(refresh.source(i));
             long time = refresh.refreshedAt(i);
@@ -115,13 +115,13 @@ public record DeviceState(
                 next.put(refresh.source(i), known.withRefreshedAt(time));
             }
         }
-        return next == null ? this : new DeviceState(cluster, node, driver, pool, device, uuid, Collections.unmodifiableSortedMap(next),
+        return next == null ? this : new DeviceState(cluster, node, driver, pool, device, uuid, Collections.unmodifiableNavigableMap(next),
                 health, message, reason, source, since, refresh.deadline());
     }
 
-    /** The key ({@link SourceReport#key()}) of this device's only source; null when it has none or several. Allocates nothing. */
-    public String onlySourceKey() {
-        return sources.size() == 1 ? ((SortedMap<String, SourceReport>) sources).firstKey() : null;
+    /** This device's only source with its key ({@link SourceReport#key()}); null when it has none or several. */
+    public Map.Entry<String, SourceReport> onlySource() {
+        return sources.size() == 1 ? ((NavigableMap<String, SourceReport>) sources).firstEntry() : null;
     }
 
     /** Whether {@code next} is this state with nothing changed but its sources' refresh times and its deadline. */

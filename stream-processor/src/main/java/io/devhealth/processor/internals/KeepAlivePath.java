@@ -2,6 +2,7 @@ package io.devhealth.processor.internals;
 
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.ReportKind;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -40,11 +41,12 @@ final class KeepAlivePath {
         if (report.getKind() != ReportKind.KEEPALIVE || stored.since() == 0L) {
             return GENERAL;
         }
-        String key = stored.onlySourceKey();
-        if (key == null) {
+        Map.Entry<String, SourceReport> only = stored.onlySource();
+        if (only == null) {
             return GENERAL;
         }
-        SourceReport known = stored.sources().get(key);
+        String key = only.getKey();
+        SourceReport known = only.getValue();
         if (known.kind() != report.getSource() || !Objects.equals(known.name(), report.getSourceName())
                 || known.timeoutMs() != timeoutMs || observedAt < known.observedAt()
                 || !known.repeats(report.getHealth(), report.getMessage(), report.getReason())

@@ -153,8 +153,10 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
         long timeoutMs = options.timeouts().timeoutMs(report.getSourceName(), report.getTimeoutSeconds());
         if (!DeviceIdentity.uuidOnly(ref)) {
             String key = StateKeys.device(node, ref);
-            DeviceState stored = deviceState.get(key);
-            if (stored != null && keptAlive(node, key, stored, report, observedAt, timeoutMs, state)) {
+            // A device that had a keep-alive since it was written is found through its node's refreshes.
+            PendingRefresh pending = state.refreshes().get(key);
+            DeviceState stored = pending != null && pending.stored() != null ? pending.stored() : deviceState.get(key);
+            if (stored != null && keptAlive(node, key, stored, pending, report, observedAt, timeoutMs, state)) {
                 return;
             }
             apply(node, key, stored != null ? current(node, key, stored)
@@ -184,12 +186,12 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
      * else is built.
      *
      * @param stored the device's state as stored
+     * @param pending its pending refresh, or null
      * @return whether the report was applied; if not, {@link #apply} applies it
      */
-    private boolean keptAlive(String node, String key, DeviceState stored, DeviceHealthReport report, long observedAt, long timeoutMs,
-                              NodeState state) {
+    private boolean keptAlive(String node, String key, DeviceState stored, PendingRefresh pending, DeviceHealthReport report,
+                              long observedAt, long timeoutMs, NodeState state) {
         Map<String, PendingRefresh> refreshes = state.refreshes();
-        PendingRefresh pending = refreshes.get(key);
         long refreshedAt = KeepAlivePath.refreshedAt(stored, pending, report, observedAt, timeoutMs, state);
         if (refreshedAt == KeepAlivePath.UNCHANGED) {
             return true;
@@ -200,8 +202,9 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
         long deadline = SourceReport.staleAt(refreshedAt, timeoutMs);
         if (pending != null) {
             pending.refresh(0, refreshedAt, deadline); // KeepAlivePath took it only with this one source
+            pending.stored(stored);
         } else if (refreshes.size() < MAX_PENDING_REFRESHES) {
-            refreshes.put(key, new PendingRefresh(key, deadline, stored.onlySourceKey(), refreshedAt));
+            refreshes.put(key, new PendingRefresh(key, deadline, stored.onlySource().getKey(), refreshedAt).stored(stored));
         } else {
             return false; // the general path writes the device whole
         }
@@ -249,7 +252,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
             return false;
         }
         if (pending == null || !pending.refresh(state)) {
-            refreshes.put(key, PendingRefresh.of(key, state));
+            refreshes.put(key, PendingRefresh.of(key, state).stored(deviceState.get(key)));
         }
         touchNode(node);
         deadlines.update(node, key, state.deadline());

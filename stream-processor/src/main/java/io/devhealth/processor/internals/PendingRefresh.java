@@ -44,6 +44,12 @@ public final class PendingRefresh {
     private final long[] refreshedAt;
     private long deadline;
     private byte[] encoded;
+    /**
+     * The device's state as stored, which this refresh applies to, when the processor has read it: a
+     * keep-alive then finds its device through its node's refreshes alone, without a look-up among
+     * all the task's devices. Not part of the value: never encoded, nor compared.
+     */
+    private DeviceState stored;
     /** The UTF-8 bytes of {@code device} and {@code sources}, which never change: made at the first encoding. */
     private byte[] deviceUtf8;
     private byte[][] sourcesUtf8;
@@ -95,6 +101,17 @@ public final class PendingRefresh {
             times.put(sources[i], refreshedAt[i]);
         }
         return Collections.unmodifiableMap(times);
+    }
+
+    /** The device's stored state this refresh applies to; null when not known yet (a refresh read from the store). */
+    DeviceState stored() {
+        return stored;
+    }
+
+    /** @param state the device's state as it is in the store now (the processor drops the refresh whenever it writes the device) */
+    PendingRefresh stored(DeviceState state) {
+        this.stored = state;
+        return this;
     }
 
     /** The index of source {@code key} ({@link SourceReport#key()}) here, or -1. */

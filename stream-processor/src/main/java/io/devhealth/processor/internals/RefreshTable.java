@@ -22,17 +22,13 @@ import java.util.Set;
  */
 final class RefreshTable extends AbstractMap<String, PendingRefresh> {
 
-    private PendingRefresh[] refreshes;
+    private PendingRefresh[] refreshes = new PendingRefresh[8];
+    /** The hash codes of the refreshes' device keys: a look-up reads one array, not every key. */
+    private int[] hashes = new int[8];
     private int size;
-
-    private RefreshTable(PendingRefresh[] refreshes, int size) {
-        this.refreshes = refreshes;
-        this.size = size;
-    }
 
     /** An empty table. */
     RefreshTable() {
-        this(new PendingRefresh[8], 0);
     }
 
     /** {@code map} as a table: itself when it is one already (so that every state of a node shares its node's table), else a new one. */
@@ -60,7 +56,9 @@ final class RefreshTable extends AbstractMap<String, PendingRefresh> {
         }
         if (size == refreshes.length) {
             refreshes = Arrays.copyOf(refreshes, size * 2);
+            hashes = Arrays.copyOf(hashes, size * 2);
         }
+        hashes[size] = device.hashCode();
         refreshes[size++] = refresh;
         return null;
     }
@@ -73,6 +71,7 @@ final class RefreshTable extends AbstractMap<String, PendingRefresh> {
         }
         PendingRefresh removed = refreshes[index];
         System.arraycopy(refreshes, index + 1, refreshes, index, size - index - 1);
+        System.arraycopy(hashes, index + 1, hashes, index, size - index - 1);
         refreshes[--size] = null;
         return removed;
     }
@@ -83,8 +82,7 @@ final class RefreshTable extends AbstractMap<String, PendingRefresh> {
         }
         int hash = key.hashCode();
         for (int i = 0; i < size; i++) {
-            String candidate = refreshes[i].device();
-            if (candidate == key || candidate.hashCode() == hash && candidate.equals(key)) {
+            if (hashes[i] == hash && refreshes[i].device().equals(key)) {
                 return i;
             }
         }

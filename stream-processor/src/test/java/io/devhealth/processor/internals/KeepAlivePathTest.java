@@ -126,7 +126,7 @@ class KeepAlivePathTest {
                 refreshed++;
                 assertThat(general.unchanged()).as(what).isFalse();
                 assertThat(general.onlyRefreshed()).as(what).isTrue();
-                PendingRefresh kept = new PendingRefresh(KEY, SourceReport.staleAt(fast, reportTimeout), stored.onlySourceKey(), fast);
+                PendingRefresh kept = new PendingRefresh(KEY, SourceReport.staleAt(fast, reportTimeout), stored.onlySource().getKey(), fast);
                 assertThat(kept).as(what).isEqualTo(PendingRefresh.of(KEY, general.merged()));
                 assertThat(stored.withRefresh(kept)).as(what).isEqualTo(general.merged());
             }
