@@ -116,6 +116,7 @@ final class DeadlineIndex {
                 return;
             }
             long previous = deadlines[index];
+            devices[index] = device; // the caller's instance: it passes the same again (equals by identity)
             if (deadline == Long.MAX_VALUE) {
                 size--;
                 devices[index] = devices[size];

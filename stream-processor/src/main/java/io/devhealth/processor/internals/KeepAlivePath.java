@@ -38,40 +38,53 @@ final class KeepAlivePath {
      */
     static long refreshedAt(DeviceState stored, PendingRefresh pending, DeviceHealthReport report, long observedAt, long timeoutMs,
                             NodeState node) {
-        if (report.getKind() != ReportKind.KEEPALIVE || stored.since() == 0L) {
+        if (report.getKind() != ReportKind.KEEPALIVE) {
             return GENERAL;
         }
-        Map.Entry<String, SourceReport> only = stored.onlySource();
-        if (only == null) {
-            return GENERAL;
+        SourceReport known;
+        if (pending != null && pending.stored() == stored) {
+            known = pending.followed(); // worked out when the refresh learnt its stored state: the state's objects stay untouched
+        } else {
+            known = followed(stored);
+            if (known != null && pending != null && !pending.refreshesOnly(stored.onlySource().getKey())) {
+                return GENERAL;
+            }
         }
-        String key = only.getKey();
-        SourceReport known = only.getValue();
-        if (known.kind() != report.getSource() || !Objects.equals(known.name(), report.getSourceName())
+        if (known == null || known.kind() != report.getSource() || !Objects.equals(known.name(), report.getSourceName())
                 || known.timeoutMs() != timeoutMs || observedAt < known.observedAt()
                 || !known.repeats(report.getHealth(), report.getMessage(), report.getReason())
                 || node.isDown(report.getSourceName())) {
             return GENERAL;
         }
         // The device as it is now: as stored, or with its pending refresh where that is newer (DeviceState#withRefresh).
-        long refreshedAt = known.refreshedAt();
-        long deadline = stored.deadline();
-        if (pending != null) {
-            if (pending.sourceCount() != 1 || !pending.source(0).equals(key)) {
-                return GENERAL;
-            }
-            if (pending.refreshedAt(0) > refreshedAt) {
-                refreshedAt = pending.refreshedAt(0);
-                deadline = pending.deadline();
-            }
+        long refreshedAt;
+        long deadline;
+        if (pending != null && pending.refreshedAt(0) > known.refreshedAt()) {
+            refreshedAt = pending.refreshedAt(0);
+            deadline = pending.deadline();
+        } else {
+            refreshedAt = known.refreshedAt();
+            deadline = stored.deadline();
         }
-        // It shows its only source's word while that is fresh (DeviceHealthMerger), and stays so after this report.
+        // It shows its source's word while that is fresh (DeviceHealthMerger), and stays so after this report.
         long next = Math.max(refreshedAt, observedAt);
-        if (stored.health() != known.health() || stored.source() != known.kind() || !Objects.equals(stored.message(), known.message())
-                || !Objects.equals(stored.reason(), known.reason()) || deadline != SourceReport.staleAt(refreshedAt, timeoutMs)
-                || node.nodeTime() >= SourceReport.staleAt(next, timeoutMs)) {
+        if (deadline != SourceReport.staleAt(refreshedAt, timeoutMs) || node.nodeTime() >= SourceReport.staleAt(next, timeoutMs)) {
             return GENERAL;
         }
         return next == refreshedAt ? UNCHANGED : next;
+    }
+
+    /**
+     * The only source of {@code state} when the state shows that source's word (its health, message,
+     * reason and source kind, since a known time), as a fresh source makes it; else null.
+     */
+    static SourceReport followed(DeviceState state) {
+        Map.Entry<String, SourceReport> only = state.since() == 0L ? null : state.onlySource();
+        if (only == null) {
+            return null;
+        }
+        SourceReport source = only.getValue();
+        return state.health() == source.health() && state.source() == source.kind() && Objects.equals(state.message(), source.message())
+                && Objects.equals(state.reason(), source.reason()) ? source : null;
     }
 }

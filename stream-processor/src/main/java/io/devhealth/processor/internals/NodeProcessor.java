@@ -200,16 +200,21 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
             return false;
         }
         long deadline = SourceReport.staleAt(refreshedAt, timeoutMs);
-        if (pending != null) {
-            pending.refresh(0, refreshedAt, deadline); // KeepAlivePath took it only with this one source
-            pending.stored(stored);
-        } else if (refreshes.size() < MAX_PENDING_REFRESHES) {
-            refreshes.put(key, new PendingRefresh(key, deadline, stored.onlySource().getKey(), refreshedAt).stored(stored));
+        if (pending == null) {
+            if (refreshes.size() >= MAX_PENDING_REFRESHES) {
+                return false; // the general path writes the device whole
+            }
+            pending = new PendingRefresh(key, deadline, stored.onlySource().getKey(), refreshedAt).stored(stored);
+            refreshes.put(key, pending);
         } else {
-            return false; // the general path writes the device whole
+            pending.refresh(0, refreshedAt, deadline); // KeepAlivePath took it only with this one source
+            if (pending.stored() != stored) {
+                pending.stored(stored);
+            }
         }
         touchNode(node);
-        deadlines.update(node, key, deadline);
+        // The refresh's own key: the index keeps the instance it was last given, so the next keep-alive compares by identity.
+        deadlines.update(node, pending.device(), deadline);
         return true;
     }
 

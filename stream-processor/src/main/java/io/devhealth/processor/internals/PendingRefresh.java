@@ -50,6 +50,8 @@ public final class PendingRefresh {
      * all the task's devices. Not part of the value: never encoded, nor compared.
      */
     private DeviceState stored;
+    /** {@link KeepAlivePath#followed} of {@link #stored} when that source is the one this refreshes, else null. */
+    private SourceReport followed;
     /** The UTF-8 bytes of {@code device} and {@code sources}, which never change: made at the first encoding. */
     private byte[] deviceUtf8;
     private byte[][] sourcesUtf8;
@@ -111,7 +113,19 @@ public final class PendingRefresh {
     /** @param state the device's state as it is in the store now (the processor drops the refresh whenever it writes the device) */
     PendingRefresh stored(DeviceState state) {
         this.stored = state;
+        SourceReport source = KeepAlivePath.followed(state);
+        this.followed = source != null && refreshesOnly(state.onlySource().getKey()) ? source : null;
         return this;
+    }
+
+    /** The source {@link #stored} shows, when it has only that one and this refreshes it: what a keep-alive checks itself against. */
+    SourceReport followed() {
+        return followed;
+    }
+
+    /** Whether this refreshes source {@code key} and no other. */
+    boolean refreshesOnly(String key) {
+        return sources.length == 1 && sources[0].equals(key);
     }
 
     /** The index of source {@code key} ({@link SourceReport#key()}) here, or -1. */

@@ -114,6 +114,10 @@ class KeepAlivePathTest {
             NodeState node = node(Math.max(at, refreshedAt + random.nextInt(90_000)), random.nextInt(8) == 0);
 
             long fast = KeepAlivePath.refreshedAt(stored, pending, report, at, reportTimeout, node);
+            if (pending != null) {
+                // The same with what the refresh remembers of the stored state (as after the device's first keep-alive).
+                assertThat(KeepAlivePath.refreshedAt(stored, pending.stored(stored), report, at, reportTimeout, node)).isEqualTo(fast);
+            }
             if (fast == KeepAlivePath.GENERAL) {
                 continue;
             }
