@@ -110,10 +110,10 @@ public final class PendingRefresh {
         return stored;
     }
 
-    /** @param state the device's state as it is in the store now (the processor drops the refresh whenever it writes the device) */
+    /** @param state the device's state as it is in the store now, or null (the processor drops the refresh whenever it writes the device) */
     PendingRefresh stored(DeviceState state) {
         this.stored = state;
-        SourceReport source = KeepAlivePath.followed(state);
+        SourceReport source = state == null ? null : KeepAlivePath.followed(state);
         this.followed = source != null && refreshesOnly(state.onlySource().getKey()) ? source : null;
         return this;
     }
