@@ -128,16 +128,6 @@ public final class PendingRefresh {
         return sources.length == 1 && sources[0].equals(key);
     }
 
-    /** The index of source {@code key} ({@link SourceReport#key()}) here, or -1. */
-    int indexOf(String key) {
-        for (int i = 0; i < sources.length; i++) {
-            if (sources[i].equals(key)) {
-                return i;
-            }
-        }
-        return -1;
-    }
-
     int sourceCount() {
         return sources.length;
     }
