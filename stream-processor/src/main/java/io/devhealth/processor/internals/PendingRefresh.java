@@ -8,12 +8,14 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.SortedMap;
 import java.util.TreeMap;
+import java.util.function.ToLongFunction;
 
 /**
  * What keep-alives changed in a device's state since it was last written: the refresh time of each
@@ -62,30 +64,32 @@ public final class PendingRefresh {
      * @param refreshedAt by {@link SourceReport#key()}: every source's refresh time
      */
     public PendingRefresh(String device, long deadline, Map<String, Long> refreshedAt) {
-        this.device = Objects.requireNonNull(device, "device");
-        this.deadline = deadline;
-        SortedMap<String, Long> sorted = new TreeMap<>(refreshedAt);
-        this.sources = sorted.keySet().toArray(new String[0]);
-        this.refreshedAt = new long[sources.length];
-        int i = 0;
-        for (long time : sorted.values()) {
-            this.refreshedAt[i++] = time;
-        }
+        this(device, deadline, new TreeMap<>(refreshedAt).entrySet(), Map.Entry::getValue);
     }
 
     /** One source's refresh: the common device, which a keep-alive refreshes for the first time since it was written. */
     PendingRefresh(String device, long deadline, String source, long refreshedAt) {
+        this(device, deadline, List.of(Map.entry(Objects.requireNonNull(source, "source"), refreshedAt)), Map.Entry::getValue);
+    }
+
+    /** @param sources by source key, in key order; {@code time} gives each one's refresh time */
+    private <T> PendingRefresh(String device, long deadline, Collection<Map.Entry<String, T>> sources,
+                               ToLongFunction<Map.Entry<String, T>> time) {
         this.device = Objects.requireNonNull(device, "device");
         this.deadline = deadline;
-        this.sources = new String[] {Objects.requireNonNull(source, "source")};
-        this.refreshedAt = new long[] {refreshedAt};
+        this.sources = new String[sources.size()];
+        this.refreshedAt = new long[sources.size()];
+        int i = 0;
+        for (Map.Entry<String, T> source : sources) {
+            this.sources[i] = source.getKey();
+            this.refreshedAt[i++] = time.applyAsLong(source);
+        }
     }
 
     /** The refresh times and deadline of {@code state}: applied to an older state of the device, they give {@code state} back when nothing else changed. */
     public static PendingRefresh of(String device, DeviceState state) {
-        Map<String, Long> times = new TreeMap<>();
-        state.sources().forEach((key, source) -> times.put(key, source.refreshedAt()));
-        return new PendingRefresh(device, state.deadline(), times);
+        // A state's sources are sorted already: read in place, not copied into a sorted map first.
+        return new PendingRefresh(device, state.deadline(), state.sources().entrySet(), source -> source.getValue().refreshedAt());
     }
 
     public String device() {

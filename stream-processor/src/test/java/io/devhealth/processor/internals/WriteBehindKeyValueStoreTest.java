@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serde;
@@ -73,17 +74,22 @@ class WriteBehindKeyValueStoreTest {
         assertThat(inner.writes).as("a flush with nothing pending writes nothing").hasSize(2);
     }
 
+    /** A store over {@code inner} in which node-a's value {@code written} reached {@code inner} and {@code pending} waits. */
+    private static WriteBehindKeyValueStore<String, String> writtenThenPending(RecordingStore inner, String written, String pending) {
+        WriteBehindKeyValueStore<String, String> store = new WriteBehindKeyValueStore<>(inner);
+        store.put("node-a", written);
+        store.flushCache();
+        store.put("node-a", pending);
+        return store;
+    }
+
     @Test
     void shouldShowWhatIsPendingOnlyToTheThreadThatWroteIt() throws Exception {
-        RecordingStore inner = new RecordingStore();
-        WriteBehindKeyValueStore<String, String> store = new WriteBehindKeyValueStore<>(inner);
-        store.put("node-a", "written");
-        store.flushCache();
-        store.put("node-a", "pending");
+        WriteBehindKeyValueStore<String, String> store = writtenThenPending(new RecordingStore(), "written", "pending");
 
         // Another thread (an interactive query) reads what was last written: the pending value is the
         // writer's working state, which it may still change in place.
-        java.util.concurrent.CompletableFuture<String> elsewhere = java.util.concurrent.CompletableFuture.supplyAsync(() -> store.get("node-a"));
+        CompletableFuture<String> elsewhere = CompletableFuture.supplyAsync(() -> store.get("node-a"));
         assertThat(elsewhere.get()).isEqualTo("written");
         assertThat(store.get("node-a")).isEqualTo("pending");
     }
@@ -91,11 +97,8 @@ class WriteBehindKeyValueStoreTest {
     @Test
     void shouldDropWhatIsPendingWhenTheCachesAreCleared() {
         RecordingStore inner = new RecordingStore();
-        WriteBehindKeyValueStore<String, String> store = new WriteBehindKeyValueStore<>(inner);
-        store.put("node-a", "committed");
-        store.flushCache();
+        WriteBehindKeyValueStore<String, String> store = writtenThenPending(inner, "committed", "of an aborted transaction");
 
-        store.put("node-a", "of an aborted transaction");
         store.clearCache();
         store.flushCache();
 
@@ -106,10 +109,7 @@ class WriteBehindKeyValueStoreTest {
     @Test
     void shouldDeleteThroughAndForgetAPendingValue() {
         RecordingStore inner = new RecordingStore();
-        WriteBehindKeyValueStore<String, String> store = new WriteBehindKeyValueStore<>(inner);
-        store.put("node-a", "1");
-        store.flushCache();
-        store.put("node-a", "2");
+        WriteBehindKeyValueStore<String, String> store = writtenThenPending(inner, "1", "2");
 
         assertThat(store.delete("node-a")).isEqualTo("2");
         store.flushCache();
