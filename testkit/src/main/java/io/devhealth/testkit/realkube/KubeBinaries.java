@@ -1,0 +1,127 @@
+package io.devhealth.testkit.realkube;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import org.junit.jupiter.api.Assumptions;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Kubernetes binaries of one version, built by {@code scripts/kube/build.sh} into a cache outside
+ * the repository on first use and reused after that.
+ *
+ * <p>System properties: {@code devhealth.kube.version} (default {@value #DEFAULT_VERSION}) and
+ * {@code devhealth.kube.required}: when {@code true} (CI sets it) a machine without Go fails the test
+ * instead of skipping it, so that a CI run can never pass without the real cluster.
+ */
+public record KubeBinaries(String version, Path directory) {
+
+    public static final String DEFAULT_VERSION = "v1.36.3";
+    private static final Logger LOGGER = LoggerFactory.getLogger(KubeBinaries.class);
+    private static final ConcurrentMap<String, KubeBinaries> BUILT = new ConcurrentHashMap<>();
+
+    /** The version this test JVM runs, from {@code devhealth.kube.version}. */
+    public static String configuredVersion() {
+        String version = System.getProperty("devhealth.kube.version", "");
+        return version.isBlank() ? DEFAULT_VERSION : version;
+    }
+
+    /** The configured version's binaries, building them first when the cache lacks them. */
+    public static KubeBinaries ensureBuilt() {
+        return ensureBuilt(configuredVersion());
+    }
+
+    public static KubeBinaries ensureBuilt(String version) {
+        return BUILT.computeIfAbsent(version, KubeBinaries::build);
+    }
+
+    public Path binary(String name) {
+        Path path = directory.resolve(name);
+        if (!Files.isExecutable(path)) {
+            throw new IllegalStateException("no executable " + path + " (rerun scripts/kube/build.sh " + version + ")");
+        }
+        return path;
+    }
+
+    private static KubeBinaries build(String version) {
+        if (!onPath("go")) {
+            String why = "Go is not installed: the real Kubernetes tests need it to build Kubernetes " + version;
+            if (Boolean.getBoolean("devhealth.kube.required")) {
+                throw new IllegalStateException(why + " (devhealth.kube.required=true)");
+            }
+            LOGGER.warn("skipping real Kubernetes tests reason=\"{}\"", why);
+            Assumptions.abort(why);
+        }
+        Path script = repositoryRoot().resolve("scripts/kube/build.sh");
+        long start = System.nanoTime();
+        LOGGER.info("building kubernetes version={} script={} (a cold build takes tens of minutes)", version, script);
+        try {
+            Process process = new ProcessBuilder("bash", script.toString(), version)
+                    .redirectError(ProcessBuilder.Redirect.PIPE)
+                    .start();
+            List<String> stdout = new ArrayList<>();
+            Thread progress = new Thread(() -> {
+                try (BufferedReader err = new BufferedReader(
+                        new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8))) {
+                    err.lines().forEach(line -> LOGGER.info("{}", line));
+                } catch (IOException e) {
+                    LOGGER.warn("kube build progress unreadable error={}", e.toString());
+                }
+            }, "kube-build-progress");
+            progress.setDaemon(true);
+            progress.start();
+            try (BufferedReader out = new BufferedReader(
+                    new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                out.lines().forEach(stdout::add);
+            }
+            int code = process.waitFor();
+            progress.join();
+            if (code != 0 || stdout.isEmpty()) {
+                throw new IllegalStateException("scripts/kube/build.sh " + version + " failed with exit code " + code
+                        + " (its output is in this test's log above)");
+            }
+            Path directory = Path.of(stdout.get(stdout.size() - 1));
+            LOGGER.info("kubernetes binaries version={} dir={} seconds={}", version, directory,
+                    (System.nanoTime() - start) / 1_000_000_000L);
+            return new KubeBinaries(version, directory);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while building Kubernetes", e);
+        }
+    }
+
+    /** The checkout this test runs in: the first directory upwards that holds the build script. */
+    static Path repositoryRoot() {
+        String configured = System.getProperty("devhealth.repository.root", "");
+        if (!configured.isBlank()) {
+            return Path.of(configured);
+        }
+        for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+            if (Files.isRegularFile(dir.resolve("scripts/kube/build.sh"))) {
+                return dir;
+            }
+        }
+        throw new IllegalStateException("scripts/kube/build.sh not found above " + Path.of("").toAbsolutePath());
+    }
+
+    private static boolean onPath(String command) {
+        String path = System.getenv().getOrDefault("PATH", "");
+        for (String dir : path.split(java.io.File.pathSeparator)) {
+            if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, command))) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

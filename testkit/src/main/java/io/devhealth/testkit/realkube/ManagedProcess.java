@@ -1,0 +1,120 @@
+package io.devhealth.testkit.realkube;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One process of the test cluster, its output appended to a log file that outlives the run (under
+ * {@code target/}), so that a failing test can be read after the fact.
+ */
+final class ManagedProcess implements AutoCloseable {
+
+    private static final Logger LOGGER = LoggerFactory.getLogger(ManagedProcess.class);
+    private static final Duration GRACE = Duration.ofSeconds(10);
+
+    private final String name;
+    private final List<String> command;
+    private final Path log;
+    private final Map<String, String> environment;
+    private Process process;
+
+    private ManagedProcess(String name, List<String> command, Path log, Map<String, String> environment) {
+        this.name = name;
+        this.command = List.copyOf(command);
+        this.log = log;
+        this.environment = Map.copyOf(environment);
+    }
+
+    static ManagedProcess start(String name, List<String> command, Path log) {
+        return start(name, command, log, Map.of());
+    }
+
+    static ManagedProcess start(String name, List<String> command, Path log, Map<String, String> environment) {
+        ManagedProcess managed = new ManagedProcess(name, command, log, environment);
+        managed.launch();
+        return managed;
+    }
+
+    private void launch() {
+        try {
+            Files.createDirectories(log.getParent());
+            Files.writeString(log, "### " + String.join(" ", command) + System.lineSeparator(),
+                    StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.CREATE,
+                    java.nio.file.StandardOpenOption.APPEND);
+            ProcessBuilder builder = new ProcessBuilder(command)
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+            builder.environment().putAll(environment);
+            process = builder.start();
+            LOGGER.info("started component={} pid={} log={}", name, process.pid(), log);
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot start " + name + ": " + e.getMessage(), e);
+        }
+    }
+
+    String name() {
+        return name;
+    }
+
+    Path log() {
+        return log;
+    }
+
+    boolean isAlive() {
+        return process != null && process.isAlive();
+    }
+
+    /** Fails with the end of the component's log when it has exited. */
+    void requireAlive() {
+        if (!isAlive()) {
+            throw new IllegalStateException(name + " exited with code " + process.exitValue()
+                    + "; the end of " + log + ":\n" + tail(40));
+        }
+    }
+
+    /** SIGTERM, then SIGKILL after a grace period, as the kubelet stops a container. */
+    void stop() {
+        if (process == null || !process.isAlive()) {
+            return;
+        }
+        process.destroy();
+        try {
+            if (!process.waitFor(GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
+                process.destroyForcibly().waitFor(GRACE.toMillis(), TimeUnit.MILLISECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            process.destroyForcibly();
+        }
+        LOGGER.info("stopped component={}", name);
+    }
+
+    /** Stops the process and starts the same command again, appending to the same log. */
+    void restart() {
+        stop();
+        launch();
+    }
+
+    String tail(int lines) {
+        try {
+            // Decoded leniently: a component may print bytes that are not UTF-8.
+            List<String> all = new String(Files.readAllBytes(log), StandardCharsets.UTF_8).lines().toList();
+            return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+        } catch (IOException e) {
+            return "(log unreadable: " + e.getMessage() + ")";
+        }
+    }
+
+    @Override
+    public void close() {
+        stop();
+    }
+}

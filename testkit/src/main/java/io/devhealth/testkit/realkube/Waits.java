@@ -1,0 +1,36 @@
+package io.devhealth.testkit.realkube;
+
+import java.time.Duration;
+import java.util.function.BooleanSupplier;
+
+/** Polls until a component is ready, failing early when it has died and with its log when it never is. */
+final class Waits {
+
+    private Waits() {}
+
+    static void until(String what, Duration timeout, ManagedProcess process, BooleanSupplier ready) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        RuntimeException last = null;
+        while (System.nanoTime() < deadline) {
+            if (process != null) {
+                process.requireAlive();
+            }
+            try {
+                if (ready.getAsBoolean()) {
+                    return;
+                }
+            } catch (RuntimeException e) {
+                last = e;
+            }
+            try {
+                Thread.sleep(200);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted waiting for " + what, e);
+            }
+        }
+        String logTail = process == null ? "" : "\nthe end of " + process.log() + ":\n" + process.tail(40);
+        throw new IllegalStateException("not ready after " + timeout.toSeconds() + " s: " + what
+                + (last == null ? "" : " (last error: " + last + ")") + logTail, last);
+    }
+}
