@@ -168,4 +168,17 @@ class GrpcJsInteropIT {
         assertThat(servers.calls()).doesNotContain("Registration/NotifyRegistrationStatus");
         assertThat(servers.authorities()).isNotEmpty().containsOnly("localhost");
     }
+
+    @Test
+    void shouldStreamHealthFromTheRegistrationSocketWhenThePluginInfoEndpointIsEmpty() throws Exception {
+        startServers(null, List.of(device("gpu-7", "UNHEALTHY", "XID 63")), List.of());
+
+        startCollector();
+
+        await("the driver's health stream is up").atMost(WAIT).until(() -> driverState() == SourceStatus.UP);
+        await("a report of gpu-7").atMost(WAIT).until(() -> lastReport("gpu-7") != null);
+        assertThat(lastReport("gpu-7").getHealth()).isEqualTo(HealthStatus.UNHEALTHY);
+        assertThat(lastReport("gpu-7").getMessage()).isEqualTo("XID 63");
+        assertThat(servers.calls()).contains("Registration/GetInfo", "DRAResourceHealth/NodeWatchResources");
+    }
 }
