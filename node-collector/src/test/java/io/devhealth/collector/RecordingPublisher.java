@@ -50,6 +50,10 @@ public final class RecordingPublisher implements ReportPublisher {
         return List.copyOf(heartbeats);
     }
 
+    public List<NodeAllocations> allocations() {
+        return List.copyOf(allocations);
+    }
+
     public List<NodeDevices> inventories() {
         return List.copyOf(inventories);
     }

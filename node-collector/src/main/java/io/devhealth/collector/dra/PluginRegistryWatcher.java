@@ -226,13 +226,26 @@ public final class PluginRegistryWatcher implements AutoCloseable {
             LOGGER.debug("plugin registration ignored socket={} type={} name={}", socket, info.getType(), info.getName());
             return;
         }
-        if (info.getName().isBlank() || info.getEndpoint().isBlank()) {
+        if (info.getName().isBlank()) {
             failed(socket, entry, "incomplete PluginInfo name='" + info.getName() + "' endpoint='" + info.getEndpoint() + "'");
             return;
         }
         entry.state = State.REGISTERED;
         streams.register(new PluginRegistration(socket, entry.modifiedAt, streams.nextOrder(), info.getName(),
-                Path.of(info.getEndpoint()), info.getSupportedVersionsList()));
+                serviceEndpoint(socket, info.getEndpoint()), info.getSupportedVersionsList()));
+    }
+
+    /**
+     * The socket that serves a registration's services. An empty {@code PluginInfo.endpoint} means the
+     * registration socket itself: the kubelet's plugin watcher puts the path it called {@code GetInfo}
+     * on in its place before any plugin handler sees the registration
+     * ({@code if infoResp.Endpoint == "" { infoResp.Endpoint = socketPath }} in
+     * {@code operationGenerator.GenerateRegisterPluginFunc}, kubernetes/kubernetes
+     * pkg/kubelet/pluginmanager/operationexecutor/operation_generator.go), so the DRA plugin manager
+     * then dials {@code unix:<registration socket>}. A driver may serve everything on one socket.
+     */
+    static Path serviceEndpoint(Path registrationSocket, String endpoint) {
+        return endpoint.isEmpty() ? registrationSocket : Path.of(endpoint);
     }
 
     /**

@@ -11,11 +11,23 @@ public final class UnixChannels {
     /** Bad or hostile local peers must not make the collector allocate without bound. */
     private static final int MAX_INBOUND_MESSAGE_BYTES = 16 * 1024 * 1024;
 
+    /**
+     * The HTTP/2 {@code :authority} of every call. For a {@code unix://} target grpc-java sends the
+     * socket path there, which is no valid URI authority: servers that check it (Node's HTTP/2 layer,
+     * under every grpc-js server) reset each stream with {@code PROTOCOL_ERROR}, and the collector would
+     * never see a driver or an allocation they serve. grpc-go sends {@code localhost} for {@code unix:}
+     * targets, and that is how the kubelet dials DRA plugins ({@code "unix:" + endpoint} in
+     * kubernetes/kubernetes pkg/kubelet/cm/dra/plugin/dra_plugin_manager.go), so a plugin that works
+     * with the kubelet accepts it.
+     */
+    private static final String AUTHORITY = "localhost";
+
     private UnixChannels() {}
 
     /** A plaintext channel to {@code socket}, as the kubelet dials plugins ({@code unix:<endpoint>}, insecure). */
     public static ManagedChannel open(Path socket) {
         return Grpc.newChannelBuilder("unix://" + socket.toAbsolutePath(), InsecureChannelCredentials.create())
+                .overrideAuthority(AUTHORITY)
                 .maxInboundMessageSize(MAX_INBOUND_MESSAGE_BYTES)
                 .build();
     }
