@@ -102,7 +102,7 @@ public record KubeBinaries(String version, Path directory) {
     }
 
     /** The checkout this test runs in: the first directory upwards that holds the build script. */
-    static Path repositoryRoot() {
+    public static Path repositoryRoot() {
         String configured = System.getProperty("devhealth.repository.root", "");
         if (!configured.isBlank()) {
             return Path.of(configured);
