@@ -1,0 +1,131 @@
+package io.devhealth.cli.realkube;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.devhealth.testkit.realkube.ControlPlane;
+import io.devhealth.testkit.realkube.KubeBinaries;
+import io.devhealth.testkit.realkube.RealKubernetes;
+import io.devhealth.testkit.realkube.RealNode;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinitionBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * {@code kubectl apply -k k8s/}, as an operator runs it, against the real API server: the server-side
+ * dry run admits every object (validation, RBAC escalation checks, PodSecurity admission of the
+ * namespace), the real apply creates them, and the controllers and scheduler act on them.
+ *
+ * <p>What the harness cannot run: the images (the fake runtime starts no process), the collector's
+ * hostPath mounts (this kubelet's root is not {@code /var/lib/kubelet}) and the processor's volume (no
+ * storage provisioner). So the collector's pod is only shown scheduled onto the GPU node and the
+ * processor's only created.
+ */
+@RealKubernetes
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ShippedManifestsIT {
+
+    private static final Duration WAIT = Duration.ofSeconds(90);
+    private static ControlPlane plane;
+    private static KubernetesClient client;
+
+    @BeforeAll
+    static void prepare(ControlPlane controlPlane, RealNode node) {
+        plane = controlPlane;
+        client = plane.adminClient();
+        // The monitoring types come from the Prometheus Operator, which a cluster that uses them has
+        // installed; here schemaless stand-ins of the same group, version and kinds take their place.
+        for (String kind : List.of("ServiceMonitor", "PodMonitor")) {
+            String plural = kind.toLowerCase(java.util.Locale.ROOT) + "s";
+            client.apiextensions().v1().customResourceDefinitions().resource(new CustomResourceDefinitionBuilder()
+                    .withNewMetadata().withName(plural + ".monitoring.coreos.com").endMetadata()
+                    .withNewSpec().withGroup("monitoring.coreos.com").withScope("Namespaced")
+                            .withNewNames().withKind(kind).withPlural(plural).withSingular(kind.toLowerCase(java.util.Locale.ROOT)).endNames()
+                            .addNewVersion().withName("v1").withServed(true).withStorage(true)
+                                    .withNewSchema().withNewOpenAPIV3Schema().withType("object")
+                                            .withXKubernetesPreserveUnknownFields(true).endOpenAPIV3Schema().endSchema()
+                            .endVersion()
+                    .endSpec().build()).serverSideApply();
+        }
+        await().atMost(WAIT).until(() -> kubectl("get", "servicemonitors,podmonitors", "-A").exitCode() == 0);
+        client.nodes().withName(node.name()).edit(n -> new NodeBuilder(n).editMetadata()
+                .addToLabels("devhealth.io/gpu-node", "true").endMetadata().build());
+    }
+
+    @Test
+    @Order(1)
+    void shouldPassTheServerSideDryRun() {
+        // A dry run creates nothing, so every namespaced object of it is refused with "namespaces
+        // devhealth not found" until the namespace exists: it is applied first, as an operator would,
+        // with its PodSecurity labels, which the dry run's admission then checks the pods against.
+        Result namespace = kubectl("apply", "--server-side", "-f", KubeBinaries.repositoryRoot().resolve("k8s/base/namespace.yaml").toString());
+        assertThat(namespace.exitCode()).as(namespace.output()).isZero();
+        Result result = kubectl("apply", "-k", k8s(), "--server-side", "--dry-run=server");
+        assertThat(result.exitCode()).as(result.output()).isZero();
+        assertThat(result.output()).contains("daemonset.apps/node-collector serverside-applied (server dry run)",
+                "statefulset.apps/stream-processor serverside-applied (server dry run)",
+                "deployment.apps/sink-apiserver serverside-applied (server dry run)",
+                "clusterrole.rbac.authorization.k8s.io/devhealth-sink serverside-applied (server dry run)");
+        assertThat(client.apps().daemonSets().inNamespace("devhealth").withName("node-collector").get())
+                .as("nothing is created by a dry run").isNull();
+    }
+
+    @Test
+    @Order(2)
+    void shouldApplyAndHaveTheControllersAndSchedulerActOnIt(RealNode node) {
+        Result result = kubectl("apply", "-k", k8s(), "--server-side");
+        assertThat(result.exitCode()).as(result.output()).isZero();
+
+        await("the sink's pod runs on the node").atMost(WAIT).untilAsserted(() -> assertThat(pods("sink-apiserver"))
+                .anySatisfy(p -> {
+                    assertThat(p.getSpec().getNodeName()).isEqualTo(node.name());
+                    assertThat(p.getStatus().getPhase()).isEqualTo("Running");
+                }));
+        await("the collector's DaemonSet pod is placed on the GPU node").atMost(WAIT).untilAsserted(() ->
+                assertThat(pods("node-collector")).singleElement()
+                        .satisfies(p -> assertThat(p.getSpec().getNodeName()).isEqualTo(node.name())));
+        await("the processor's StatefulSet pod and its volume claim exist").atMost(WAIT).untilAsserted(() -> {
+            assertThat(pods("stream-processor")).isNotEmpty();
+            assertThat(client.persistentVolumeClaims().inNamespace("devhealth").list().getItems()).isNotEmpty();
+        });
+    }
+
+    private static List<Pod> pods(String name) {
+        return client.pods().inNamespace("devhealth").withLabel("app.kubernetes.io/name", name).list().getItems();
+    }
+
+    private static String k8s() {
+        return KubeBinaries.repositoryRoot().resolve("k8s").toString();
+    }
+
+    private record Result(int exitCode, String output) {}
+
+    private static Result kubectl(String... args) {
+        List<String> command = new ArrayList<>(List.of(plane.binaries().binary("kubectl").toString(),
+                "--kubeconfig=" + plane.adminKubeconfig()));
+        command.addAll(List.of(args));
+        try {
+            Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+            String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            return new Result(process.exitValue(), output);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}
