@@ -257,7 +257,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
      * <p>An inventory at or below the node's inventory watermark (collector epoch, sequence) is a
      * duplicate or stale — a spool replay after an outage, a producer retry, an old record sent again —
      * and is dropped: applying it would overwrite a newer inventory and map UUIDs to devices the node no
-     * longer has. Inventories without identity (0, 0), from collectors before the fields, always pass.
+     * longer has.
      */
     private void onInventory(String node, NodeDevices devices, long timestamp) {
         for (InventoryDevice device : devices.getDevices()) {
@@ -275,9 +275,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
             return;
         }
         NodeState next = current.withInventory(current.inventory().advance(epoch, sequence));
-        if (!next.equals(stored)) {
-            putNode(node, next); // not for an unchanged state: a resent legacy (0, 0) inventory costs no changelog write
-        }
+        putNode(node, next);
         inventory.put(node, devices);
         // A node known from this inventory alone has no device states yet: nothing to expire or re-map.
         if (stored != null) {
