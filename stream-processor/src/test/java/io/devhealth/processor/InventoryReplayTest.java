@@ -71,7 +71,7 @@ class InventoryReplayTest {
 
     private double inventoryDuplicates() {
         Counter counter = fixture.meters.find("devhealth.processor.duplicates").tag("kind", "inventory").counter();
-        assertThat(counter).as("duplicates counter for device-inventory registered").isNotNull();
+        assertThat(counter).as("duplicates counter for inventories registered").isNotNull();
         return counter.count();
     }
 
