@@ -65,11 +65,10 @@ public final class ThroughputBenchmark {
     /** {@code -Ddevhealth.bench.cpu.threads=true}: where each Streams stage's CPU went, by thread. */
     private static final boolean BREAKDOWN = Boolean.getBoolean("devhealth.bench.cpu.threads");
     /**
-     * {@code -Ddevhealth.bench.legacy.inputs=true}: the devhealth stages also subscribe the three
-     * topics of the earlier collector layout (empty here), as processors do while collectors are
-     * upgraded ({@code inputs.legacy.enabled}): what the upgrade window costs.
+     * A flag the benchmark no longer has: the processor reads only node-events. A run given it fails
+     * rather than print figures that look like the ones asked for.
      */
-    private static final boolean LEGACY_INPUTS = Boolean.getBoolean("devhealth.bench.legacy.inputs");
+    static final String REMOVED_LEGACY_INPUTS = "devhealth.bench.legacy.inputs";
 
     /** @param cpu CPU used while timed (process, stream threads); null for stages that are not Streams applications */
     record Result(String stage, long records, long nanos, CpuMeter.Sample cpu) {
@@ -92,16 +91,22 @@ public final class ThroughputBenchmark {
         }
     }
 
+    /** @throws IllegalArgumentException naming a removed flag that {@code properties} set */
+    static void rejectRemovedFlags(Properties properties) {
+        if (properties.getProperty(REMOVED_LEGACY_INPUTS) != null) {
+            throw new IllegalArgumentException("-D" + REMOVED_LEGACY_INPUTS + " is no longer an option: the processor reads only "
+                    + "node-events, there is no other input to measure. Drop the flag.");
+        }
+    }
+
     public static void main(String[] args) throws Exception {
+        rejectRemovedFlags(System.getProperties());
         int records = args.length > 0 ? Integer.parseInt(args[0]) : 400_000;
         int devices = args.length > 1 ? Integer.parseInt(args[1]) : 80_000;
         int runs = args.length > 2 ? Integer.parseInt(args[2]) : 3;
         int partitions = 3;
         System.out.printf(Locale.ROOT, "devhealth throughput: %,d reports over %,d devices, %d partitions, %d runs, %d cores, JDK %s%n",
                 records, devices, partitions, runs, Runtime.getRuntime().availableProcessors(), Runtime.version());
-        if (LEGACY_INPUTS) {
-            System.out.println("devhealth stages also read the earlier layout's three (empty) topics: inputs.legacy.enabled");
-        }
         Map<String, List<Result>> results = new LinkedHashMap<>();
         List<Double> ratios = new ArrayList<>();
         List<Double> cpuRatios = new ArrayList<>();
@@ -156,8 +161,7 @@ public final class ThroughputBenchmark {
     private static List<Result> runOnce(EmbeddedKafkaCluster kafka, int run, int count, int devices, int partitions) throws Exception {
         Topics topics = new Topics("bench-" + run + ".");
         String passTopic = topics.prefix() + "pass-through";
-        kafka.createTopics(partitions, topics.collectorTopics().toArray(String[]::new));
-        kafka.createTopics(partitions, topics.healthTransitions(), passTopic, passTopic + "-streams");
+        kafka.createTopics(partitions, topics.nodeEvents(), topics.healthTransitions(), passTopic, passTopic + "-streams");
         kafka.createCompactedTopics(partitions, topics.podDeviceStatus());
         SchemaRegistryClient registry = SchemaRegistries.inMemory("bench-" + run);
         FleetSimulation fleet = new FleetSimulation(devices, 8, 0.001);
@@ -170,7 +174,7 @@ public final class ThroughputBenchmark {
 
         ProcessorConfig config = processorConfig(kafka, topics, run, "bench-devhealth-" + run);
         Supplier<Topology> topology = () -> DeviceHealthTopology.build(topics, ProcessorSerdes.over(registry),
-                TopologyOptions.defaults().withLegacyInputs(LEGACY_INPUTS));
+                TopologyOptions.defaults());
         List<String> inputs = List.of(topics.nodeEvents());
         // Also part of the work: the topology reads its own transitions back for fleet counts.
         List<String> readBack = List.of(topics.healthTransitions(), "bench-devhealth-" + run + "-fleet-by-dimension-repartition");

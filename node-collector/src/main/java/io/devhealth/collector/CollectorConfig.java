@@ -2,7 +2,6 @@ package io.devhealth.collector;
 
 import io.devhealth.collector.dra.HealthApiVersion;
 import io.devhealth.collector.nvml.NvmlConfig;
-import io.devhealth.collector.publish.PublishLayout;
 import io.devhealth.schema.config.ServiceConfig;
 import io.devhealth.schema.security.NodeKeyCredential;
 import io.devhealth.schema.security.RecordSigner;
@@ -41,7 +40,6 @@ public final class CollectorConfig extends ServiceConfig {
     public static final String SPOOL_MAX_BYTES = "spool.max.bytes";
     public static final String SPOOL_FSYNC_INTERVAL = "spool.fsync.interval.ms";
     public static final String SPOOL_MAX_IN_FLIGHT = "spool.send.max.in.flight";
-    public static final String PUBLISH_LAYOUT = "publish.layout";
     public static final String INVENTORY_ENABLED = "inventory.enabled";
     public static final String INVENTORY_RESEND_INTERVAL = "inventory.resend.interval.ms";
     public static final String KUBERNETES_MASTER = "kubernetes.master";
@@ -92,13 +90,6 @@ public final class CollectorConfig extends ServiceConfig {
                             + "collector regardless; this bounds what a crash of the whole node can lose. 0 = fsync every record.")
             .define(SPOOL_MAX_IN_FLIGHT, Type.INT, 2_000, ConfigDef.Range.between(1, 100_000), Importance.LOW,
                     "Most records handed to the Kafka producer and not yet acknowledged.")
-            .define(PUBLISH_LAYOUT, Type.STRING, PublishLayout.NODE_EVENTS.configValue(),
-                    ConfigDef.ValidString.in(PublishLayout.configValues().toArray(String[]::new)), Importance.MEDIUM,
-                    "Topics the collector writes. node-events: every record (report, heartbeat, allocations, inventory) as a "
-                            + "NodeEvent on <topic.prefix>node-events, in the order the spool accepted it. three-topics: the earlier "
-                            + "layout (device-reports, node-allocations, device-inventory), only for the upgrade window: processors "
-                            + "are upgraded first (to read both layouts), then collectors; see docs/proposals/one-node-stream.md. "
-                            + "Records already spooled are sent in whichever layout is set when they leave the spool.")
             .define(INVENTORY_ENABLED, Type.STRING, "auto", ConfigDef.ValidString.in("auto", "true", "false"), Importance.MEDIUM,
                     "Publish the node's devices from its ResourceSlices (resource.k8s.io/v1) as NodeDevices. auto: on when a "
                             + "Kubernetes API is configured (in-cluster service account, KUBECONFIG or ~/.kube/config, or kubernetes.master).")
@@ -119,6 +110,11 @@ public final class CollectorConfig extends ServiceConfig {
                     "File holding " + NODE_KEY + " (a mounted Secret or one an init container wrote); read at start. "
                             + "Set this or " + NODE_KEY + ", not both."));
 
+    /** Settings the collector no longer has: starting with one fails, naming it. */
+    public static final List<RemovedOption> REMOVED = List.of(
+            new RemovedOption("publish.layout", "the three-topics layout is gone; the collector writes every record "
+                    + "as a NodeEvent to <topic.prefix>node-events. Remove the setting."));
+
     /** The NVML source's settings (nvml.*). */
     public NvmlConfig nvml() {
         return NvmlConfig.from(this);
@@ -128,13 +124,13 @@ public final class CollectorConfig extends ServiceConfig {
     public record DriverEndpoint(String driverName, Path socket, HealthApiVersion version) {}
 
     public CollectorConfig(Map<?, ?> values) {
-        super(DEFINITION, values);
+        super(DEFINITION, values, REMOVED);
         driverEndpoints(); // validate early
         recordSigner();
     }
 
     public static CollectorConfig fromEnvironment(Map<String, String> env, Map<String, ?> overrides) {
-        return new CollectorConfig(resolve(DEFINITION, env, overrides));
+        return new CollectorConfig(resolve(DEFINITION, REMOVED, env, overrides));
     }
 
     public String nodeName() {
@@ -271,11 +267,6 @@ public final class CollectorConfig extends ServiceConfig {
 
     public int spoolMaxInFlight() {
         return getInt(SPOOL_MAX_IN_FLIGHT);
-    }
-
-    /** Which topics the collector writes ({@value #PUBLISH_LAYOUT}). */
-    public PublishLayout publishLayout() {
-        return PublishLayout.fromConfigValue(getString(PUBLISH_LAYOUT));
     }
 
     /** "auto", "true" or "false". */

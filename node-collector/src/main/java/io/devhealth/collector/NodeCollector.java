@@ -121,7 +121,7 @@ public final class NodeCollector implements DriverStreamListener, AutoCloseable 
         KafkaReportPublisher publisher = KafkaReportPublisher.start(config.nodeName(), config.topics(),
                 withBootstrap(config), SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals()),
                 new DiskSpool.Settings(spoolDir, config.spoolMaxBytes(), config.spoolFsyncInterval()),
-                config.spoolMaxInFlight(), metrics, clock, config.recordSigner(), config.publishLayout());
+                config.spoolMaxInFlight(), metrics, clock, config.recordSigner());
         NodeCollector collector = new NodeCollector(config, publisher, metrics, clock);
         if (temporary != null) {
             Path dir = temporary;

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.devhealth.collector.dra.HealthApiVersion;
-import io.devhealth.collector.publish.PublishLayout;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
@@ -77,28 +76,29 @@ class CollectorConfigTest {
     }
 
     @Test
-    void shouldPublishToNodeEventsByDefault() {
-        assertThat(new CollectorConfig(required()).publishLayout()).isEqualTo(PublishLayout.NODE_EVENTS);
+    void shouldFailToStartWithTheRemovedPublishLayoutVariableNamingIt() {
+        Map<String, String> env = Map.of("DEVHEALTH_NODE_NAME", "node-e", "DEVHEALTH_KAFKA_BOOTSTRAP_SERVERS", "k:9092",
+                "DEVHEALTH_SCHEMA_REGISTRY_URL", "mem://e", "DEVHEALTH_PUBLISH_LAYOUT", "three-topics");
+
+        assertThatThrownBy(() -> CollectorConfig.fromEnvironment(env, Map.of())).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("publish.layout").hasMessageContaining("DEVHEALTH_PUBLISH_LAYOUT")
+                .hasMessageContaining("no longer a setting").hasMessageContaining("node-events")
+                .hasMessageContaining("Remove the setting");
     }
 
     @Test
-    void shouldReadThePublishLayoutFromItsEnvironmentVariable() {
-        CollectorConfig config = CollectorConfig.fromEnvironment(Map.of(
-                "DEVHEALTH_NODE_NAME", "node-e", "DEVHEALTH_KAFKA_BOOTSTRAP_SERVERS", "k:9092",
-                "DEVHEALTH_SCHEMA_REGISTRY_URL", "mem://e", "DEVHEALTH_PUBLISH_LAYOUT", "three-topics"), Map.of());
+    void shouldRejectTheRemovedPublishLayoutKeyWhateverItsValue() {
+        for (String value : new String[] {"three-topics", "node-events"}) {
+            Map<String, Object> values = required();
+            values.put("publish.layout", value);
 
-        assertThat(CollectorConfig.envName(CollectorConfig.PUBLISH_LAYOUT)).isEqualTo("DEVHEALTH_PUBLISH_LAYOUT");
-        assertThat(config.publishLayout()).isEqualTo(PublishLayout.THREE_TOPICS);
-    }
-
-    @Test
-    void shouldRejectAnUnknownPublishLayoutNamingTheAcceptedOnes() {
-        Map<String, Object> values = required();
-        values.put(CollectorConfig.PUBLISH_LAYOUT, "THREE_TOPICS");
-
-        assertThatThrownBy(() -> new CollectorConfig(values)).isInstanceOf(ConfigException.class)
-                .hasMessageContaining(CollectorConfig.PUBLISH_LAYOUT).hasMessageContaining("THREE_TOPICS")
-                .hasMessageContaining("node-events").hasMessageContaining("three-topics");
+            assertThatThrownBy(() -> new CollectorConfig(values)).as(value).isInstanceOf(ConfigException.class)
+                    .hasMessageContaining("publish.layout").hasMessageContaining("no longer a setting");
+            assertThatThrownBy(() -> CollectorConfig.fromEnvironment(Map.of(), Map.of("publish.layout", value)))
+                    .as("--set publish.layout=%s", value).isInstanceOf(ConfigException.class)
+                    .hasMessageContaining("publish.layout");
+        }
+        assertThat(CollectorConfig.describe(CollectorConfig.DEFINITION)).doesNotContain("publish.layout", "three-topics");
     }
 
     private static final byte[] MASTER = "a-cluster-secret-of-at-least-32-bytes!!".getBytes(java.nio.charset.StandardCharsets.UTF_8);

@@ -46,7 +46,7 @@ class CollectorLoadBenchmarkIT {
         try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start();
              FakeDraDriver driver = FakeDraDriver.builder().driverName(DRIVER).serviceSocket(tmp.resolve("dra.sock")).start();
              FakeKubelet kubelet = FakeKubelet.start(tmp.resolve("kubelet.sock"))) {
-            kafka.createTopics(1, topics.collectorTopics().toArray(String[]::new));
+            kafka.createTopics(1, topics.nodeEvents());
             driver.report(snapshot(0));
             Map<String, String> env = new HashMap<>(System.getenv());
             env.put("DEVHEALTH_NODE_NAME", "bench-node");

@@ -8,9 +8,6 @@ import java.util.Objects;
  *
  * <p>Collectors write everything about their node to {@link #nodeEvents()}, keyed by node, so that
  * every fact about one node meets in one Kafka Streams task, in the order the collector accepted it.
- * Collectors of the earlier layout wrote three topics instead ({@link #legacyCollectorTopics()});
- * while a processor still reads those, all four must have the same partition count
- * (docs/proposals/one-node-stream.md).
  */
 public record Topics(String prefix) {
 
@@ -27,21 +24,6 @@ public record Topics(String prefix) {
     /** NodeEvent (a device report, heartbeat, allocation snapshot or inventory), key = node. */
     public String nodeEvents() {
         return prefix + "node-events";
-    }
-
-    /** Legacy layout: DeviceReportEnvelope (DeviceHealthReport or NodeHeartbeat), key = node. */
-    public String deviceReports() {
-        return prefix + "device-reports";
-    }
-
-    /** Legacy layout: NodeAllocations snapshots from the kubelet PodResources API, key = node. */
-    public String nodeAllocations() {
-        return prefix + "node-allocations";
-    }
-
-    /** Legacy layout: NodeDevices from the node's ResourceSlices, key = node. */
-    public String deviceInventory() {
-        return prefix + "device-inventory";
     }
 
     /** PodDeviceStatus, key = namespace/name, compacted. */
@@ -72,18 +54,7 @@ public record Topics(String prefix) {
         return prefix + "dlq";
     }
 
-    /** The three node-keyed topics collectors of the earlier layout write. */
-    public List<String> legacyCollectorTopics() {
-        return List.of(deviceReports(), nodeAllocations(), deviceInventory());
-    }
-
-    /** Every node-keyed topic collectors write, in either layout; they must be co-partitioned. */
-    public List<String> collectorTopics() {
-        return List.of(nodeEvents(), deviceReports(), nodeAllocations(), deviceInventory());
-    }
-
     public List<String> all() {
-        return List.of(nodeEvents(), deviceReports(), nodeAllocations(), deviceInventory(), podDeviceStatus(),
-                healthTransitions(), healthTransitionsCloudEvents(), fleetStats(), deadLetters());
+        return List.of(nodeEvents(), podDeviceStatus(), healthTransitions(), healthTransitionsCloudEvents(), fleetStats(), deadLetters());
     }
 }

@@ -26,12 +26,8 @@ import org.apache.kafka.streams.state.Stores;
  *
  * <p>The input is node-events: everything a node's collector says, keyed by node, in the order the
  * collector accepted it, so every fact about one node meets in one task and its stores with no
- * repartition topic. With {@link TopologyOptions#legacyInputs()} the task also reads the three topics
- * of the earlier collector layout (device-reports, node-allocations, device-inventory; co-partitioned
- * with node-events) while collectors are being upgraded: across topics Kafka Streams orders a node's
- * records by timestamp only, and every extra input partition costs each record a readiness check
- * (docs/proposals/one-node-stream.md). Outputs are re-keyed by pod (pod-device-status) and by
- * device (health-transitions) on the way out.
+ * repartition topic. Outputs are re-keyed by pod (pod-device-status) and by device
+ * (health-transitions) on the way out.
  *
  * <p>Stores (RocksDB, changelogged): {@value #DEVICE_STATE_STORE} (per device: latest report per
  * source, merged health, deadline), {@value #NODE_STATE_STORE} (per node: its clock, de-duplication
@@ -53,9 +49,6 @@ public final class DeviceHealthTopology {
     public static final String FLEET_STATS_STORE = "fleet-stats";
 
     static final String EVENTS_SOURCE = "node-events-source";
-    static final String REPORTS_SOURCE = "device-reports-source";
-    static final String ALLOCATIONS_SOURCE = "node-allocations-source";
-    static final String INVENTORY_SOURCE = "device-inventory-source";
     static final String NODE_PROCESSOR = "node-processor";
     public static final String POD_STATUS_SINK = "pod-device-status-sink";
     public static final String TRANSITIONS_SINK = "health-transitions-sink";
@@ -85,18 +78,8 @@ public final class DeviceHealthTopology {
         addTransitionReaders(builder, topics, serdes, options);
         Topology topology = builder.build();
         topology.addSource(EVENTS_SOURCE, Serdes.String().deserializer(), serdes.nodeEvents().deserializer(), topics.nodeEvents());
-        String[] inputs = {EVENTS_SOURCE};
-        if (options.legacyInputs()) {
-            topology.addSource(REPORTS_SOURCE, Serdes.String().deserializer(), serdes.deviceReports().deserializer(),
-                    topics.deviceReports());
-            topology.addSource(ALLOCATIONS_SOURCE, Serdes.String().deserializer(), serdes.nodeAllocations().deserializer(),
-                    topics.nodeAllocations());
-            topology.addSource(INVENTORY_SOURCE, Serdes.String().deserializer(), serdes.nodeDevices().deserializer(),
-                    topics.deviceInventory());
-            inputs = new String[] {EVENTS_SOURCE, REPORTS_SOURCE, ALLOCATIONS_SOURCE, INVENTORY_SOURCE};
-        }
-        // One processor for every node-keyed input: they all change the same node's state (see NodeProcessor).
-        topology.addProcessor(NODE_PROCESSOR, () -> new NodeProcessor(options), inputs);
+        // One processor for everything a node says: it all changes the same node's state (see NodeProcessor).
+        topology.addProcessor(NODE_PROCESSOR, () -> new NodeProcessor(options), EVENTS_SOURCE);
 
         String[] owner = {NODE_PROCESSOR};
         // No record cache anywhere. Every record moves its node's state (clock, watermark, pending

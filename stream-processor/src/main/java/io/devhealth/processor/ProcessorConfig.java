@@ -45,7 +45,6 @@ public final class ProcessorConfig extends ServiceConfig {
     public static final String PRINCIPALS_SECRET_PREVIOUS_FILE = "principals.secret.previous.file";
     public static final String FLEET_WINDOW = "fleet.window.seconds";
     public static final String CLOUDEVENTS_ENABLED = "cloudevents.enabled";
-    public static final String INPUTS_LEGACY_ENABLED = "inputs.legacy.enabled";
 
     public static final long DEFAULT_ROCKSDB_MEMORY = 256L << 20;
     public static final double DEFAULT_ROCKSDB_MEMTABLE_RATIO = 0.5;
@@ -111,16 +110,15 @@ public final class ProcessorConfig extends ServiceConfig {
                             + "per node, driver, product and reason.")
             .define(CLOUDEVENTS_ENABLED, Type.BOOLEAN, false, Importance.MEDIUM,
                     "Mirror every health transition as a CloudEvents 1.0 JSON record (structured mode) to "
-                            + "<prefix>health-transitions-cloudevents, for SIEMs.")
-            .define(INPUTS_LEGACY_ENABLED, Type.BOOLEAN, false, Importance.MEDIUM,
-                    "Also read the three topics collectors before node-events wrote (<prefix>device-reports, "
-                            + "node-allocations, device-inventory), co-partitioned with <prefix>node-events. On only while "
-                            + "collectors are being upgraded: turn it on before the first collector moves to node-events, "
-                            + "off once the old topics are consumed to their end (docs/proposals/one-node-stream.md). "
-                            + "It costs every record a readiness check per extra input partition.");
+                            + "<prefix>health-transitions-cloudevents, for SIEMs.");
+
+    /** Settings the processor no longer has: starting with one fails, naming it. */
+    public static final List<RemovedOption> REMOVED = List.of(
+            new RemovedOption("inputs.legacy.enabled", "the processor reads only <topic.prefix>node-events, where every "
+                    + "collector writes; there are no other input topics to enable. Remove the setting."));
 
     public ProcessorConfig(Map<?, ?> values) {
-        super(DEFINITION, values);
+        super(DEFINITION, values, REMOVED);
         timeoutPolicy();
         if (getLong(STALL_THRESHOLD) <= getLong(EXPIRY_INTERVAL)) {
             throw new ConfigException(STALL_THRESHOLD, getLong(STALL_THRESHOLD), "must exceed " + EXPIRY_INTERVAL);
@@ -187,7 +185,7 @@ public final class ProcessorConfig extends ServiceConfig {
     }
 
     public static ProcessorConfig fromEnvironment(Map<String, String> env, Map<String, ?> overrides) {
-        return new ProcessorConfig(resolve(DEFINITION, env, overrides));
+        return new ProcessorConfig(resolve(DEFINITION, REMOVED, env, overrides));
     }
 
 
@@ -223,8 +221,7 @@ public final class ProcessorConfig extends ServiceConfig {
         return new TopologyOptions(timeoutPolicy(), Duration.ofMillis(getLong(EXPIRY_INTERVAL)),
                 Duration.ofMillis(getLong(RESTORE_GRACE)), Duration.ofMillis(getLong(STALL_THRESHOLD)),
                 Duration.ofDays(getInt(HISTORY_RETENTION)), meters, getBoolean(PRINCIPALS_ENFORCE),
-                Duration.ofSeconds(getLong(FLEET_WINDOW)), getBoolean(CLOUDEVENTS_ENABLED),
-                getBoolean(INPUTS_LEGACY_ENABLED));
+                Duration.ofSeconds(getLong(FLEET_WINDOW)), getBoolean(CLOUDEVENTS_ENABLED));
     }
 
     public RocksDbMemoryBudget rocksDbMemory() {

@@ -1,7 +1,6 @@
 package io.devhealth.processor;
 
 import io.devhealth.schema.avro.DeadLetter;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.FleetStats;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.NodeAllocations;
@@ -21,7 +20,6 @@ import org.apache.kafka.common.serialization.Serdes;
 /** The serdes of every topic of the topology (and the stores that hold topic records), all over one schema registry. */
 public record ProcessorSerdes(
         Serde<NodeEvent> nodeEvents,
-        Serde<DeviceReportEnvelope> deviceReports,
         Serde<NodeAllocations> nodeAllocations,
         Serde<NodeDevices> nodeDevices,
         Serde<PodDeviceStatus> podDeviceStatus,
@@ -32,7 +30,6 @@ public record ProcessorSerdes(
     public static ProcessorSerdes over(SchemaRegistryClient registry) {
         return new ProcessorSerdes(
                 AvroSerde.of(NodeEvent.class, registry),
-                AvroSerde.of(DeviceReportEnvelope.class, registry),
                 AvroSerde.of(NodeAllocations.class, registry),
                 AvroSerde.of(NodeDevices.class, registry),
                 AvroSerde.of(PodDeviceStatus.class, registry),
@@ -42,7 +39,7 @@ public record ProcessorSerdes(
     }
 
     /**
-     * These serdes, reading the collectors' topics (node-events and the legacy three) only once each record's node signature
+     * These serdes, reading the collectors' topic (node-events) only once each record's node signature
      * verifies ({@link SignedRecordDeserializer}); unchanged when {@code verifier} is empty
      * ({@code principals.enforce} off, {@link ProcessorConfig#recordVerifier()}).
      */
@@ -53,10 +50,7 @@ public record ProcessorSerdes(
         RecordVerifier keys = verifier.get();
         return new ProcessorSerdes(
                 verified(nodeEvents, topics.nodeEvents(), "node-events", keys, meters),
-                verified(deviceReports, topics.deviceReports(), "device-reports", keys, meters),
-                verified(nodeAllocations, topics.nodeAllocations(), "node-allocations", keys, meters),
-                verified(nodeDevices, topics.deviceInventory(), "device-inventory", keys, meters),
-                podDeviceStatus, healthTransitions, fleetStats, deadLetters);
+                nodeAllocations, nodeDevices, podDeviceStatus, healthTransitions, fleetStats, deadLetters);
     }
 
     private static <T> Serde<T> verified(Serde<T> serde, String topic, String input, RecordVerifier verifier, MeterRegistry meters) {

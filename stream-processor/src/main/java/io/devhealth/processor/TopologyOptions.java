@@ -21,8 +21,6 @@ import java.util.Objects;
  *                          ({@link ProcessorSerdes#authenticated}, {@code principals.secret})
  * @param fleetWindow the size of the tumbling windows fleet-stats counts transitions in
  * @param cloudEvents whether every transition is mirrored as CloudEvents 1.0 JSON for SIEMs
- * @param legacyInputs whether the three topics of the earlier collector layout are read besides
- *                     node-events, while collectors are being upgraded (docs/proposals/one-node-stream.md)
  */
 public record TopologyOptions(
         TimeoutPolicy timeouts,
@@ -33,8 +31,7 @@ public record TopologyOptions(
         MeterRegistry meters,
         boolean enforcePrincipals,
         Duration fleetWindow,
-        boolean cloudEvents,
-        boolean legacyInputs) {
+        boolean cloudEvents) {
 
     public static final Duration DEFAULT_EXPIRY_INTERVAL = Duration.ofSeconds(1);
     public static final Duration DEFAULT_RESTORE_GRACE = Duration.ofSeconds(10);
@@ -56,7 +53,7 @@ public record TopologyOptions(
 
     public TopologyOptions(TimeoutPolicy timeouts, Duration expiryInterval, Duration restoreGrace, Duration stallThreshold,
                            Duration historyRetention, MeterRegistry meters) {
-        this(timeouts, expiryInterval, restoreGrace, stallThreshold, historyRetention, meters, false, DEFAULT_FLEET_WINDOW, false, false);
+        this(timeouts, expiryInterval, restoreGrace, stallThreshold, historyRetention, meters, false, DEFAULT_FLEET_WINDOW, false);
     }
 
     public static TopologyOptions defaults() {
@@ -66,36 +63,31 @@ public record TopologyOptions(
 
     public TopologyOptions withTimeouts(TimeoutPolicy policy) {
         return new TopologyOptions(policy, expiryInterval, restoreGrace, stallThreshold, historyRetention, meters,
-                enforcePrincipals, fleetWindow, cloudEvents, legacyInputs);
+                enforcePrincipals, fleetWindow, cloudEvents);
     }
 
     public TopologyOptions withMeters(MeterRegistry registry) {
         return new TopologyOptions(timeouts, expiryInterval, restoreGrace, stallThreshold, historyRetention, registry,
-                enforcePrincipals, fleetWindow, cloudEvents, legacyInputs);
+                enforcePrincipals, fleetWindow, cloudEvents);
     }
 
     public TopologyOptions withRestoreGrace(Duration grace) {
         return new TopologyOptions(timeouts, expiryInterval, grace, stallThreshold, historyRetention, meters,
-                enforcePrincipals, fleetWindow, cloudEvents, legacyInputs);
+                enforcePrincipals, fleetWindow, cloudEvents);
     }
 
     public TopologyOptions withEnforcePrincipals(boolean enforce) {
         return new TopologyOptions(timeouts, expiryInterval, restoreGrace, stallThreshold, historyRetention, meters,
-                enforce, fleetWindow, cloudEvents, legacyInputs);
+                enforce, fleetWindow, cloudEvents);
     }
 
     public TopologyOptions withFleetWindow(Duration window) {
         return new TopologyOptions(timeouts, expiryInterval, restoreGrace, stallThreshold, historyRetention, meters,
-                enforcePrincipals, window, cloudEvents, legacyInputs);
+                enforcePrincipals, window, cloudEvents);
     }
 
     public TopologyOptions withCloudEvents(boolean enabled) {
         return new TopologyOptions(timeouts, expiryInterval, restoreGrace, stallThreshold, historyRetention, meters,
-                enforcePrincipals, fleetWindow, enabled, legacyInputs);
-    }
-
-    public TopologyOptions withLegacyInputs(boolean enabled) {
-        return new TopologyOptions(timeouts, expiryInterval, restoreGrace, stallThreshold, historyRetention, meters,
-                enforcePrincipals, fleetWindow, cloudEvents, enabled);
+                enforcePrincipals, fleetWindow, enabled);
     }
 }

@@ -1,6 +1,7 @@
 package io.devhealth.processor;
 
 import static io.devhealth.processor.TopologyFixture.DRIVER;
+import static io.devhealth.processor.TopologyFixture.EPOCH;
 import static io.devhealth.processor.TopologyFixture.NODE;
 import static io.devhealth.processor.TopologyFixture.T0;
 import static io.devhealth.processor.TopologyFixture.report;
@@ -153,7 +154,8 @@ class DeviceHealthTopologyTest {
     void shouldKeepDevicesOfDifferentNodesApart() {
         fixture.send(report("gpu-0", HealthStatus.UNHEALTHY, T0.plusSeconds(1)));
         fixture.pipe("node-b", report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(1)).setNode("node-b")
-                        .setDevice(DeviceRef.newBuilder().setDriver(DRIVER).setPool(NODE).setDevice("gpu-0").build()).build(),
+                        .setDevice(DeviceRef.newBuilder().setDriver(DRIVER).setPool(NODE).setDevice("gpu-0").build())
+                        .setCollectorEpoch(EPOCH).setSequence(1).build(),
                 T0.plusSeconds(1));
 
         assertThat(fixture.transitions.readKeyValuesToList()).extracting(kv -> kv.key, kv -> kv.value.getTo()).containsExactly(

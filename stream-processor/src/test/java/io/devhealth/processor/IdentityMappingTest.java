@@ -1,6 +1,7 @@
 package io.devhealth.processor;
 
 import static io.devhealth.processor.TopologyFixture.DRIVER;
+import static io.devhealth.processor.TopologyFixture.EPOCH;
 import static io.devhealth.processor.TopologyFixture.NODE;
 import static io.devhealth.processor.TopologyFixture.T0;
 import static io.devhealth.processor.TopologyFixture.nvml;
@@ -149,7 +150,7 @@ class IdentityMappingTest {
                 .setDevices(List.of(
                         InventoryDevice.newBuilder().setDriver(DRIVER).setPool(NODE).setDevice("gpu-0-mig-1g-0").setUuid("GPU-P").build(),
                         InventoryDevice.newBuilder().setDriver(DRIVER).setPool(NODE).setDevice("gpu-0-mig-1g-1").setUuid("GPU-P").build()))
-                .build();
+                .setCollectorEpoch(EPOCH).setSequence(1).build();
         fixture.pipe(NODE, inventory, T0);
         fixture.send(nvml("GPU-P", HealthStatus.UNHEALTHY, T0.plusSeconds(1)).setReason("XID-79"));
 

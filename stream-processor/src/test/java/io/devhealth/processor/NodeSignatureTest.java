@@ -138,7 +138,7 @@ class NodeSignatureTest {
                     new NodeEvent(NodeAllocations.newBuilder().setNode(NODE).setObservedAt(T0).build()));
             fixture.rawEvents.pipeInput(new TestRecord<>(NODE, bytes, new RecordHeaders(), T0));
             Headers signedForAnotherTopic = new RecordHeaders();
-            signer(MASTER, NODE).sign(fixture.topics.deviceReports(), bytes, signedForAnotherTopic);
+            signer(MASTER, NODE).sign(fixture.topics.healthTransitions(), bytes, signedForAnotherTopic);
             fixture.rawEvents.pipeInput(new TestRecord<>(NODE, bytes, signedForAnotherTopic, T0));
 
             assertThat(fixture.deadLetters.readValuesToList()).extracting(DeadLetter::getSourceTopic).containsExactly(topic, topic);

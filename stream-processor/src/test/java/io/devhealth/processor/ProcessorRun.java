@@ -40,8 +40,7 @@ final class ProcessorRun implements AutoCloseable {
     ProcessorRun(EmbeddedKafkaCluster kafka, String name, int partitions) {
         this.kafka = kafka;
         this.topics = new Topics(EmbeddedKafkaCluster.uniqueName(name) + ".");
-        kafka.createTopics(partitions, topics.collectorTopics().toArray(String[]::new));
-        kafka.createTopics(partitions, topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
+        kafka.createTopics(partitions, topics.nodeEvents(), topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
         kafka.createCompactedTopics(partitions, topics.podDeviceStatus());
         this.registryUrl = "mem://" + EmbeddedKafkaCluster.uniqueName("registry");
         this.serdes = ProcessorSerdes.over(SchemaRegistries.fromUrl(registryUrl));

@@ -21,15 +21,12 @@ import java.util.Map;
 import java.util.Random;
 import java.util.SplittableRandom;
 import java.util.stream.LongStream;
-import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The production topology fed random mixes of good reports and bad records on node-events and on a
- * legacy input (node-allocations, read while collectors are upgraded):
+ * The production topology fed random mixes of good reports and bad records on node-events:
  * every bad record becomes exactly one dead letter (with its bytes, topic and a reason) and is
  * counted; the good records between them yield exactly the transitions an oracle predicts; the
  * topology never stops.
@@ -48,7 +45,7 @@ class TopologyBadInputPropertiesTest {
     record Good(int device, HealthStatus health) implements Input {}
 
     enum BadKind { RANDOM_BYTES, EMPTY, TRUNCATED, UNKNOWN_SCHEMA_ID, WRONG_MAGIC, TOMBSTONE, NO_DEVICE_IDENTITY, NO_OBSERVED_AT,
-        NULL_KEY, GARBAGE_ALLOCATIONS }
+        NULL_KEY }
 
     record Bad(BadKind kind, byte[] noise) implements Input {
         @Override
@@ -61,9 +58,7 @@ class TopologyBadInputPropertiesTest {
     @MethodSource("seeds")
     void shouldDeadLetterEveryBadRecordAndProcessEveryGoodOne(long seed) {
         List<Input> inputs = inputs(new Random(seed));
-        try (TopologyFixture fixture = new TopologyFixture(o -> o.withTimeouts(NO_SILENCE).withLegacyInputs(true))) {
-            TestInputTopic<String, byte[]> rawAllocations = fixture.driver.createInputTopic(fixture.topics.nodeAllocations(),
-                    Serdes.String().serializer(), Serdes.ByteArray().serializer());
+        try (TopologyFixture fixture = new TopologyFixture(o -> o.withTimeouts(NO_SILENCE))) {
             Map<String, HealthStatus> current = new HashMap<>();
             List<String> expectedTransitions = new ArrayList<>();
             List<byte[]> expectedLetters = new ArrayList<>();
@@ -81,14 +76,9 @@ class TopologyBadInputPropertiesTest {
                     current.put(device, good.health());
                 } else if (input instanceof Bad bad) {
                     byte[] bytes = badBytes(fixture, bad, at);
-                    if (bad.kind() == BadKind.GARBAGE_ALLOCATIONS) {
-                        rawAllocations.pipeInput(new TestRecord<>(NODE, bytes, at));
-                        expectedTopics.add(fixture.topics.nodeAllocations());
-                    } else {
-                        String key = bad.kind() == BadKind.NULL_KEY ? null : NODE;
-                        fixture.rawEvents.pipeInput(new TestRecord<>(key, bytes, at));
-                        expectedTopics.add(fixture.topics.nodeEvents());
-                    }
+                    String key = bad.kind() == BadKind.NULL_KEY ? null : NODE;
+                    fixture.rawEvents.pipeInput(new TestRecord<>(key, bytes, at));
+                    expectedTopics.add(fixture.topics.nodeEvents());
                     expectedLetters.add(bytes);
                 }
             }
@@ -117,7 +107,7 @@ class TopologyBadInputPropertiesTest {
         byte[] encoded = fixture.encode(new NodeEvent(valid));
         return switch (bad.kind()) {
             // A random byte string that happens to start with a registered header is not "random" any more.
-            case RANDOM_BYTES, GARBAGE_ALLOCATIONS -> bad.noise().length > 0 && bad.noise()[0] == 0
+            case RANDOM_BYTES -> bad.noise().length > 0 && bad.noise()[0] == 0
                     ? withFirst((byte) 1, bad.noise()) : bad.noise();
             case EMPTY -> new byte[0];
             case TRUNCATED -> Arrays.copyOf(encoded, Math.floorMod(Arrays.hashCode(bad.noise()), encoded.length - 1));

@@ -8,7 +8,6 @@ import io.devhealth.schema.avro.DeadLetter;
 import io.devhealth.schema.avro.DevicePluginAllocation;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.FleetStats;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.HealthTransition;
@@ -58,10 +57,6 @@ final class TopologyFixture implements AutoCloseable {
     /** node-events, where collectors write everything about their node. */
     final TestInputTopic<String, NodeEvent> events;
     final TestInputTopic<String, byte[]> rawEvents;
-    /** The earlier layout's topics: read only with {@link TopologyOptions#legacyInputs()}. */
-    final TestInputTopic<String, DeviceReportEnvelope> legacyReports;
-    final TestInputTopic<String, NodeAllocations> legacyAllocations;
-    final TestInputTopic<String, NodeDevices> legacyInventory;
     final TestOutputTopic<String, PodDeviceStatus> podStatus;
     final TestOutputTopic<String, HealthTransition> transitions;
     final TestOutputTopic<byte[], DeadLetter> deadLetters;
@@ -100,10 +95,6 @@ final class TopologyFixture implements AutoCloseable {
         driver = new TopologyTestDriver(DeviceHealthTopology.build(topics, serdes, options), props, T0);
         events = driver.createInputTopic(topics.nodeEvents(), Serdes.String().serializer(), serdes.nodeEvents().serializer());
         rawEvents = driver.createInputTopic(topics.nodeEvents(), Serdes.String().serializer(), Serdes.ByteArray().serializer());
-        legacyReports = driver.createInputTopic(topics.deviceReports(), Serdes.String().serializer(), serdes.deviceReports().serializer());
-        legacyAllocations = driver.createInputTopic(topics.nodeAllocations(), Serdes.String().serializer(),
-                serdes.nodeAllocations().serializer());
-        legacyInventory = driver.createInputTopic(topics.deviceInventory(), Serdes.String().serializer(), serdes.nodeDevices().serializer());
         podStatus = driver.createOutputTopic(topics.podDeviceStatus(), Serdes.String().deserializer(), serdes.podDeviceStatus().deserializer());
         transitions = driver.createOutputTopic(topics.healthTransitions(), Serdes.String().deserializer(),
                 serdes.healthTransitions().deserializer());

@@ -2,7 +2,6 @@ package io.devhealth.cli.reliability;
 
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.DeadLetter;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.NodeEvent;
@@ -29,8 +28,8 @@ final class SharedSchemaIds {
         InMemorySchemaRegistry registry = SchemaRegistries.inMemory(registryName);
         Map<String, Schema> ordered = new LinkedHashMap<>();
         ordered.put(topics.nodeEvents() + "-value", NodeEvent.getClassSchema());
-        ordered.put(topics.deviceReports() + "-value", DeviceReportEnvelope.getClassSchema());
-        ordered.put(topics.nodeAllocations() + "-value", NodeAllocations.getClassSchema());
+        // What the processor's node-allocations store writes to its changelog (a content id: any subject will do).
+        ordered.put(topics.prefix() + "node-allocations-value", NodeAllocations.getClassSchema());
         ordered.put(topics.podDeviceStatus() + "-value", PodDeviceStatus.getClassSchema());
         ordered.put(topics.healthTransitions() + "-value", HealthTransition.getClassSchema());
         ordered.put(topics.deadLetters() + "-value", DeadLetter.getClassSchema());

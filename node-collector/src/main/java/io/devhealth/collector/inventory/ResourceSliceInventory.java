@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Watches this node's ResourceSlices (an informer with field selector {@code spec.nodeName=<node>})
- * and publishes the node's {@link NodeDevices} to device-inventory when it changes, and again every
+ * and publishes the node's {@link NodeDevices} (on node-events) when it changes, and again every
  * resend interval. Bursts of slice events (a driver publishing many slices at start) are coalesced
  * into one publication.
  */

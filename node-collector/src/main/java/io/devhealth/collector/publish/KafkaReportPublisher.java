@@ -22,8 +22,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 /**
  * Publishes to Kafka durably: source → {@link SpoolingPublisher} → {@link DiskSpool} →
  * {@link KafkaSpoolSender} → idempotent producer. At least once, per-node order kept, every record
- * keyed by node name and identified by (spool epoch, sequence); the topics are those of the
- * {@link PublishLayout} (node-events unless told otherwise).
+ * keyed by node name and identified by (spool epoch, sequence), on node-events.
  */
 public final class KafkaReportPublisher implements ReportPublisher {
 
@@ -55,19 +54,6 @@ public final class KafkaReportPublisher implements ReportPublisher {
     public static KafkaReportPublisher start(String node, Topics topics, Map<String, Object> clientProperties,
                                              SchemaRegistryClient registry, DiskSpool.Settings spoolSettings,
                                              int maxInFlight, CollectorMetrics metrics, Clock clock, Optional<RecordSigner> signer) {
-        return start(node, topics, clientProperties, registry, spoolSettings, maxInFlight, metrics, clock, signer,
-                PublishLayout.NODE_EVENTS);
-    }
-
-    /**
-     * Like {@link #start(String, Topics, Map, SchemaRegistryClient, DiskSpool.Settings, int, CollectorMetrics, Clock, Optional)},
-     * writing the topics of {@code layout} ({@link io.devhealth.collector.CollectorConfig#publishLayout()}); the others
-     * write {@link PublishLayout#NODE_EVENTS}.
-     */
-    public static KafkaReportPublisher start(String node, Topics topics, Map<String, Object> clientProperties,
-                                             SchemaRegistryClient registry, DiskSpool.Settings spoolSettings,
-                                             int maxInFlight, CollectorMetrics metrics, Clock clock, Optional<RecordSigner> signer,
-                                             PublishLayout layout) {
         Map<String, Object> props = producerProperties(node, clientProperties);
         DiskSpool spool = DiskSpool.open(spoolSettings, clock);
         try {
@@ -75,7 +61,7 @@ public final class KafkaReportPublisher implements ReportPublisher {
             SpoolCodec codec = new SpoolCodec(spool);
             KafkaSpoolSender sender = new KafkaSpoolSender(node, topics, spool, codec, registry,
                     () -> new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer()), metrics, clock,
-                    maxInFlight, Duration.ofSeconds(5), signer, layout);
+                    maxInFlight, Duration.ofSeconds(5), signer);
             sender.start();
             return new KafkaReportPublisher(spool, new SpoolingPublisher(spool, codec, metrics), sender);
         } catch (RuntimeException e) {

@@ -5,9 +5,6 @@ import io.devhealth.collector.ops.CollectorMetrics;
 import io.devhealth.collector.spool.DiskSpool;
 import io.devhealth.collector.spool.SpoolEntry;
 import io.devhealth.schema.Topics;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
-import io.devhealth.schema.avro.NodeAllocations;
-import io.devhealth.schema.avro.NodeDevices;
 import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.security.RecordSignature;
@@ -18,12 +15,10 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
-import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.InvalidRecordException;
@@ -39,13 +34,9 @@ import org.slf4j.LoggerFactory;
  * The one thread that drains the {@link DiskSpool} into Kafka, in sequence order, and removes a
  * record only when the broker acknowledged it.
  *
- * <p>Topics ({@link PublishLayout}): by default every spool entry, whatever its {@code RecordType},
- * goes to {@link Topics#nodeEvents()} as a {@link NodeEvent} wrapping the report, heartbeat,
- * allocation snapshot or inventory, so a processor reads one node's records on one partition in
- * exactly the order the spool accepted them. {@link PublishLayout#THREE_TOPICS} writes the earlier
- * layout (device-reports, node-allocations, device-inventory) for the upgrade window, while
- * processors that read node-events are not rolled out everywhere yet. The spool format is the same
- * in both: a collector can switch layouts with records still spooled.
+ * <p>Every spool entry, whatever its {@code RecordType}, goes to {@link Topics#nodeEvents()} as a
+ * {@link NodeEvent} wrapping the report, heartbeat, allocation snapshot or inventory, so a processor
+ * reads one node's records on one partition in exactly the order the spool accepted them.
  *
  * <p>The producer is idempotent with {@code acks=all}, at most 5 requests in flight and an
  * unbounded delivery timeout: while Kafka is down it retries internally, in order, and nothing
@@ -74,14 +65,10 @@ public final class KafkaSpoolSender implements AutoCloseable {
     private final String node;
     private final byte[] nodeHeader;
     private final RecordSigner signer;
-    private final Topics topics;
-    private final PublishLayout layout;
+    private final String topic;
     private final DiskSpool spool;
     private final SpoolCodec codec;
     private final Supplier<Producer<String, byte[]>> producerFactory;
-    private final Serializer<DeviceReportEnvelope> reportSerializer;
-    private final Serializer<NodeAllocations> allocationsSerializer;
-    private final Serializer<NodeDevices> devicesSerializer;
     private final Serializer<NodeEvent> eventSerializer;
     private final CollectorMetrics metrics;
     private final Clock clock;
@@ -106,47 +93,27 @@ public final class KafkaSpoolSender implements AutoCloseable {
         }
     }
 
-    /** Unsigned, in the {@link PublishLayout#NODE_EVENTS} layout. */
+    /** Unsigned. */
     public KafkaSpoolSender(String node, Topics topics, DiskSpool spool, SpoolCodec codec, SchemaRegistryClient registry,
                             Supplier<Producer<String, byte[]>> producerFactory, CollectorMetrics metrics, Clock clock,
                             int maxInFlight, Duration closeTimeout) {
         this(node, topics, spool, codec, registry, producerFactory, metrics, clock, maxInFlight, closeTimeout, Optional.empty());
     }
 
-    /**
-     * In the {@link PublishLayout#NODE_EVENTS} layout.
-     *
-     * @param signer signs every record with this node's key; its node must be {@code node}
-     */
+    /** @param signer signs every record with this node's key; its node must be {@code node} */
     public KafkaSpoolSender(String node, Topics topics, DiskSpool spool, SpoolCodec codec, SchemaRegistryClient registry,
                             Supplier<Producer<String, byte[]>> producerFactory, CollectorMetrics metrics, Clock clock,
                             int maxInFlight, Duration closeTimeout, Optional<RecordSigner> signer) {
-        this(node, topics, spool, codec, registry, producerFactory, metrics, clock, maxInFlight, closeTimeout, signer,
-                PublishLayout.NODE_EVENTS);
-    }
-
-    /**
-     * @param signer signs every record with this node's key; its node must be {@code node}
-     * @param layout the topics to write ({@code publish.layout})
-     */
-    public KafkaSpoolSender(String node, Topics topics, DiskSpool spool, SpoolCodec codec, SchemaRegistryClient registry,
-                            Supplier<Producer<String, byte[]>> producerFactory, CollectorMetrics metrics, Clock clock,
-                            int maxInFlight, Duration closeTimeout, Optional<RecordSigner> signer, PublishLayout layout) {
-        Objects.requireNonNull(layout, "layout");
         if (signer.isPresent() && !signer.get().node().equals(node)) {
             throw new IllegalArgumentException("node key is for node '" + signer.get().node() + "', this collector is node '" + node + "'");
         }
         this.node = node;
         this.nodeHeader = node.getBytes(StandardCharsets.UTF_8);
         this.signer = signer.orElse(null);
-        this.topics = topics;
-        this.layout = layout;
+        this.topic = topics.nodeEvents();
         this.spool = spool;
         this.codec = codec;
         this.producerFactory = producerFactory;
-        this.reportSerializer = AvroSerde.of(DeviceReportEnvelope.class, registry).serializer();
-        this.allocationsSerializer = AvroSerde.of(NodeAllocations.class, registry).serializer();
-        this.devicesSerializer = AvroSerde.of(NodeDevices.class, registry).serializer();
         this.eventSerializer = AvroSerde.of(NodeEvent.class, registry).serializer();
         this.metrics = metrics;
         this.clock = clock;
@@ -158,8 +125,7 @@ public final class KafkaSpoolSender implements AutoCloseable {
     }
 
     public void start() {
-        // The layout in the log: during an upgrade it tells which topics this node's records are on.
-        LOGGER.info("kafka sender starting node={} layout={} spoolRecords={}", node, layout.configValue(), spool.records());
+        LOGGER.info("kafka sender starting node={} topic={} spoolRecords={}", node, topic, spool.records());
         thread.start();
     }
 
@@ -171,11 +137,6 @@ public final class KafkaSpoolSender implements AutoCloseable {
     /** Whether the last attempt reached Kafka (for logs and {@code /readyz} detail; not a liveness signal). */
     public boolean connected() {
         return connected;
-    }
-
-    /** Which topics this sender writes. */
-    public PublishLayout layout() {
-        return layout;
     }
 
     private void run() {
@@ -251,29 +212,8 @@ public final class KafkaSpoolSender implements AutoCloseable {
     }
 
     private ProducerRecord<String, byte[]> toProducerRecord(SpoolEntry entry) {
-        SpecificRecord decoded = codec.decode(entry.type(), entry.payload());
-        String topic;
-        byte[] value;
-        if (layout == PublishLayout.NODE_EVENTS) {
-            topic = topics.nodeEvents();
-            value = eventSerializer.serialize(topic, new NodeEvent(nodeEventPayload(entry, decoded)));
-        } else {
-            switch (entry.type()) {
-                case DEVICE_REPORT -> {
-                    topic = topics.deviceReports();
-                    value = reportSerializer.serialize(topic, (DeviceReportEnvelope) decoded);
-                }
-                case NODE_ALLOCATIONS -> {
-                    topic = topics.nodeAllocations();
-                    value = allocationsSerializer.serialize(topic, (NodeAllocations) decoded);
-                }
-                case NODE_DEVICES -> {
-                    topic = topics.deviceInventory();
-                    value = devicesSerializer.serialize(topic, withIdentity((NodeDevices) decoded, entry));
-                }
-                default -> throw new SerializationException("no topic for " + entry.type());
-            }
-        }
+        // Every spooled record is one branch of NodeEvent's union.
+        byte[] value = eventSerializer.serialize(topic, new NodeEvent(codec.decode(entry.type(), entry.payload())));
         RecordHeaders headers = new RecordHeaders();
         headers.add(EPOCH_HEADER, Long.toString(spool.epoch()).getBytes(StandardCharsets.US_ASCII));
         headers.add(SEQUENCE_HEADER, Long.toString(entry.sequence()).getBytes(StandardCharsets.US_ASCII));
@@ -284,32 +224,6 @@ public final class KafkaSpoolSender implements AutoCloseable {
             headers.add(RecordSignature.NODE_HEADER, nodeHeader.clone());
         }
         return new ProducerRecord<>(topic, null, entry.acceptedAt().toEpochMilli(), node, value, headers);
-    }
-
-    /**
-     * The {@link NodeEvent} payload of a spool entry: a report or heartbeat leaves the
-     * DeviceReportEnvelope it was spooled in (NodeEvent's union has both branches itself).
-     */
-    private Object nodeEventPayload(SpoolEntry entry, SpecificRecord decoded) {
-        return switch (entry.type()) {
-            case DEVICE_REPORT -> ((DeviceReportEnvelope) decoded).getPayload();
-            case NODE_ALLOCATIONS -> decoded;
-            case NODE_DEVICES -> withIdentity((NodeDevices) decoded, entry);
-        };
-    }
-
-    /**
-     * An inventory spooled by a collector older than NodeDevices' (collectorEpoch, sequence) fields
-     * reads back as (0, 0), which the processor cannot de-duplicate: it gets the identity its spool
-     * entry has had since it was accepted (the same the headers carry), so a replay after an upgrade
-     * is still dropped as a duplicate.
-     */
-    private NodeDevices withIdentity(NodeDevices devices, SpoolEntry entry) {
-        if (devices.getCollectorEpoch() == 0L && devices.getSequence() == 0L) {
-            devices.setCollectorEpoch(spool.epoch());
-            devices.setSequence(entry.sequence());
-        }
-        return devices;
     }
 
     private void completed(Generation owner, SpoolEntry entry, long startNanos, Exception error) {

@@ -2,9 +2,10 @@ package io.devhealth.collector.publish;
 
 import io.devhealth.collector.spool.DiskSpool;
 import io.devhealth.collector.spool.RecordType;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
+import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.NodeDevices;
+import io.devhealth.schema.avro.NodeHeartbeat;
 import io.devhealth.schema.serde.AvroTrust;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -61,8 +62,11 @@ public final class SpoolCodec {
     }
 
     public static RecordType typeOf(SpecificRecord record) {
-        if (record instanceof DeviceReportEnvelope) {
+        if (record instanceof DeviceHealthReport) {
             return RecordType.DEVICE_REPORT;
+        }
+        if (record instanceof NodeHeartbeat) {
+            return RecordType.NODE_HEARTBEAT;
         }
         if (record instanceof NodeAllocations) {
             return RecordType.NODE_ALLOCATIONS;
@@ -75,9 +79,10 @@ public final class SpoolCodec {
 
     private static Schema schemaOf(RecordType type) {
         return switch (type) {
-            case DEVICE_REPORT -> DeviceReportEnvelope.getClassSchema();
+            case DEVICE_REPORT -> DeviceHealthReport.getClassSchema();
             case NODE_ALLOCATIONS -> NodeAllocations.getClassSchema();
             case NODE_DEVICES -> NodeDevices.getClassSchema();
+            case NODE_HEARTBEAT -> NodeHeartbeat.getClassSchema();
         };
     }
 

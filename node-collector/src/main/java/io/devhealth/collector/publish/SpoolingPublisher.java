@@ -6,7 +6,6 @@ import io.devhealth.collector.spool.DiskSpool;
 import io.devhealth.collector.spool.Priority;
 import io.devhealth.collector.spool.RecordType;
 import io.devhealth.schema.avro.DeviceHealthReport;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.NodeDevices;
 import io.devhealth.schema.avro.NodeHeartbeat;
@@ -41,16 +40,16 @@ public final class SpoolingPublisher implements ReportPublisher {
         append(RecordType.DEVICE_REPORT, priority, report.getKind().name(), sequence -> {
             report.setCollectorEpoch(spool.epoch());
             report.setSequence(sequence);
-            return codec.encode(new DeviceReportEnvelope(report));
+            return codec.encode(report);
         });
     }
 
     @Override
     public void publish(NodeHeartbeat heartbeat) {
-        append(RecordType.DEVICE_REPORT, Priority.ESSENTIAL, "heartbeat", sequence -> {
+        append(RecordType.NODE_HEARTBEAT, Priority.ESSENTIAL, "heartbeat", sequence -> {
             heartbeat.setCollectorEpoch(spool.epoch());
             heartbeat.setSequence(sequence);
-            return codec.encode(new DeviceReportEnvelope(heartbeat));
+            return codec.encode(heartbeat);
         });
     }
 

@@ -1,18 +1,18 @@
 package io.devhealth.collector.spool;
 
 /**
- * What a spooled record is; decides its Avro class and, in the earlier three-topics layout, its
- * Kafka topic (in the node-events layout every type goes to node-events, wrapped in a
- * {@code NodeEvent}; see {@code io.devhealth.collector.publish.PublishLayout}). The code is stored
- * with the record: never renumber.
+ * What a spooled record is: one branch of the {@code NodeEvent} it is sent in, which decides its
+ * Avro class. The code is stored with the record: never renumber.
  */
 public enum RecordType {
-    /** A {@code DeviceReportEnvelope} (device report or node heartbeat); three-topics layout: topic device-reports. */
+    /** A {@code DeviceHealthReport}. */
     DEVICE_REPORT((byte) 1),
-    /** A {@code NodeAllocations} snapshot; three-topics layout: topic node-allocations. */
+    /** A {@code NodeAllocations} snapshot. */
     NODE_ALLOCATIONS((byte) 2),
-    /** A {@code NodeDevices} inventory; three-topics layout: topic device-inventory. */
-    NODE_DEVICES((byte) 3);
+    /** A {@code NodeDevices} inventory. */
+    NODE_DEVICES((byte) 3),
+    /** A {@code NodeHeartbeat}. */
+    NODE_HEARTBEAT((byte) 4);
 
     private final byte code;
 

@@ -7,9 +7,9 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import io.devhealth.collector.podresources.AllocationsMapper;
 import io.devhealth.schema.HealthMessages;
 import io.devhealth.schema.avro.DeviceHealthReport;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.proto.drahealth.v1.DeviceHealth;
 import io.devhealth.schema.proto.drahealth.v1.DeviceIdentifier;
 import io.devhealth.schema.proto.drahealth.v1.NodeWatchResourcesResponse;
@@ -57,8 +57,7 @@ class GrpcInputPropertiesTest {
 
     private static final Instant NOW = Instant.parse("2026-11-29T10:00:00Z");
     private static final InMemorySchemaRegistry REGISTRY = new InMemorySchemaRegistry("grpc-properties");
-    private static final AvroSerializer<DeviceReportEnvelope> REPORTS =
-            new AvroSerializer<>(DeviceReportEnvelope.class, REGISTRY, false);
+    private static final AvroSerializer<NodeEvent> REPORTS = new AvroSerializer<>(NodeEvent.class, REGISTRY, false);
     private static final AvroSerializer<NodeAllocations> ALLOCATIONS = new AvroSerializer<>(NodeAllocations.class, REGISTRY, false);
 
     @ParameterizedTest(name = "seed={0}")
@@ -220,7 +219,7 @@ class GrpcInputPropertiesTest {
                 assertThat(isWellFormed(report.getMessage())).as("well-formed UTF-16/UTF-8").isTrue();
             }
             assertThat(report.getTimeoutSeconds() == null || report.getTimeoutSeconds() > 0).isTrue();
-            assertThat(REPORTS.serialize("devhealth.device-reports", new DeviceReportEnvelope(report))).isNotEmpty();
+            assertThat(REPORTS.serialize("devhealth.node-events", new NodeEvent(report))).isNotEmpty();
         }
     }
 

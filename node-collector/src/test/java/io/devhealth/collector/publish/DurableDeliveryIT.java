@@ -22,18 +22,14 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The spool → sender → idempotent producer path against a real broker that is stopped and
- * restarted mid-stream, and against a collector restart with a non-empty spool (in both publish
- * layouts: node-events, and the three topics of the upgrade window).
+ * restarted mid-stream, and against a collector restart with a non-empty spool.
  */
 class DurableDeliveryIT {
 
@@ -76,18 +72,10 @@ class DurableDeliveryIT {
         }
     }
 
-    /** A publisher in the default layout, node-events. */
     private KafkaReportPublisher start(Topics topics, String registryUrl, Map<String, Object> client, Path spoolDir) {
         return KafkaReportPublisher.start("node-a", topics, client, SchemaRegistries.fromUrl(registryUrl),
                 new DiskSpool.Settings(spoolDir, 64L * 1024 * 1024, Duration.ofMillis(100)), 500,
                 new CollectorMetrics(new SimpleMeterRegistry()), Clock.systemUTC());
-    }
-
-    private KafkaReportPublisher start(Topics topics, String registryUrl, Map<String, Object> client, Path spoolDir,
-                                       PublishLayout layout) {
-        return KafkaReportPublisher.start("node-a", topics, client, SchemaRegistries.fromUrl(registryUrl),
-                new DiskSpool.Settings(spoolDir, 64L * 1024 * 1024, Duration.ofMillis(100)), 500,
-                new CollectorMetrics(new SimpleMeterRegistry()), Clock.systemUTC(), Optional.empty(), layout);
     }
 
     /** Per device: the rounds in delivery order, the sequences in delivery order. */
@@ -112,10 +100,10 @@ class DurableDeliveryIT {
     @Test
     void shouldLoseAndReorderNothingWhileTheBrokerIsStoppedAndRestarted() {
         Topics topics = new Topics(UniqueNames.uniqueName("dd") + ".");
-        kafka.createTopics(3, topics.collectorTopics().toArray(String[]::new));
+        kafka.createTopics(3, topics.nodeEvents());
         String registry = "mem://" + UniqueNames.uniqueName("reg");
         try (KafkaReportPublisher publisher = start(topics, registry, kafka.clientProperties(), tmp.resolve("spool"));
-             DeliveredReports reader = new DeliveredReports(kafka.clientProperties(), registry, topics, PublishLayout.NODE_EVENTS)) {
+             DeliveredReports reader = new DeliveredReports(kafka.clientProperties(), registry, topics)) {
             publishRounds(publisher, 0, 50);
             await("first rounds delivered").atMost(Duration.ofSeconds(60)).until(() -> reader.poll().size() == 50 * DEVICES);
 
@@ -139,22 +127,21 @@ class DurableDeliveryIT {
         }
     }
 
-    @ParameterizedTest
-    @EnumSource(PublishLayout.class)
-    void shouldReplayTheSpoolAfterARestartWithTheSameEpochAndContinuingSequences(PublishLayout layout) {
+    @Test
+    void shouldReplayTheSpoolAfterARestartWithTheSameEpochAndContinuingSequences() {
         Topics topics = new Topics(UniqueNames.uniqueName("dr") + ".");
-        kafka.createTopics(1, topics.collectorTopics().toArray(String[]::new));
+        kafka.createTopics(1, topics.nodeEvents());
         String registry = "mem://" + UniqueNames.uniqueName("reg");
         Path spoolDir = tmp.resolve("spool");
         Map<String, Object> unreachable = new HashMap<>(Map.of("bootstrap.servers", "127.0.0.1:1"));
         long epoch;
-        try (KafkaReportPublisher publisher = start(topics, registry, unreachable, spoolDir, layout)) {
+        try (KafkaReportPublisher publisher = start(topics, registry, unreachable, spoolDir)) {
             publishRounds(publisher, 0, 30);
             epoch = publisher.spool().epoch();
             assertThat(publisher.spool().records()).isEqualTo(30L * DEVICES);
         }
-        try (KafkaReportPublisher publisher = start(topics, registry, kafka.clientProperties(), spoolDir, layout);
-             DeliveredReports reader = new DeliveredReports(kafka.clientProperties(), registry, topics, layout)) {
+        try (KafkaReportPublisher publisher = start(topics, registry, kafka.clientProperties(), spoolDir);
+             DeliveredReports reader = new DeliveredReports(kafka.clientProperties(), registry, topics)) {
             publishRounds(publisher, 30, 40);
             await("spooled and new records delivered").atMost(Duration.ofSeconds(60))
                     .until(() -> reader.poll().size() >= 40 * DEVICES);
@@ -164,8 +151,6 @@ class DurableDeliveryIT {
             assertThat(delivered).extracting(DeliveredReports.Delivered::sequenceHeader)
                     .containsExactlyElementsOf(java.util.stream.LongStream.rangeClosed(1, 40L * DEVICES).boxed().toList());
             assertNoLossNoReorder(delivered, 40);
-            List<String> otherLayout = layout == PublishLayout.NODE_EVENTS ? topics.legacyCollectorTopics() : List.of(topics.nodeEvents());
-            assertThat(DeliveredReports.recordsIn(kafka.clientProperties(), otherLayout)).as("records on %s", otherLayout).isZero();
         }
     }
 }

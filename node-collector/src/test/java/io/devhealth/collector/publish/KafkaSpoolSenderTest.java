@@ -6,12 +6,9 @@ import static org.awaitility.Awaitility.await;
 
 import io.devhealth.collector.ops.CollectorMetrics;
 import io.devhealth.collector.spool.DiskSpool;
-import io.devhealth.collector.spool.Priority;
-import io.devhealth.collector.spool.RecordType;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.NodeDevices;
@@ -45,8 +42,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 
 class KafkaSpoolSenderTest {
 
@@ -76,7 +71,6 @@ class KafkaSpoolSenderTest {
         sender = sender(Optional.empty());
     }
 
-    /** A sender in the default layout, node-events. */
     private KafkaSpoolSender sender(Optional<RecordSigner> signer) {
         return new KafkaSpoolSender("node-a", topics, spool, codec, SchemaRegistries.fromUrl(registryUrl),
                 () -> {
@@ -86,18 +80,9 @@ class KafkaSpoolSenderTest {
                 }, metrics, Clock.systemUTC(), 100, Duration.ofMillis(100), signer);
     }
 
-    private KafkaSpoolSender sender(Optional<RecordSigner> signer, PublishLayout layout) {
-        return new KafkaSpoolSender("node-a", topics, spool, codec, SchemaRegistries.fromUrl(registryUrl),
-                () -> {
-                    MockProducer<String, byte[]> producer = new MockProducer<>(false, null, new StringSerializer(), new ByteArraySerializer());
-                    producers.add(producer);
-                    return producer;
-                }, metrics, Clock.systemUTC(), 100, Duration.ofMillis(100), signer, layout);
-    }
-
-    private void useSender(Optional<RecordSigner> signer, PublishLayout layout) {
+    private void useSender(Optional<RecordSigner> signer) {
         sender.close();
-        sender = sender(signer, layout);
+        sender = sender(signer);
     }
 
     @Test
@@ -110,11 +95,6 @@ class KafkaSpoolSenderTest {
         ProducerRecord<String, byte[]> record = producer.history().get(0);
         assertThat(record.headers().lastHeader(RecordSignature.NODE_HEADER).value()).asString(StandardCharsets.UTF_8).isEqualTo("node-a");
         assertThat(record.headers().lastHeader(RecordSignature.SIGNATURE_HEADER)).isNull();
-    }
-
-    @Test
-    void shouldWriteNodeEventsUnlessToldOtherwise() {
-        assertThat(sender.layout()).isEqualTo(PublishLayout.NODE_EVENTS);
     }
 
     @Test
@@ -145,9 +125,9 @@ class KafkaSpoolSenderTest {
         assertThat(((NodeDevices) payloads.get(3)).getSequence()).isEqualTo(4L);
     }
 
-    /** A signing sender in {@code layout}, after it sent a report, an allocation snapshot and an inventory. */
-    private MockProducer<String, byte[]> sendEveryKindSigned(PublishLayout layout) {
-        useSender(Optional.of(new RecordSigner(NodeKeyCredential.issue(MASTER, "node-a"))), layout);
+    /** A signing sender, after it sent a report, an allocation snapshot and an inventory. */
+    private MockProducer<String, byte[]> sendEveryKindSigned() {
+        useSender(Optional.of(new RecordSigner(NodeKeyCredential.issue(MASTER, "node-a"))));
         publisher.publish(report(0));
         publisher.publish(NodeAllocations.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build());
         publisher.publish(NodeDevices.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build());
@@ -159,7 +139,7 @@ class KafkaSpoolSenderTest {
 
     @Test
     void shouldSignEveryNodeEventOverTheNodeEventsTopic() {
-        MockProducer<String, byte[]> producer = sendEveryKindSigned(PublishLayout.NODE_EVENTS);
+        MockProducer<String, byte[]> producer = sendEveryKindSigned();
 
         RecordVerifier verifier = new RecordVerifier(List.of(MASTER));
         for (ProducerRecord<String, byte[]> record : producer.history()) {
@@ -169,23 +149,9 @@ class KafkaSpoolSenderTest {
             assertThat(verification.node()).isEqualTo("node-a");
             assertThat(record.headers().headers(RecordSignature.NODE_HEADER)).as("one node header").hasSize(1);
         }
-        // The topic is part of what is signed: the same bytes do not verify as a record of the old layout.
+        // The topic is part of what is signed: the same bytes do not verify as a record of another topic.
         ProducerRecord<String, byte[]> first = producer.history().get(0);
-        assertThat(verifier.verify(topics.deviceReports(), first.headers(), first.value()).valid()).isFalse();
-    }
-
-    @Test
-    void shouldSignEachKindOverItsOwnTopicInTheThreeTopicsLayout() {
-        MockProducer<String, byte[]> producer = sendEveryKindSigned(PublishLayout.THREE_TOPICS);
-
-        RecordVerifier verifier = new RecordVerifier(List.of(MASTER));
-        assertThat(producer.history()).extracting(ProducerRecord::topic)
-                .containsExactly(topics.deviceReports(), topics.nodeAllocations(), topics.deviceInventory());
-        for (ProducerRecord<String, byte[]> record : producer.history()) {
-            assertThat(verifier.verify(record.topic(), record.headers(), record.value()).node()).isEqualTo("node-a");
-            assertThat(verifier.verify(record.topic(), record.headers(), record.value()).valid()).isTrue();
-            assertThat(record.headers().headers(RecordSignature.NODE_HEADER)).as("one node header").hasSize(1);
-        }
+        assertThat(verifier.verify(topics.healthTransitions(), first.headers(), first.value()).valid()).isFalse();
     }
 
     @Test
@@ -247,40 +213,7 @@ class KafkaSpoolSenderTest {
     }
 
     @Test
-    void shouldSendEachKindToItsOwnTopicInSpoolOrderInTheThreeTopicsLayout() {
-        useSender(Optional.empty(), PublishLayout.THREE_TOPICS);
-        publisher.publish(report(0));
-        publisher.publish(heartbeat());
-        publisher.publish(NodeAllocations.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build());
-        publisher.publish(NodeDevices.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build());
-        sender.start();
-        MockProducer<String, byte[]> producer = producer(0);
-        await().atMost(WAIT).until(() -> producer.history().size() == 4);
-
-        assertThat(producer.history()).extracting(ProducerRecord::topic).containsExactly(topics.deviceReports(),
-                topics.deviceReports(), topics.nodeAllocations(), topics.deviceInventory());
-        assertThat(sequences(producer.history())).containsExactly("1", "2", "3", "4");
-        ProducerRecord<String, byte[]> heartbeat = producer.history().get(1);
-        assertThat(AvroSerde.of(DeviceReportEnvelope.class, SchemaRegistries.fromUrl(registryUrl)).deserializer()
-                .deserialize(heartbeat.topic(), heartbeat.headers(), heartbeat.value()).getPayload()).isInstanceOf(NodeHeartbeat.class);
-    }
-
-    @Test
-    void shouldSendInventoryToItsTopicWithItsSequenceInTheHeadersInTheThreeTopicsLayout() {
-        useSender(Optional.empty(), PublishLayout.THREE_TOPICS);
-        publisher.publish(NodeDevices.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build());
-        sender.start();
-        MockProducer<String, byte[]> producer = producer(0);
-        await().atMost(WAIT).until(() -> producer.history().size() == 1);
-
-        assertThat(producer.history().get(0).topic()).isEqualTo(topics.deviceInventory());
-        assertThat(sequences(producer.history())).containsExactly("1");
-    }
-
-    @ParameterizedTest
-    @EnumSource(PublishLayout.class)
-    void shouldCarryTheSpoolsEpochAndSequenceInsideTheInventory(PublishLayout layout) {
-        useSender(Optional.empty(), layout);
+    void shouldCarryTheSpoolsEpochAndSequenceInsideTheInventory() {
         publisher.publish(report(0));
         publisher.publish(NodeDevices.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build());
         sender.start();
@@ -296,32 +229,10 @@ class KafkaSpoolSenderTest {
                 .isEqualTo(Long.toString(sent.getCollectorEpoch()));
     }
 
-    @ParameterizedTest
-    @EnumSource(PublishLayout.class)
-    void shouldGiveAnInventorySpooledWithoutIdentityTheIdentityOfItsSpoolEntry(PublishLayout layout) {
-        useSender(Optional.empty(), layout);
-        // What an inventory spooled by a collector before NodeDevices had the fields reads back as.
-        NodeDevices legacy = NodeDevices.newBuilder().setNode("node-a").setObservedAt(Instant.now()).build();
-        long sequence = spool.append(RecordType.NODE_DEVICES, Priority.ESSENTIAL, s -> codec.encode(legacy)).sequence();
-        assertThat(((NodeDevices) codec.decode(RecordType.NODE_DEVICES, codec.encode(legacy))).getSequence()).isZero();
-        sender.start();
-        MockProducer<String, byte[]> producer = producer(0);
-        await().atMost(WAIT).until(() -> producer.history().size() == 1);
-
-        NodeDevices sent = inventory(producer.history().get(0));
-        assertThat(sent.getCollectorEpoch()).isEqualTo(spool.epoch());
-        assertThat(sent.getSequence()).isEqualTo(sequence).isPositive();
-    }
-
-    /** The inventory a record carries, in the sender's layout. */
+    /** The inventory a record carries. */
     private NodeDevices inventory(ProducerRecord<String, byte[]> record) {
-        if (sender.layout() == PublishLayout.NODE_EVENTS) {
-            assertThat(record.topic()).isEqualTo(topics.nodeEvents());
-            return (NodeDevices) event(record).getPayload();
-        }
-        assertThat(record.topic()).isEqualTo(topics.deviceInventory());
-        return AvroSerde.of(NodeDevices.class, SchemaRegistries.fromUrl(registryUrl)).deserializer()
-                .deserialize(record.topic(), record.headers(), record.value());
+        assertThat(record.topic()).isEqualTo(topics.nodeEvents());
+        return (NodeDevices) event(record).getPayload();
     }
 
     private NodeEvent event(ProducerRecord<String, byte[]> record) {

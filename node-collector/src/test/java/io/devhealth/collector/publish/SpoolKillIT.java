@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.devhealth.collector.spool.DiskSpool;
 import io.devhealth.collector.spool.SpoolEntry;
 import io.devhealth.schema.avro.DeviceHealthReport;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -66,8 +65,7 @@ class SpoolKillIT {
             List<SpoolEntry> batch;
             while (!(batch = spool.nextForSend(10_000)).isEmpty()) {
                 for (SpoolEntry entry : batch) {
-                    DeviceHealthReport report = (DeviceHealthReport) ((DeviceReportEnvelope) codec.decode(entry.type(), entry.payload()))
-                            .getPayload();
+                    DeviceHealthReport report = (DeviceHealthReport) codec.decode(entry.type(), entry.payload());
                     assertThat(report.getSequence()).isEqualTo(entry.sequence());
                     assertThat(report.getCollectorEpoch()).isEqualTo(spool.epoch());
                     spooled.add(entry.sequence());

@@ -53,7 +53,7 @@ class SpoolReplayBenchmarkIT {
                     RECORDS, acceptSeconds, RECORDS / acceptSeconds, down.spool().bytes(), (double) down.spool().bytes() / RECORDS);
         }
         try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start()) {
-            kafka.createTopics(1, topics.collectorTopics().toArray(String[]::new));
+            kafka.createTopics(1, topics.nodeEvents());
             long replayStart = System.nanoTime();
             try (KafkaReportPublisher up = KafkaReportPublisher.start("node-b", topics, kafka.clientProperties(),
                     SchemaRegistries.fromUrl(registry), settings, 2_000, new CollectorMetrics(new SimpleMeterRegistry()),

@@ -1,6 +1,7 @@
 package io.devhealth.schema.config;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import io.devhealth.schema.Topics;
@@ -8,6 +9,7 @@ import io.devhealth.schema.serde.RegistryClientConfig;
 import io.devhealth.schema.serde.RegistryTls;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
 
 /**
  * Base of every service's typed configuration.
@@ -43,9 +45,43 @@ public abstract class ServiceConfig extends AbstractConfig {
     /** Client properties under this prefix are handed to the Kafka clients unchanged (prefix removed). */
     public static final String KAFKA_PREFIX = "kafka.";
 
+    /**
+     * A setting a service no longer has, and what to do instead. Kafka's {@link AbstractConfig}
+     * ignores keys it does not define and {@link #resolve} reads only the environment variables of
+     * defined keys, so without this a removed setting would quietly stop having any effect.
+     *
+     * @param instead what the service does now and what the user should do, one or two sentences
+     */
+    public record RemovedOption(String key, String instead) {
+
+        /** The environment variable that used to set it. */
+        public String envName() {
+            return ServiceConfig.envName(key);
+        }
+
+        /** The error a service started with this setting fails with (without the value: it could be a secret). */
+        ConfigException error() {
+            return new ConfigException(key + " (environment variable " + envName() + ") is no longer a setting: " + instead);
+        }
+    }
+
     protected ServiceConfig(ConfigDef definition, Map<?, ?> originals) {
+        this(definition, originals, List.of());
+    }
+
+    /** @throws ConfigException when {@code originals} sets one of {@code removed} */
+    protected ServiceConfig(ConfigDef definition, Map<?, ?> originals, List<RemovedOption> removed) {
         // doLog=false: AbstractConfig would log every value, including credentials.
-        super(definition, originals, false);
+        super(definition, rejectRemoved(removed, originals), false);
+    }
+
+    private static Map<?, ?> rejectRemoved(List<RemovedOption> removed, Map<?, ?> originals) {
+        for (RemovedOption option : removed) {
+            if (originals.containsKey(option.key())) {
+                throw option.error();
+            }
+        }
+        return originals;
     }
 
     /**
@@ -113,7 +149,22 @@ public abstract class ServiceConfig extends AbstractConfig {
      * environment, then applies {@code overrides} (command-line flags, tests) on top.
      */
     public static Map<String, Object> resolve(ConfigDef definition, Map<String, String> env, Map<String, ?> overrides) {
+        return resolve(definition, List.of(), env, overrides);
+    }
+
+    /**
+     * Like {@link #resolve(ConfigDef, Map, Map)}, also taking the {@code removed} settings that are
+     * set, so that the service's constructor rejects them instead of ignoring them.
+     */
+    public static Map<String, Object> resolve(ConfigDef definition, List<RemovedOption> removed, Map<String, String> env,
+                                              Map<String, ?> overrides) {
         Map<String, Object> values = new HashMap<>();
+        for (RemovedOption option : removed) {
+            String value = env.get(option.envName());
+            if (value != null) {
+                values.put(option.key(), value);
+            }
+        }
         for (String key : definition.names()) {
             String value = env.get(envName(key));
             if (value != null) {

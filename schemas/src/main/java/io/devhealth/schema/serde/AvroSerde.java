@@ -12,7 +12,7 @@ import org.apache.kafka.common.serialization.Serde;
  *
  * <p>Two ways to build one:
  * <ul>
- *   <li>in code: {@code AvroSerde.of(DeviceReportEnvelope.class, SchemaRegistries.fromUrl(url, config))};</li>
+ *   <li>in code: {@code AvroSerde.of(NodeEvent.class, SchemaRegistries.fromUrl(url, config))};</li>
  *   <li>by Kafka from configuration: {@code new AvroSerde<>()} then {@code configure(map, isKey)} with
  *       {@link #SCHEMA_REGISTRY_URL_CONFIG} and {@link #AVRO_CLASS_CONFIG}. The same keys configure
  *       {@link AvroSerializer} and {@link AvroDeserializer} used on their own (e.g. as

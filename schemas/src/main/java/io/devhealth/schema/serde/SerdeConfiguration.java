@@ -33,7 +33,7 @@ final class SerdeConfiguration {
         Object value = configs.get(AvroSerde.AVRO_CLASS_CONFIG);
         if (value == null) {
             throw new ConfigException("Missing " + AvroSerde.AVRO_CLASS_CONFIG
-                    + " (the generated Avro class, e.g. io.devhealth.schema.avro.DeviceReportEnvelope)");
+                    + " (the generated Avro class, e.g. io.devhealth.schema.avro.NodeEvent)");
         }
         Class<?> type;
         if (value instanceof Class<?> given) {

@@ -13,7 +13,7 @@ class RecordSigningTest {
 
     private static final byte[] MASTER = "k3V6m1d7h2cQ0s9rW4yX8eT5uB1nA6zL0pJ2gF7iO3o=".getBytes(StandardCharsets.UTF_8);
     private static final byte[] NEXT_MASTER = "Zr8Lw2Qy7Vt1Ns5Kp0Hj3Gd6Fb9Cx4Mz8Ae2Ru7Yi1o=".getBytes(StandardCharsets.UTF_8);
-    private static final String TOPIC = "devhealth.device-reports";
+    private static final String TOPIC = "devhealth.node-events";
     private static final byte[] VALUE = {0, 0, 0, 0, 7, 2, 42, 1, 2, 3};
 
     private static Headers signed(byte[] master, String node, String topic, byte[] value) {
@@ -57,7 +57,7 @@ class RecordSigningTest {
 
     @Test
     void shouldRejectARecordReplayedOntoAnotherTopic() {
-        Headers headers = signed(MASTER, "node-a", "devhealth.device-inventory", VALUE);
+        Headers headers = signed(MASTER, "node-a", "devhealth.health-transitions", VALUE);
 
         assertThat(new RecordVerifier(List.of(MASTER)).verify(TOPIC, headers, VALUE).valid()).isFalse();
     }

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.devhealth.schema.avro.DeviceHealthReport;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
+import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.config.ServiceConfig;
 import java.net.http.HttpClient;
 import java.nio.file.Files;
@@ -162,18 +162,18 @@ class ApicurioHttpsRegistryIT {
         SharedOptions config = new SharedOptions(ServiceConfig.resolve(SharedOptions.DEFINITION, env, Map.of()));
         // The path every service takes: SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals()).
         SchemaRegistryClient producerSide = SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals());
-        AvroSerde<DeviceReportEnvelope> producer = AvroSerde.of(DeviceReportEnvelope.class, producerSide);
-        AvroSerde<DeviceReportEnvelope> consumer = new AvroSerde<>();
+        AvroSerde<NodeEvent> producer = AvroSerde.of(NodeEvent.class, producerSide);
+        AvroSerde<NodeEvent> consumer = new AvroSerde<>();
         Map<String, Object> consumerConfig = new HashMap<>(serviceSettings());
         consumerConfig.put(AvroSerde.SCHEMA_REGISTRY_URL_CONFIG, server.ccompatUrl());
-        consumerConfig.put(AvroSerde.AVRO_CLASS_CONFIG, DeviceReportEnvelope.class.getName());
+        consumerConfig.put(AvroSerde.AVRO_CLASS_CONFIG, NodeEvent.class.getName());
         consumerConfig.put(RegistryClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "9000"); // another client: empty caches
         consumer.configure(consumerConfig, false);
 
-        byte[] bytes = producer.serializer().serialize("https.roundtrip", SampleRecords.envelopeWithHeartbeat());
+        byte[] bytes = producer.serializer().serialize("https.roundtrip", SampleRecords.eventWithHeartbeat());
 
         assertThat(producerSide.toString()).doesNotContain(password).doesNotContain(certificates.password());
-        assertThat(consumer.deserializer().deserialize("https.roundtrip", bytes)).isEqualTo(SampleRecords.envelopeWithHeartbeat());
+        assertThat(consumer.deserializer().deserialize("https.roundtrip", bytes)).isEqualTo(SampleRecords.eventWithHeartbeat());
     }
 
     @Test

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.node.TextNode;
 import io.devhealth.schema.avro.DeviceHealthReport;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
+import io.devhealth.schema.avro.NodeEvent;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -122,7 +122,7 @@ class ApicurioRegistryIT {
                     assertThat(e.httpStatus()).isEqualTo(404);
                     assertThat(e.errorCode()).isEqualTo(SchemaRegistryException.SCHEMA_NOT_FOUND);
                 });
-        AvroSerde<DeviceReportEnvelope> serde = AvroSerde.of(DeviceReportEnvelope.class, freshClient());
+        AvroSerde<NodeEvent> serde = AvroSerde.of(NodeEvent.class, freshClient());
 
         assertThatThrownBy(() -> serde.deserializer().deserialize("it.unknown", SchemaEdits.frame(987_654, new byte[] {0})))
                 .isInstanceOf(SerializationException.class).hasMessageContaining("Unknown schema id 987654");
@@ -130,14 +130,14 @@ class ApicurioRegistryIT {
 
     @Test
     void shouldWorkWhenKafkaConfiguresTheSerdeFromProperties() {
-        AvroSerde<DeviceReportEnvelope> serde = new AvroSerde<>();
+        AvroSerde<NodeEvent> serde = new AvroSerde<>();
         serde.configure(Map.of(AvroSerde.SCHEMA_REGISTRY_URL_CONFIG, server.ccompatUrl(),
-                AvroSerde.AVRO_CLASS_CONFIG, DeviceReportEnvelope.class.getName()), false);
+                AvroSerde.AVRO_CLASS_CONFIG, NodeEvent.class.getName()), false);
 
-        byte[] bytes = serde.serializer().serialize("it.configured", SampleRecords.envelopeWithHeartbeat());
+        byte[] bytes = serde.serializer().serialize("it.configured", SampleRecords.eventWithHeartbeat());
 
-        assertThat(AvroSerde.of(DeviceReportEnvelope.class, freshClient()).deserializer().deserialize("it.configured", bytes))
-                .isEqualTo(SampleRecords.envelopeWithHeartbeat());
+        assertThat(AvroSerde.of(NodeEvent.class, freshClient()).deserializer().deserialize("it.configured", bytes))
+                .isEqualTo(SampleRecords.eventWithHeartbeat());
     }
 
     @SuppressWarnings("unchecked")

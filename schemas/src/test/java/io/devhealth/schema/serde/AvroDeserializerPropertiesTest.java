@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
+import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.NodeAllocations;
@@ -34,19 +34,19 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class AvroDeserializerPropertiesTest {
 
-    private static final String TOPIC = "devhealth.device-reports";
+    private static final String TOPIC = "devhealth.node-events";
 
     private final InMemorySchemaRegistry registry = new InMemorySchemaRegistry("properties");
-    private final AvroSerializer<DeviceReportEnvelope> serializer = new AvroSerializer<>(DeviceReportEnvelope.class, registry, false);
+    private final AvroSerializer<NodeEvent> serializer = new AvroSerializer<>(NodeEvent.class, registry, false);
     private final List<Deserializer<?>> deserializers = List.of(
-            new AvroDeserializer<>(DeviceReportEnvelope.class, registry),
+            new AvroDeserializer<>(NodeEvent.class, registry),
             new AvroDeserializer<>(NodeAllocations.class, registry),
             new AvroDeserializer<>(HealthTransition.class, registry));
     private final int knownId;
 
     AvroDeserializerPropertiesTest() {
         // Registered ids for every deserializer to resolve: the framed-garbage cases get past the header.
-        knownId = registry.register(TOPIC + "-value", DeviceReportEnvelope.getClassSchema());
+        knownId = registry.register(TOPIC + "-value", NodeEvent.getClassSchema());
         registry.register("devhealth.node-allocations-value", NodeAllocations.getClassSchema());
         registry.register("devhealth.health-transitions-value", HealthTransition.getClassSchema());
     }
@@ -75,7 +75,7 @@ class AvroDeserializerPropertiesTest {
     @MethodSource("seeds1000")
     void shouldRejectEveryTruncatedRecord(long seed) {
         Random random = new Random(seed);
-        DeviceReportEnvelope record = report(random);
+        NodeEvent record = report(random);
         double cut = fraction(random);
         byte[] full = serializer.serialize(TOPIC, record);
         int length = (int) Math.floor(cut * full.length);
@@ -139,7 +139,7 @@ class AvroDeserializerPropertiesTest {
     @ParameterizedTest(name = "seed={0}")
     @MethodSource("seeds500")
     void shouldRoundTripAnyValidRecord(long seed) {
-        DeviceReportEnvelope record = report(new Random(seed));
+        NodeEvent record = report(new Random(seed));
         assertThat(deserializers.get(0).deserialize(TOPIC, serializer.serialize(TOPIC, record))).as("seed %d", seed).isEqualTo(record);
     }
 
@@ -224,7 +224,7 @@ class AvroDeserializerPropertiesTest {
         return out.toString();
     }
 
-    private static DeviceReportEnvelope report(Random random) {
+    private static NodeEvent report(Random random) {
         String node = text(random, 40);
         String device = text(random, 40);
         String message = random.nextInt(5) == 0 ? null : text(random, 600);
@@ -232,7 +232,7 @@ class AvroDeserializerPropertiesTest {
         ReportKind kind = ReportKind.values()[random.nextInt(ReportKind.values().length)];
         long observedAt = random.nextLong(1, 4_102_444_800_001L);
         long sequence = random.nextInt(4) == 0 ? new long[] {0L, 1L, Long.MAX_VALUE}[random.nextInt(3)] : random.nextLong(0, Long.MAX_VALUE);
-        return new DeviceReportEnvelope(
+        return new NodeEvent(
                 DeviceHealthReport.newBuilder().setNode(node).setSource(SourceKind.DRA).setSourceName("gpu.example.com")
                         .setDevice(DeviceRef.newBuilder().setDriver("gpu.example.com").setPool(node).setDevice(device).build())
                         .setHealth(health).setKind(kind).setMessage(message).setObservedAt(Instant.ofEpochMilli(observedAt))

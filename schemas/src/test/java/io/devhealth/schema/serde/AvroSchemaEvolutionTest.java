@@ -43,7 +43,7 @@ class AvroSchemaEvolutionTest {
     private static final Pattern VERSION_FILE = Pattern.compile("v(\\d+)\\.avsc");
 
     /** The topic value types as of this writing; more may come, none may silently disappear. */
-    private static final Set<String> KNOWN_TOP_LEVEL = Set.of("NodeEvent", "DeviceReportEnvelope", "DeviceHealthReport",
+    private static final Set<String> KNOWN_TOP_LEVEL = Set.of("NodeEvent", "DeviceHealthReport",
             "NodeHeartbeat", "NodeAllocations", "NodeDevices", "PodDeviceStatus", "HealthTransition", "FleetStats",
             "DeadLetter");
 

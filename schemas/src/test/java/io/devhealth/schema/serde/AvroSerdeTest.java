@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.node.LongNode;
 import io.devhealth.schema.avro.DeviceHealthReport;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
+import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.avro.HealthStatus;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -26,7 +26,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 class AvroSerdeTest {
 
-    private static final String TOPIC = "devhealth.device-reports";
+    private static final String TOPIC = "devhealth.node-events";
 
     private final InMemorySchemaRegistry registry = new InMemorySchemaRegistry("serde-test");
 
@@ -51,33 +51,33 @@ class AvroSerdeTest {
         for (int i = 0; i < 300; i++) {
             registry.register("filler-value", Schema.createFixed("F" + i, null, "x", 1));
         }
-        AvroSerde<DeviceReportEnvelope> serde = AvroSerde.of(DeviceReportEnvelope.class, registry);
+        AvroSerde<NodeEvent> serde = AvroSerde.of(NodeEvent.class, registry);
 
-        byte[] bytes = serde.serializer().serialize(TOPIC, SampleRecords.envelopeWithReport());
+        byte[] bytes = serde.serializer().serialize(TOPIC, SampleRecords.eventWithReport());
 
-        int id = registry.lookupId(TOPIC + "-value", DeviceReportEnvelope.getClassSchema());
+        int id = registry.lookupId(TOPIC + "-value", NodeEvent.getClassSchema());
         assertThat(id).isEqualTo(301);
         assertThat(Arrays.copyOf(bytes, 5)).containsExactly(0x00, 0x00, 0x00, 0x01, 0x2D);
     }
 
     @Test
     void shouldRegisterUnderTopicValueSubjectAndTopicKeySubject() {
-        AvroSerde.of(DeviceReportEnvelope.class, registry).serializer().serialize(TOPIC, SampleRecords.envelopeWithReport());
+        AvroSerde.of(NodeEvent.class, registry).serializer().serialize(TOPIC, SampleRecords.eventWithReport());
         AvroSerde.of(DeviceHealthReport.class, registry, true).serializer().serialize("keys", SampleRecords.deviceHealthReport());
 
-        assertThat(registry.subjects()).containsExactly("devhealth.device-reports-value", "keys-key");
+        assertThat(registry.subjects()).containsExactly("devhealth.node-events-value", "keys-key");
     }
 
     @Test
     void shouldRegisterOncePerTopicAndFetchOncePerSchemaId() {
         CountingRegistry counting = new CountingRegistry(registry);
-        AvroSerde<DeviceReportEnvelope> serde = AvroSerde.of(DeviceReportEnvelope.class, counting);
+        AvroSerde<NodeEvent> serde = AvroSerde.of(NodeEvent.class, counting);
 
         for (int i = 0; i < 5; i++) {
-            byte[] bytes = serde.serializer().serialize(TOPIC, SampleRecords.envelopeWithHeartbeat());
+            byte[] bytes = serde.serializer().serialize(TOPIC, SampleRecords.eventWithHeartbeat());
             serde.deserializer().deserialize(TOPIC, bytes);
         }
-        serde.serializer().serialize("other-topic", SampleRecords.envelopeWithHeartbeat());
+        serde.serializer().serialize("other-topic", SampleRecords.eventWithHeartbeat());
 
         assertThat(counting.registers).hasValue(2);
         assertThat(counting.fetches).hasValue(1);
@@ -85,21 +85,21 @@ class AvroSerdeTest {
 
     @Test
     void shouldLookUpInsteadOfRegisterWhenAutoRegisterIsOff() {
-        AvroSerializer<DeviceReportEnvelope> serializer = new AvroSerializer<>(DeviceReportEnvelope.class, registry, false);
+        AvroSerializer<NodeEvent> serializer = new AvroSerializer<>(NodeEvent.class, registry, false);
         serializer.configure(Map.of(AvroSerializer.AUTO_REGISTER_SCHEMAS_CONFIG, "false"), false);
 
-        assertThatThrownBy(() -> serializer.serialize(TOPIC, SampleRecords.envelopeWithReport()))
+        assertThatThrownBy(() -> serializer.serialize(TOPIC, SampleRecords.eventWithReport()))
                 .isInstanceOfSatisfying(SchemaRegistryException.class, e -> assertThat(e.isNotFound()).isTrue());
 
-        int id = registry.register(TOPIC + "-value", DeviceReportEnvelope.getClassSchema());
-        assertThat(ByteBuffer.wrap(serializer.serialize(TOPIC, SampleRecords.envelopeWithReport()), 1, 4).getInt())
+        int id = registry.register(TOPIC + "-value", NodeEvent.getClassSchema());
+        assertThat(ByteBuffer.wrap(serializer.serialize(TOPIC, SampleRecords.eventWithReport()), 1, 4).getInt())
                 .isEqualTo(id);
     }
 
     @Test
     void shouldRejectWrongMagicByte() {
-        AvroSerde<DeviceReportEnvelope> serde = AvroSerde.of(DeviceReportEnvelope.class, registry);
-        byte[] bytes = serde.serializer().serialize(TOPIC, SampleRecords.envelopeWithReport());
+        AvroSerde<NodeEvent> serde = AvroSerde.of(NodeEvent.class, registry);
+        byte[] bytes = serde.serializer().serialize(TOPIC, SampleRecords.eventWithReport());
         bytes[0] = 0x01;
 
         assertThatThrownBy(() -> serde.deserializer().deserialize(TOPIC, bytes))
@@ -109,7 +109,7 @@ class AvroSerdeTest {
 
     @Test
     void shouldRejectPayloadShorterThanTheHeader() {
-        AvroSerde<DeviceReportEnvelope> serde = AvroSerde.of(DeviceReportEnvelope.class, registry);
+        AvroSerde<NodeEvent> serde = AvroSerde.of(NodeEvent.class, registry);
 
         assertThatThrownBy(() -> serde.deserializer().deserialize(TOPIC, new byte[] {0x00, 0x00, 0x01}))
                 .isInstanceOf(SerializationException.class).hasMessageContaining("3 bytes");
@@ -117,7 +117,7 @@ class AvroSerdeTest {
 
     @Test
     void shouldRejectUnknownSchemaId() {
-        AvroSerde<DeviceReportEnvelope> serde = AvroSerde.of(DeviceReportEnvelope.class, registry);
+        AvroSerde<NodeEvent> serde = AvroSerde.of(NodeEvent.class, registry);
 
         assertThatThrownBy(() -> serde.deserializer().deserialize(TOPIC, SchemaEdits.frame(4711, new byte[] {0x00})))
                 .isInstanceOf(SerializationException.class)
@@ -127,8 +127,8 @@ class AvroSerdeTest {
 
     @Test
     void shouldRejectTruncatedBody() {
-        AvroSerde<DeviceReportEnvelope> serde = AvroSerde.of(DeviceReportEnvelope.class, registry);
-        byte[] bytes = serde.serializer().serialize(TOPIC, SampleRecords.envelopeWithReport());
+        AvroSerde<NodeEvent> serde = AvroSerde.of(NodeEvent.class, registry);
+        byte[] bytes = serde.serializer().serialize(TOPIC, SampleRecords.eventWithReport());
 
         assertThatThrownBy(() -> serde.deserializer().deserialize(TOPIC, Arrays.copyOf(bytes, bytes.length - 10)))
                 .isInstanceOf(SerializationException.class)
@@ -137,8 +137,8 @@ class AvroSerdeTest {
 
     @Test
     void shouldRejectBodyWithTrailingBytes() {
-        AvroSerde<DeviceReportEnvelope> serde = AvroSerde.of(DeviceReportEnvelope.class, registry);
-        byte[] bytes = serde.serializer().serialize(TOPIC, SampleRecords.envelopeWithReport());
+        AvroSerde<NodeEvent> serde = AvroSerde.of(NodeEvent.class, registry);
+        byte[] bytes = serde.serializer().serialize(TOPIC, SampleRecords.eventWithReport());
 
         assertThatThrownBy(() -> serde.deserializer().deserialize(TOPIC, Arrays.copyOf(bytes, bytes.length + 2)))
                 .isInstanceOf(SerializationException.class).hasMessageContaining("bytes left");
@@ -156,7 +156,7 @@ class AvroSerdeTest {
 
     @Test
     void shouldMapNullToNullBothWays() {
-        AvroSerde<DeviceReportEnvelope> serde = AvroSerde.of(DeviceReportEnvelope.class, registry);
+        AvroSerde<NodeEvent> serde = AvroSerde.of(NodeEvent.class, registry);
 
         assertThat(serde.serializer().serialize(TOPIC, null)).isNull();
         assertThat(serde.deserializer().deserialize(TOPIC, null)).isNull();
@@ -227,22 +227,22 @@ class AvroSerdeTest {
     void shouldConfigureFromKafkaPropertiesAndShareTheMemRegistryBetweenInstances() {
         Map<String, Object> config = new HashMap<>();
         config.put(AvroSerde.SCHEMA_REGISTRY_URL_CONFIG, "mem://serde-test-shared");
-        config.put(AvroSerde.AVRO_CLASS_CONFIG, DeviceReportEnvelope.class.getName());
-        AvroSerde<DeviceReportEnvelope> producerSide = new AvroSerde<>();
+        config.put(AvroSerde.AVRO_CLASS_CONFIG, NodeEvent.class.getName());
+        AvroSerde<NodeEvent> producerSide = new AvroSerde<>();
         producerSide.configure(config, false);
-        AvroDeserializer<DeviceReportEnvelope> consumerSide = new AvroDeserializer<>();
+        AvroDeserializer<NodeEvent> consumerSide = new AvroDeserializer<>();
         consumerSide.configure(config, false);
 
-        byte[] bytes = producerSide.serializer().serialize(TOPIC, SampleRecords.envelopeWithHeartbeat());
+        byte[] bytes = producerSide.serializer().serialize(TOPIC, SampleRecords.eventWithHeartbeat());
 
-        assertThat(consumerSide.deserialize(TOPIC, bytes)).isEqualTo(SampleRecords.envelopeWithHeartbeat());
+        assertThat(consumerSide.deserialize(TOPIC, bytes)).isEqualTo(SampleRecords.eventWithHeartbeat());
         assertThat(SchemaRegistries.inMemory("serde-test-shared").subjects()).containsExactly(TOPIC + "-value");
     }
 
     @Test
     void shouldRefuseConfigurationWithoutRegistryUrlOrWithNonAvroClass() {
         assertThatThrownBy(() -> new AvroSerde<>().configure(
-                Map.of(AvroSerde.AVRO_CLASS_CONFIG, DeviceReportEnvelope.class.getName()), false))
+                Map.of(AvroSerde.AVRO_CLASS_CONFIG, NodeEvent.class.getName()), false))
                 .isInstanceOf(ConfigException.class).hasMessageContaining(AvroSerde.SCHEMA_REGISTRY_URL_CONFIG);
         assertThatThrownBy(() -> new AvroSerde<>().configure(
                 Map.of(AvroSerde.SCHEMA_REGISTRY_URL_CONFIG, "mem://x", AvroSerde.AVRO_CLASS_CONFIG, "java.lang.String"),
@@ -253,7 +253,7 @@ class AvroSerdeTest {
     @Test
     void shouldRejectRecordOfAnotherTypeOnSerialize() {
         @SuppressWarnings({"unchecked", "rawtypes"})
-        AvroSerializer<SpecificRecord> raw = (AvroSerializer) AvroSerde.of(DeviceReportEnvelope.class, registry).serializer();
+        AvroSerializer<SpecificRecord> raw = (AvroSerializer) AvroSerde.of(NodeEvent.class, registry).serializer();
 
         assertThatThrownBy(() -> raw.serialize(TOPIC, SampleRecords.fleetStats()))
                 .isInstanceOf(SerializationException.class).hasMessageContaining("FleetStats");

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.devhealth.schema.avro.DeviceHealthReport;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
+import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.avro.NodeHeartbeat;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -37,16 +37,16 @@ class ConfluentCompatSchemaRegistryClientTest {
 
     @Test
     void shouldPostTheSchemaAsJsonWithTheConfluentContentType() throws Exception {
-        int id = client.register("devhealth.device-reports-value", DeviceReportEnvelope.getClassSchema());
+        int id = client.register("devhealth.node-events-value", NodeEvent.getClassSchema());
 
         assertThat(id).isEqualTo(1);
         FakeConfluentRegistry.Request request = fake.requests().get(0);
         assertThat(request.method()).isEqualTo("POST");
-        assertThat(request.path()).isEqualTo("/subjects/devhealth.device-reports-value/versions");
+        assertThat(request.path()).isEqualTo("/subjects/devhealth.node-events-value/versions");
         assertThat(request.header("Content-Type")).isEqualTo("application/vnd.schemaregistry.v1+json");
         JsonNode body = new ObjectMapper().readTree(request.body());
         assertThat(body.fieldNames()).toIterable().containsExactly("schema");
-        assertThat(new Schema.Parser().parse(body.get("schema").asText())).isEqualTo(DeviceReportEnvelope.getClassSchema());
+        assertThat(new Schema.Parser().parse(body.get("schema").asText())).isEqualTo(NodeEvent.getClassSchema());
         assertThat(request.header("Authorization")).isNull();
     }
 
@@ -196,13 +196,13 @@ class ConfluentCompatSchemaRegistryClientTest {
 
     @Test
     void shouldRoundTripThroughTheSerdeOverHttpWithAFreshClientOnTheConsumerSide() {
-        AvroSerde<DeviceReportEnvelope> producer = AvroSerde.of(DeviceReportEnvelope.class, client);
-        AvroSerde<DeviceReportEnvelope> consumer = AvroSerde.of(DeviceReportEnvelope.class,
+        AvroSerde<NodeEvent> producer = AvroSerde.of(NodeEvent.class, client);
+        AvroSerde<NodeEvent> consumer = AvroSerde.of(NodeEvent.class,
                 ConfluentCompatSchemaRegistryClient.of(fake.url()));
 
-        byte[] bytes = producer.serializer().serialize("t", SampleRecords.envelopeWithReport());
+        byte[] bytes = producer.serializer().serialize("t", SampleRecords.eventWithReport());
 
-        assertThat(consumer.deserializer().deserialize("t", bytes)).isEqualTo(SampleRecords.envelopeWithReport());
+        assertThat(consumer.deserializer().deserialize("t", bytes)).isEqualTo(SampleRecords.eventWithReport());
         assertThatThrownBy(() -> consumer.deserializer().deserialize("t", SchemaEdits.frame(999, new byte[] {2})))
                 .isInstanceOf(SerializationException.class).hasMessageContaining("Unknown schema id 999");
     }

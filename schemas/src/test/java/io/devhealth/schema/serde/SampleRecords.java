@@ -10,7 +10,6 @@ import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DevicePluginAllocation;
 import io.devhealth.schema.avro.DevicePluginResourceStatus;
 import io.devhealth.schema.avro.DeviceRef;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.DeviceStatus;
 import io.devhealth.schema.avro.FleetStats;
 import io.devhealth.schema.avro.HealthStatus;
@@ -68,12 +67,12 @@ final class SampleRecords {
                 .setCollectorEpoch(1_732_875_330L).setSequence(43L).build();
     }
 
-    static DeviceReportEnvelope envelopeWithReport() {
-        return DeviceReportEnvelope.newBuilder().setPayload(deviceHealthReport()).build();
+    static NodeEvent eventWithReport() {
+        return new NodeEvent(deviceHealthReport());
     }
 
-    static DeviceReportEnvelope envelopeWithHeartbeat() {
-        return DeviceReportEnvelope.newBuilder().setPayload(nodeHeartbeat()).build();
+    static NodeEvent eventWithHeartbeat() {
+        return new NodeEvent(nodeHeartbeat());
     }
 
     /** One node event per union branch. */
@@ -132,17 +131,17 @@ final class SampleRecords {
     }
 
     static DeadLetter deadLetter() {
-        return DeadLetter.newBuilder().setStage("processor").setSourceTopic("devhealth.device-reports")
+        return DeadLetter.newBuilder().setStage("processor").setSourceTopic("devhealth.node-events")
                 .setSourcePartition(3).setSourceOffset(1234L)
                 .setKey(ByteBuffer.wrap("node-a".getBytes(StandardCharsets.UTF_8)))
                 .setValue(ByteBuffer.wrap(new byte[] {0x01, 0x02, 0x03})).setReason("bad magic byte")
                 .setErrorClass("org.apache.kafka.common.errors.SerializationException").setFailedAt(T0).build();
     }
 
-    /** One sample per top-level record type (the envelopes once per union branch). */
+    /** One sample per top-level record type (node events once per union branch). */
     static List<SpecificRecord> allTopLevel() {
         List<SpecificRecord> samples = new ArrayList<>(nodeEvents());
-        samples.addAll(List.of(envelopeWithReport(), envelopeWithHeartbeat(), deviceHealthReport(), nodeHeartbeat(),
+        samples.addAll(List.of(deviceHealthReport(), nodeHeartbeat(),
                 nodeAllocations(), nodeDevices(), podDeviceStatus(), healthTransition(), fleetStats(), deadLetter()));
         return samples;
     }

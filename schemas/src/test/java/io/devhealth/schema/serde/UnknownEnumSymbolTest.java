@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
  */
 class UnknownEnumSymbolTest {
 
-    private static final String TOPIC = "devhealth.device-reports-v2";
+    private static final String TOPIC = "devhealth.node-events-v2";
 
     private final InMemorySchemaRegistry registry = new InMemorySchemaRegistry("enum-test");
     private final AvroSerde<DeviceHealthReport> serde = AvroSerde.of(DeviceHealthReport.class, registry);

@@ -4,7 +4,6 @@ import io.devhealth.processor.DeviceHealthTopology;
 import io.devhealth.processor.TopologyOptions;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
-import io.devhealth.schema.avro.DeviceReportEnvelope;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.InventoryDevice;
@@ -54,10 +53,9 @@ import org.slf4j.LoggerFactory;
  * UUID ({@link StateKeys#uuid}); when an inventory that knows it arrives, those sources move onto
  * the DRA devices.
  *
- * <p>One processor takes everything a node's collector says (node-events, and while collectors are
- * upgraded the three topics of the earlier layout) because it all changes the same node's state
- * (inventories change device identities and so deadlines; allocations decide which pods a change
- * reaches): owning every store alone, it can keep the node's decoded state in memory
+ * <p>One processor takes everything a node's collector says (node-events) because it all changes
+ * the same node's state (inventories change device identities and so deadlines; allocations decide
+ * which pods a change reaches): owning every store alone, it can keep the node's decoded state in memory
  * ({@link DecodedCache}, {@link DeadlineIndex}, {@link PodIndex}) without another processor writing behind its back.
  */
 public final class NodeProcessor extends NodeStateProcessor<Object> {
@@ -70,10 +68,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
     private final DeadlineIndex deadlines = new DeadlineIndex();
     private final Map<HealthStatus, Counter> transitionCounters = new EnumMap<>(HealthStatus.class);
     private SilenceClock clock;
-    private NodeIdentityCheck eventIdentity;
-    private NodeIdentityCheck reportIdentity;
-    private NodeIdentityCheck inventoryIdentity;
-    private NodeIdentityCheck allocationsIdentity;
+    private NodeIdentityCheck identity;
 
     public NodeProcessor(TopologyOptions options) {
         super(options);
@@ -91,10 +86,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
             transitionCounters.put(to, Counter.builder("devhealth.processor.transitions")
                     .description("Changes of a device's effective health").tag("to", to.name()).register(options.meters()));
         }
-        eventIdentity = new NodeIdentityCheck(options.enforcePrincipals(), options.meters(), "node-events");
-        reportIdentity = new NodeIdentityCheck(options.enforcePrincipals(), options.meters(), "device-reports");
-        inventoryIdentity = new NodeIdentityCheck(options.enforcePrincipals(), options.meters(), "device-inventory");
-        allocationsIdentity = new NodeIdentityCheck(options.enforcePrincipals(), options.meters(), "node-allocations");
+        identity = new NodeIdentityCheck(options.enforcePrincipals(), options.meters(), "node-events");
         clock = new SilenceClock(options.restoreGrace().toMillis(), options.stallThreshold().toMillis());
         clock.start(context.currentSystemTimeMs());
         context.schedule(options.expiryInterval(), PunctuationType.WALL_CLOCK_TIME, this::expireSilentDevices);
@@ -103,23 +95,11 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
     @Override
     public void process(Record<String, Object> record) {
         String node = required(record.key(), "record key (node name)");
-        Object value = record.value();
-        if (value instanceof NodeEvent event) {
-            dispatch(node, event.getPayload(), record, eventIdentity);
-        } else if (value instanceof DeviceReportEnvelope envelope) {
-            dispatch(node, envelope.getPayload(), record, reportIdentity);
-        } else if (value instanceof NodeAllocations) {
-            dispatch(node, value, record, allocationsIdentity);
-        } else if (value instanceof NodeDevices) {
-            dispatch(node, value, record, inventoryIdentity);
-        } else {
+        if (!(record.value() instanceof NodeEvent event)) {
             throw new InvalidInputException(context.recordMetadata().map(m -> m.topic()).orElse("input")
                     + " record without value for node " + node);
         }
-    }
-
-    /** @param identity the check of the input the record came from (its metrics are tagged by input) */
-    private void dispatch(String node, Object payload, Record<String, Object> record, NodeIdentityCheck identity) {
+        Object payload = event.getPayload();
         if (payload instanceof DeviceHealthReport report) {
             identity.check(node, report.getNode(), record.headers());
             onReport(node, report, record.timestamp());
@@ -277,7 +257,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
      * <p>An inventory at or below the node's inventory watermark (collector epoch, sequence) is a
      * duplicate or stale — a spool replay after an outage, a producer retry, an old record sent again —
      * and is dropped: applying it would overwrite a newer inventory and map UUIDs to devices the node no
-     * longer has. Inventories without identity (0, 0), from collectors before the fields, always pass.
+     * longer has.
      */
     private void onInventory(String node, NodeDevices devices, long timestamp) {
         for (InventoryDevice device : devices.getDevices()) {
@@ -295,9 +275,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
             return;
         }
         NodeState next = current.withInventory(current.inventory().advance(epoch, sequence));
-        if (!next.equals(stored)) {
-            putNode(node, next); // not for an unchanged state: a resent legacy (0, 0) inventory costs no changelog write
-        }
+        putNode(node, next);
         inventory.put(node, devices);
         // A node known from this inventory alone has no device states yet: nothing to expire or re-map.
         if (stored != null) {

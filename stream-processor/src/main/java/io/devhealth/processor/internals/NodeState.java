@@ -39,25 +39,20 @@ public record NodeState(String cluster, long nodeTime, Watermark reports, Waterm
     public record Liveness(SourceStatus status, long since, String message) {}
 
     /**
-     * The highest (collector epoch, sequence) applied from one input. A collector picks a new, larger
-     * epoch at every start and numbers its records from there, so anything at or below the watermark
-     * is a duplicate (producer retry, spool replay) or a stale leftover of an earlier run.
+     * The highest (collector epoch, sequence) applied of one kind of record. A collector picks a new,
+     * larger epoch at every start and numbers its records from there, so anything at or below the
+     * watermark is a duplicate (producer retry, spool replay) or a stale leftover of an earlier run.
+     * A collector's epoch is at least 1 and its sequences start at 1: a record without identity
+     * (0, 0) is at or below every watermark, {@link #NONE} included.
      */
     public record Watermark(long epoch, long sequence) {
         public static final Watermark NONE = new Watermark(0L, 0L);
 
-        /** Records that carry no (epoch, sequence) (0, 0) cannot be de-duplicated and always pass. */
         public boolean admits(long epoch, long sequence) {
-            if (epoch == 0L && sequence == 0L) {
-                return true;
-            }
             return epoch > this.epoch || (epoch == this.epoch && sequence > this.sequence);
         }
 
         public Watermark advance(long epoch, long sequence) {
-            if (epoch == 0L && sequence == 0L) {
-                return this;
-            }
             return admits(epoch, sequence) ? new Watermark(epoch, sequence) : this;
         }
     }

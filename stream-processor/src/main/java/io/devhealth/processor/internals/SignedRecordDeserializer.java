@@ -27,7 +27,7 @@ public final class SignedRecordDeserializer<T> implements Deserializer<T> {
     private final RecordVerifier verifier;
     private final Counter rejected;
 
-    /** @param input the input's name in metrics ({@code device-reports}…), as {@link NodeIdentityCheck} tags it */
+    /** @param input the input's name in metrics ({@code node-events}), as {@link NodeIdentityCheck} tags it */
     public SignedRecordDeserializer(Deserializer<T> delegate, String inputTopic, String input, RecordVerifier verifier,
                                     MeterRegistry meters) {
         this.delegate = Objects.requireNonNull(delegate, "delegate");

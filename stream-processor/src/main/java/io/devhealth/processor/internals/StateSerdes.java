@@ -33,15 +33,12 @@ import org.apache.kafka.common.serialization.Serializer;
  * <p>The node's value is encoded once per commit for every node that had a record (every record moves
  * the node's clock and watermark, a keep-alive its device's pending refresh; the store is written
  * behind, {@link WriteBehindKeyValueStore}), and a device's on every other change of it, so their
- * format is on the hot path: the JSON they were first written in cost more than the rest of a keep-alive's work.
- * Values written by a processor before this format (JSON, which starts with <code>'{'</code>) are still
- * read, so a rolling upgrade needs no state reset.
+ * format is on the hot path: JSON cost more than the rest of a keep-alive's work.
  */
 public final class StateSerdes {
 
     /** The first byte of every value in this format; bump with an incompatible change (and keep reading the old one). */
     static final byte FORMAT_PROTOBUF_V1 = 1;
-    private static final byte LEGACY_JSON = '{';
 
     private StateSerdes() {}
 
@@ -94,7 +91,6 @@ public final class StateSerdes {
     }
 
     private static <T> Serde<T> serde(Class<T> type, Writer<T> writer, Parser<T> parser) {
-        Deserializer<T> legacy = JsonSerde.of(type).deserializer();
         Serializer<T> serializer = (topic, value) -> {
             if (value == null) {
                 return null;
@@ -111,9 +107,6 @@ public final class StateSerdes {
             }
             if (bytes.length == 0) {
                 throw new SerializationException("empty " + type.getSimpleName() + " value");
-            }
-            if (bytes[0] == LEGACY_JSON) {
-                return legacy.deserialize(topic, bytes);
             }
             if (bytes[0] != FORMAT_PROTOBUF_V1) {
                 throw new SerializationException("unknown " + type.getSimpleName() + " format " + bytes[0]

@@ -81,14 +81,6 @@ class StateSerdesTest {
     }
 
     @Test
-    void shouldReadStateWrittenAsJsonByAnEarlierProcessor() {
-        DeviceState state = device();
-        byte[] json = JsonSerde.of(DeviceState.class).serializer().serialize("t", state);
-        assertThat(json[0]).isEqualTo((byte) '{');
-        assertThat(devices.deserializer().deserialize("t", json)).isEqualTo(state);
-    }
-
-    @Test
     void shouldBeFarSmallerThanJson() {
         DeviceState state = device();
         int json = JsonSerde.of(DeviceState.class).serializer().serialize("t", state).length;

@@ -1,0 +1,28 @@
+package io.devhealth.bench;
+
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+
+class ThroughputBenchmarkTest {
+
+    @Test
+    void shouldRefuseTheRemovedLegacyInputsFlagNamingIt() {
+        Properties properties = new Properties();
+        properties.setProperty("devhealth.bench.legacy.inputs", "true");
+
+        assertThatThrownBy(() -> ThroughputBenchmark.rejectRemovedFlags(properties)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("-Ddevhealth.bench.legacy.inputs").hasMessageContaining("no longer an option")
+                .hasMessageContaining("node-events");
+    }
+
+    @Test
+    void shouldRunWithoutTheRemovedFlag() {
+        Properties properties = new Properties();
+        properties.setProperty("devhealth.bench.cpu.threads", "true");
+
+        assertThatCode(() -> ThroughputBenchmark.rejectRemovedFlags(properties)).doesNotThrowAnyException();
+    }
+}
