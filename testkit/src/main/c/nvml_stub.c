@@ -28,7 +28,7 @@
 enum {
     NVML_SUCCESS = 0, NVML_ERROR_UNINITIALIZED = 1, NVML_ERROR_INVALID_ARGUMENT = 2, NVML_ERROR_NOT_SUPPORTED = 3,
     NVML_ERROR_NOT_FOUND = 6, NVML_ERROR_INSUFFICIENT_SIZE = 7, NVML_ERROR_DRIVER_NOT_LOADED = 9,
-    NVML_ERROR_TIMEOUT = 10, NVML_ERROR_GPU_IS_LOST = 15, NVML_ERROR_UNKNOWN = 999
+    NVML_ERROR_TIMEOUT = 10, NVML_ERROR_GPU_IS_LOST = 15, NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25, NVML_ERROR_UNKNOWN = 999
 };
 
 #define MAX_GPUS 16
@@ -200,6 +200,7 @@ EXPORT const char *nvmlErrorString(int result) {
         case 13: return "Function Not Found";
         case 15: return "GPU is lost";
         case 16: return "GPU requires restart";
+        case 25: return "Argument version mismatch";
         default: return "Unknown Error";
     }
 }
@@ -307,6 +308,24 @@ EXPORT int nvmlDeviceGetTemperature(void *handle, int sensor, unsigned int *temp
     DEVICE_CALL(handle, "nvmlDeviceGetTemperature")
     if (sensor != 0) { pthread_mutex_unlock(&lock); return NVML_ERROR_INVALID_ARGUMENT; }
     *temp = d->temperature;
+    DONE
+}
+
+/* nvmlTemperature_t: 12 bytes (header 12.8+). */
+typedef struct {
+    unsigned int version;
+    int sensorType;
+    int temperature;
+} nvmlTemperature_t;
+#define NVML_TEMPERATURE_V1 (unsigned int)(sizeof(nvmlTemperature_t) | (1 << 24))
+
+EXPORT int nvmlDeviceGetTemperatureV(void *handle, nvmlTemperature_t *temperature) {
+    DEVICE_CALL(handle, "nvmlDeviceGetTemperatureV")
+    if (temperature == NULL) { pthread_mutex_unlock(&lock); return NVML_ERROR_INVALID_ARGUMENT; }
+    /* Like NVML's versioned calls: a struct version the library does not know is refused. */
+    if (temperature->version != NVML_TEMPERATURE_V1) { pthread_mutex_unlock(&lock); return NVML_ERROR_ARGUMENT_VERSION_MISMATCH; }
+    if (temperature->sensorType != 0) { pthread_mutex_unlock(&lock); return NVML_ERROR_INVALID_ARGUMENT; }
+    temperature->temperature = (int)d->temperature;
     DONE
 }
 

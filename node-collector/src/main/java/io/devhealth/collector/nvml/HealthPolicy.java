@@ -18,19 +18,27 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.stream.Collectors;
 
 /**
  * What each NVML signal means for a device's health, as data.
  *
- * <p>The defaults ({@value #DEFAULT_RESOURCE}) follow NVIDIA's XID catalogue; a user file is merged
- * over them object by object (its entries win, everything it leaves out keeps the default), so an
- * operator writes only what differs, e.g. {@code {"xids": {"109": {"action": "HEALTHY_WITH_MESSAGE",
- * "description": "context switch timeout"}}}}. Unknown fields and bad values fail loudly at start-up.
+ * <p>XIDs are judged in three steps ({@link #xidRule}): a rule in {@code xids} for that very XID
+ * wins (an operator's override, or a shipped decision where NVIDIA's catalogue gives no action);
+ * otherwise the XID's immediate action in the {@link XidCatalog} picks a rule from
+ * {@code xidActions}; an XID the catalogue does not list gets {@code xids.default}.
+ *
+ * <p>The defaults ({@value #DEFAULT_RESOURCE}) are merged with a user file object by object (its
+ * entries win, everything it leaves out keeps the default), so an operator writes only what differs,
+ * e.g. {@code {"xids": {"109": {"action": "HEALTHY_WITH_MESSAGE"}}}} for one XID or
+ * {@code {"xidActions": {"RESTART_APP": {"action": "IGNORE"}}}} for a whole bucket. Unknown fields,
+ * bad values and a catalogue action without a rule fail loudly at start-up.
  */
 public record HealthPolicy(
         Object about,
         long defaultHoldSeconds,
         Map<String, Rule> xids,
+        Map<String, Rule> xidActions,
         Map<NvmlEventType, Rule> events,
         Conditions conditions,
         Readings readings) {
@@ -58,8 +66,11 @@ public record HealthPolicy(
      * @param untilReset the finding stays until a GPU reset is detected (event rules only)
      * @param holdSeconds how long an event finding lasts after its last occurrence when not untilReset;
      *     null = the policy's defaultHoldSeconds
-     * @param description the human-readable text of the message
-     * @param catalogAction NVIDIA's catalogue action the default was derived from (documentation only)
+     * @param description the human-readable text of the message; for an {@code xidActions} rule the
+     *     advice added to the XID's catalogue description; for an {@code xids} rule without one, the
+     *     catalogue description is used
+     * @param catalogAction NVIDIA's catalogue action the rule stands for or the reason it departs from
+     *     it (documentation; on a rule {@link #xidRule} derives from the catalogue, that action)
      */
     @JsonIgnoreProperties(ignoreUnknown = false)
     public record Rule(Action action, boolean untilReset, Long holdSeconds, String description, String catalogAction) {
@@ -78,14 +89,17 @@ public record HealthPolicy(
      * A rule on a periodic reading; the optional parameters apply to the reading named in brackets.
      *
      * @param threshold count at or above which the finding holds [volatileUncorrectedEcc]
+     * @param actionWhenXidsWatched the action instead of {@code action} on a GPU whose XID events are
+     *     watched: there each uncorrectable error's own XID (48, 94, 95, …) judges it, so the counter
+     *     must not turn an error the driver contained into an Unhealthy GPU [volatileUncorrectedEcc]
      * @param marginCelsius the finding holds from (slowdown − margin) °C [temperature]
      * @param onlyLinksSeenActive only links seen active since start count as down, so GPUs with unused
      *     links raise nothing [nvlinkDown]
      * @param reasons clock event reasons that count [clocksEvent]
      * @param ratioOfLimit power at or above this fraction of the enforced limit [power]
      */
-    public record ReadingRule(Action action, String description, Long threshold, Integer marginCelsius,
-            Boolean onlyLinksSeenActive, List<ClockReason> reasons, Double ratioOfLimit) {
+    public record ReadingRule(Action action, String description, Long threshold, Action actionWhenXidsWatched,
+            Integer marginCelsius, Boolean onlyLinksSeenActive, List<ClockReason> reasons, Double ratioOfLimit) {
         public ReadingRule {
             Objects.requireNonNull(action, "action");
             reasons = reasons == null ? List.of() : List.copyOf(reasons);
@@ -150,6 +164,8 @@ public record HealthPolicy(
         if (!xids.containsKey("default")) {
             throw new IllegalArgumentException("xids needs a \"default\" entry for XIDs not listed");
         }
+        xidActions = Map.copyOf(Objects.requireNonNull(xidActions, "xidActions"));
+        checkXidActions(xidActions, XidCatalog.shipped());
         events = events == null || events.isEmpty() ? Map.of() : new EnumMap<>(events);
         Objects.requireNonNull(conditions, "conditions");
         Objects.requireNonNull(conditions.gpuLost(), "conditions.gpuLost");
@@ -195,10 +211,60 @@ public record HealthPolicy(
         }
     }
 
-    /** The rule for {@code xid}, falling back to the "default" entry. */
+    /**
+     * Every action the catalogue uses has a rule, and every rule is for an action the catalogue uses:
+     * a newer catalogue with a new bucket, or a misspelt bucket in a policy file, stops the start
+     * instead of silently sending those XIDs to the default.
+     */
+    static void checkXidActions(Map<String, Rule> xidActions, XidCatalog catalog) {
+        for (String action : catalog.actions()) {
+            if (!xidActions.containsKey(action)) {
+                throw new IllegalArgumentException("xidActions has no rule for the catalogue action \"" + action + "\" (XIDs "
+                        + catalog.entries().values().stream().filter(e -> action.equals(e.action()))
+                                .map(e -> Long.toString(e.xid())).collect(Collectors.joining(", ")) + ")");
+            }
+        }
+        for (String action : xidActions.keySet()) {
+            if (!catalog.actions().contains(action)) {
+                throw new IllegalArgumentException("xidActions key \"" + action + "\" is no action of the XID catalogue "
+                        + catalog.actions());
+            }
+        }
+    }
+
+    /**
+     * The rule for {@code xid}, with the complete text its message starts with (after "XID n: "):
+     * <ol>
+     *   <li>a rule under {@code xids} for this XID, its description defaulting to the catalogue's;
+     *   <li>else the catalogue's immediate action, through {@code xidActions}: the catalogue's
+     *       description and, in brackets, the action and the rule's advice;
+     *   <li>else (an XID the catalogue does not list, or lists without an action) {@code xids.default}.
+     * </ol>
+     */
     public Rule xidRule(long xid) {
-        Rule rule = xids.get(Long.toString(xid));
-        return rule != null ? rule : xids.get("default");
+        XidCatalog.Entry entry = XidCatalog.shipped().get(xid);
+        Rule own = xids.get(Long.toString(xid));
+        if (own != null) {
+            String text = own.description() != null ? own.description() : entry != null ? entry.name() : xids.get("default").description();
+            return new Rule(own.action(), own.untilReset(), own.holdSeconds(), text, own.catalogAction());
+        }
+        Rule fallback = xids.get("default");
+        if (entry == null) {
+            return fallback;
+        }
+        if (entry.action() == null) {
+            return new Rule(fallback.action(), fallback.untilReset(), fallback.holdSeconds(),
+                    entry.name() + " [no action in NVIDIA's XID catalogue]", null);
+        }
+        Rule bucket = xidActions.get(entry.action());
+        String advice = bucket.description() == null ? entry.action() : entry.action() + ": " + bucket.description();
+        return new Rule(bucket.action(), bucket.untilReset(), bucket.holdSeconds(), entry.name() + " [" + advice + "]",
+                entry.action());
+    }
+
+    /** Whether NVIDIA's catalogue, as shipped, lists {@code xid}. */
+    public static boolean inCatalogue(long xid) {
+        return XidCatalog.shipped().get(xid) != null;
     }
 
     /** The rule for a non-XID event type; IGNORE when the policy has none. */

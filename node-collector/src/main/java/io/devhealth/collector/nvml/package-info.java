@@ -1,13 +1,14 @@
 /**
  * GPU health from NVML: {@link io.devhealth.collector.nvml.NvmlHealthSource} (the source),
  * {@link io.devhealth.collector.nvml.HealthPolicy} (what each signal means, as data; defaults in
- * {@code default-health-policy.json}, which follow NVIDIA's XID catalogue) and
+ * {@code default-health-policy.json}), {@link io.devhealth.collector.nvml.XidCatalog} (NVIDIA's XID
+ * catalogue, {@code xid-catalog.tsv}, whose immediate action classifies every XID it lists) and
  * {@link io.devhealth.collector.nvml.NvmlConfig} (settings). The JNA binding is in {@code .jna},
  * the machinery in {@code .internals}.
  *
  * <h2>Recovery</h2>
- * Findings whose rule says {@code untilReset} (the XIDs NVIDIA's catalogue answers with a GPU reset
- * or reboot, double-bit ECC, a lost GPU) hold until one of these is seen on that GPU:
+ * Findings whose rule says {@code untilReset} (the XIDs NVIDIA's catalogue answers with a GPU reset,
+ * a reboot or a person, double-bit ECC, a lost GPU) hold until one of these is seen on that GPU:
  * <ol>
  *   <li>a GPU that answered GPU_IS_LOST (or vanished from enumeration) answers again, after NVML was
  *       re-initialised (every reinit interval while a GPU is lost);

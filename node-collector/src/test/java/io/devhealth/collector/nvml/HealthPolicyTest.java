@@ -17,13 +17,65 @@ class HealthPolicyTest {
         HealthPolicy policy = HealthPolicy.defaults();
         assertThat(policy.xidRule(79).action()).isEqualTo(Action.UNHEALTHY);
         assertThat(policy.xidRule(79).untilReset()).isTrue();
-        assertThat(policy.xidRule(79).description()).isEqualTo("GPU has fallen off the bus");
+        assertThat(policy.xidRule(79).description()).isEqualTo("GPU has fallen off the bus [RESTART_BM: node reboot required]");
+        assertThat(policy.xidRule(79).catalogAction()).isEqualTo("RESTART_BM");
         assertThat(policy.xidRule(48).untilReset()).isTrue();
         assertThat(policy.xidRule(13).action()).isEqualTo(Action.HEALTHY_WITH_MESSAGE);
         assertThat(policy.xidRule(31).action()).isEqualTo(Action.HEALTHY_WITH_MESSAGE);
-        assertThat(policy.xidRule(54).untilReset()).isFalse();
+        // XIDs the policy used to leave to the default now follow the catalogue: a copy engine exception is the application's.
+        assertThat(policy.xidRule(39).action()).isEqualTo(Action.HEALTHY_WITH_MESSAGE);
+        assertThat(policy.xidRule(54).untilReset()).isTrue();
         assertThat(policy.xidRule(12345)).isEqualTo(policy.xids().get("default"));
         assertThat(policy.about().toString()).contains("NVIDIA's XID catalogue");
+    }
+
+    @Test
+    void shouldNotMakeNvlink5XidsStickyWithoutTheirSeverity() {
+        HealthPolicy policy = HealthPolicy.defaults();
+        for (long xid = 144; xid <= 150; xid++) {
+            assertThat(policy.xidRule(xid).untilReset()).as("XID %d", xid).isFalse();
+            assertThat(policy.xidRule(xid).action()).as("XID %d", xid).isNotEqualTo(Action.UNHEALTHY);
+        }
+        // Where NVML does say a reset is needed, the recovery-action reading is Unhealthy.
+        assertThat(policy.readings().recoveryAction().get(HealthPolicy.RecoveryAction.DRAIN_AND_RESET).action()).isEqualTo(Action.UNHEALTHY);
+    }
+
+    @Test
+    void shouldLetAnOperatorOverrideOneXidKeepingTheCatalogueDescription(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("policy.json");
+        Files.writeString(file, "{\"xids\": {\"13\": {\"action\": \"UNHEALTHY\", \"untilReset\": true}}}");
+        HealthPolicy policy = HealthPolicy.load(file);
+        assertThat(policy.xidRule(13).action()).isEqualTo(Action.UNHEALTHY);
+        assertThat(policy.xidRule(13).untilReset()).isTrue();
+        assertThat(policy.xidRule(13).description()).isEqualTo("Graphics Engine Exception");
+        assertThat(policy.xidRule(31).action()).isEqualTo(Action.HEALTHY_WITH_MESSAGE);
+    }
+
+    @Test
+    void shouldLetAnOperatorOverrideAWholeCatalogueAction(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("policy.json");
+        Files.writeString(file, """
+                {"xidActions": {"WORKFLOW_NVLINK5_ERR": {"action": "UNHEALTHY", "untilReset": true, "description": "reset the GPU"}}}
+                """);
+        HealthPolicy policy = HealthPolicy.load(file);
+        assertThat(policy.xidRule(147).untilReset()).isTrue();
+        assertThat(policy.xidRule(147).description()).isEqualTo("NVLINK: TREX Error [WORKFLOW_NVLINK5_ERR: reset the GPU]");
+        assertThat(policy.xidRule(13).action()).isEqualTo(Action.HEALTHY_WITH_MESSAGE);
+    }
+
+    @Test
+    void shouldRejectARuleForAnActionTheCatalogueDoesNotUse(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("policy.json");
+        Files.writeString(file, "{\"xidActions\": {\"RESTART_APPLICATION\": {\"action\": \"IGNORE\"}}}");
+        assertThatThrownBy(() -> HealthPolicy.load(file)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(file.toString()).hasMessageContaining("\"RESTART_APPLICATION\" is no action of the XID catalogue");
+    }
+
+    @Test
+    void shouldRefuseACatalogueActionWithoutARule() {
+        XidCatalog newer = XidCatalog.parse(java.util.List.of("13\tM\td\tRESTART_APP", "200\tNEW\tnew thing\tRESTART_FABRIC"));
+        assertThatThrownBy(() -> HealthPolicy.checkXidActions(HealthPolicy.defaults().xidActions(), newer))
+                .hasMessageContaining("no rule for the catalogue action \"RESTART_FABRIC\" (XIDs 200)");
     }
 
     @Test

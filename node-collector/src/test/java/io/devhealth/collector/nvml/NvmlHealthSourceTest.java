@@ -82,11 +82,11 @@ class NvmlHealthSourceTest {
         start(fastConfig(stub), Clock.systemUTC());
         awaitHealth(gpu(0), HealthStatus.HEALTHY, null);
         stub.queueXid(0, 48).setVolatileUncorrectedEcc(0, 2);
-        awaitHealth(gpu(0), HealthStatus.UNHEALTHY, "XID 48: double-bit ECC error");
+        awaitHealth(gpu(0), HealthStatus.UNHEALTHY, "XID 48: Double Bit ECC Error");
         assertThat(recorder.latest(gpu(0)).getReason()).isEqualTo("XID-48");
         // The XID is judged as soon as it arrives; the ECC counter joins the message at the next reading.
         awaitHealth(gpu(0), HealthStatus.UNHEALTHY, "2 uncorrectable ECC errors since the driver loaded");
-        assertThat(recorder.latest(gpu(0)).getMessage()).contains("XID 48: double-bit ECC error");
+        assertThat(recorder.latest(gpu(0)).getMessage()).contains("XID 48: Double Bit ECC Error");
         // Sticky: the ECC count alone clearing (a reset) is what recovers it, and the message says why.
         stub.resetGpu(0);
         awaitHealth(gpu(0), HealthStatus.HEALTHY, "GPU reset detected: volatile ECC counters restarted");
@@ -115,10 +115,42 @@ class NvmlHealthSourceTest {
         start(fastConfig(stub), clock);
         awaitHealth(gpu(0), HealthStatus.HEALTHY, null);
         stub.queueXid(0, 13);
-        awaitHealth(gpu(0), HealthStatus.HEALTHY, "XID 13: graphics engine exception");
+        awaitHealth(gpu(0), HealthStatus.HEALTHY, "XID 13: Graphics Engine Exception");
         assertThat(recorder.latest(gpu(0)).getReason()).isEqualTo("XID-13");
         clock.advance(Duration.ofSeconds(301));
         awaitHealth(gpu(0), HealthStatus.HEALTHY, null);
+    }
+
+    @Test
+    void shouldKeepAGpuWithAContainedEccErrorHealthyDespiteTheEccCounter() {
+        stub = NvmlStub.load(2);
+        stub.setSupportedEvents(1, 0);
+        start(fastConfig(stub), Clock.systemUTC());
+        awaitHealth(gpu(0), HealthStatus.HEALTHY, null);
+        awaitHealth(gpu(1), HealthStatus.HEALTHY, "XID events not supported");
+        // XID 94: the error was contained to one application; the uncorrected counter counts it all the same.
+        stub.queueXid(0, 94).setVolatileUncorrectedEcc(0, 1);
+        awaitHealth(gpu(0), HealthStatus.HEALTHY, "1 uncorrectable ECC errors since the driver loaded; each is judged by its XID");
+        assertThat(recorder.latest(gpu(0)).getMessage()).contains("XID 94: Contained memory error [RESTART_APP: ");
+        assertThat(recorder.of(gpu(0))).noneMatch(r -> r.getHealth() == HealthStatus.UNHEALTHY);
+        // Where XIDs are not watched the counter is the only signal, and it still says Unhealthy.
+        stub.setVolatileUncorrectedEcc(1, 1);
+        awaitHealth(gpu(1), HealthStatus.UNHEALTHY, "1 uncorrectable ECC errors since the driver loaded");
+        assertThat(recorder.latest(gpu(1)).getMessage()).doesNotContain("judged by its XID");
+    }
+
+    @Test
+    void shouldLeaveAnNvlink5XidToTheRecoveryActionTheDriverPublishes() {
+        stub = NvmlStub.load(1);
+        start(fastConfig(stub), Clock.systemUTC());
+        awaitHealth(gpu(0), HealthStatus.HEALTHY, null);
+        stub.queueXid(0, 145);
+        awaitHealth(gpu(0), HealthStatus.HEALTHY, "XID 145: NVLINK: RLW Error [WORKFLOW_NVLINK5_ERR: ");
+        // A fatal one comes with a changed recovery action, and that keeps the GPU Unhealthy until the reset.
+        stub.setRecoveryAction(0, NvmlStub.RECOVERY_GPU_RESET);
+        awaitHealth(gpu(0), HealthStatus.UNHEALTHY, "NVML recovery action: GPU reset required");
+        stub.resetGpu(0);
+        awaitHealth(gpu(0), HealthStatus.HEALTHY, "GPU reset detected: recovery action returned to none");
     }
 
     @Test
@@ -191,7 +223,7 @@ class NvmlHealthSourceTest {
         await().atMost(WAIT).untilAsserted(() -> {
             DeviceHealthReport keepAlive = recorder.latest(gpu(0));
             assertThat(keepAlive.getKind()).isEqualTo(ReportKind.KEEPALIVE);
-            assertThat(keepAlive.getMessage()).startsWith("XID 31: GPU memory page fault (800000 times, 2026-01-01T00:00:");
+            assertThat(keepAlive.getMessage()).startsWith("XID 31: GPU memory page fault [RESTART_APP: restart the application; the GPU needs no action] (800000 times, 2026-01-01T00:00:");
             assertThat(keepAlive.getHealth()).isEqualTo(HealthStatus.HEALTHY);
         });
     }
@@ -262,7 +294,7 @@ class NvmlHealthSourceTest {
         await().atMost(WAIT).until(() -> recorder.latestMig(gpu(0), 2, 0) != null);
         stub.queueEvents(0, NvmlStub.EVENT_XID, 94, 2, 0, 1);
         await().atMost(WAIT).untilAsserted(() -> {
-            assertThat(recorder.latestMig(gpu(0), 2, 0).getMessage()).contains("XID 94: contained ECC error");
+            assertThat(recorder.latestMig(gpu(0), 2, 0).getMessage()).contains("XID 94: Contained memory error");
         });
         assertThat(recorder.latestMig(gpu(0), 1, 0).getMessage()).isNull();
         assertThat(recorder.latest(gpu(0)).getMessage()).isNull();

@@ -122,7 +122,7 @@ class NvmlStickyFindingsTest {
     @Test
     void shouldRecoverAfterRestartWhenTheGpuWasResetWhileTheCollectorWasDown() {
         stub = NvmlStub.load(1);
-        failGpu(0, 48, "XID 48: double-bit ECC error");
+        failGpu(0, 48, "XID 48: Double Bit ECC Error");
         stub.setVolatileUncorrectedEcc(0, 2);
         awaitHealth(gpu(0), HealthStatus.UNHEALTHY, "2 uncorrectable ECC errors");
         source.close();
@@ -222,7 +222,7 @@ class NvmlStickyFindingsTest {
         List<DeviceHealthReport> instance = recorder.reports.stream()
                 .filter(r -> Integer.valueOf(2).equals(r.getDevice().getMigGpuInstanceId())).toList();
         assertThat(instance.get(0).getHealth()).isEqualTo(HealthStatus.UNHEALTHY);
-        assertThat(instance.get(0).getMessage()).contains("XID 95: uncontained ECC error");
+        assertThat(instance.get(0).getMessage()).contains("XID 95: Uncontained memory error");
         assertThat(recorder.latestMig(gpu(0), 1, 0).getHealth()).isEqualTo(HealthStatus.HEALTHY);
     }
 }

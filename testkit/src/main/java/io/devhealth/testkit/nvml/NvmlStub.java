@@ -34,7 +34,10 @@ public final class NvmlStub implements AutoCloseable {
     public static final int ERROR_NO_PERMISSION = 4;
     public static final int ERROR_NOT_SUPPORTED = 3;
     public static final int ERROR_DRIVER_NOT_LOADED = 9;
+    /** What the binding sees when the library does not export a function. */
+    public static final int ERROR_FUNCTION_NOT_FOUND = 13;
     public static final int ERROR_GPU_IS_LOST = 15;
+    public static final int ERROR_ARGUMENT_VERSION_MISMATCH = 25;
     public static final int ERROR_UNKNOWN = 999;
 
     /** Event type bits ({@code nvmlEventType*}). */

@@ -2,6 +2,7 @@ package io.devhealth.collector.nvml.internals;
 
 import io.devhealth.collector.nvml.HealthPolicy;
 import io.devhealth.collector.nvml.HealthPolicy.Rule;
+import io.devhealth.collector.nvml.XidCatalog;
 import io.devhealth.collector.nvml.internals.StickyRecord.Baseline;
 import io.devhealth.collector.nvml.internals.StickyRecord.StickyFinding;
 import io.devhealth.collector.nvml.jna.NvmlEventType;
@@ -62,6 +63,7 @@ public final class HealthTracker {
     /** Records of an earlier run not yet matched to an enumeration (kept as they are until then). */
     private final Map<String, StickyRecord> pendingRestore = new LinkedHashMap<>();
     private String bootId;
+    private final Set<Long> xidsNotInCatalogue = new HashSet<>();
 
     /** A device's effective health, as the report will carry it. {@code stateKey} changes only when health or the set of reasons does. */
     public record DeviceView(DeviceKey key, HealthStatus health, String reason, String message, String stateKey) {}
@@ -73,6 +75,8 @@ public final class HealthTracker {
         final Map<String, Finding> readings = new LinkedHashMap<>();
         final Map<String, Finding> conditions = new LinkedHashMap<>();
         final Set<Integer> linksSeenActive = new HashSet<>();
+        /** Whether the GPU's XID events are registered (false until enumerated, and for a GPU only restored). */
+        boolean xidsWatched;
         Readings lastReadings;
         /** The last successful poll; unlike lastReadings it survives a lost GPU, as the baseline worth persisting. */
         Readings lastPolled;
@@ -119,6 +123,7 @@ public final class HealthTracker {
                 applyRestored(state, restored, now);
             }
             String problem = unmonitored.get(device.uuid());
+            state.xidsWatched = problem == null;
             if (problem == null) {
                 state.conditions.remove(EVENTS_UNSUPPORTED);
             } else {
@@ -160,6 +165,7 @@ public final class HealthTracker {
             Rule rule;
             if (key.type() == NvmlEventType.XID_CRITICAL_ERROR) {
                 rule = policy.xidRule(key.data());
+                warnIfNotInCatalogue(key.data(), rule);
                 reason = "XID-" + key.data();
                 text = "XID " + key.data() + ": " + rule.description();
             } else {
@@ -188,6 +194,14 @@ public final class HealthTracker {
         }
     }
 
+    /** Once per XID number: an XID newer than the shipped catalogue means the catalogue wants an update. */
+    private void warnIfNotInCatalogue(long xid, Rule rule) {
+        if (!HealthPolicy.inCatalogue(xid) && xidsNotInCatalogue.add(xid)) {
+            LOGGER.warn("nvml xid not in catalogue xid={} catalogueHighest={} action={} untilReset={} holdSeconds={}", xid,
+                    XidCatalog.shipped().highest(), rule.action(), rule.untilReset(), policy.hold(rule).toSeconds());
+        }
+    }
+
     /** A successful poll of a GPU: reset evidence first, then the readings' findings replace the previous ones. */
     public void polled(String uuid, Readings readings, Instant now) {
         GpuState state = gpus.get(uuid);
@@ -207,7 +221,7 @@ public final class HealthTracker {
         state.lastReadings = readings;
         state.lastPolled = readings;
         Map<String, Finding> next = new LinkedHashMap<>();
-        for (FindingSpec spec : evaluator.evaluate(readings, state.linksSeenActive)) {
+        for (FindingSpec spec : evaluator.evaluate(readings, state.linksSeenActive, state.xidsWatched)) {
             Finding previous = state.readings.get(spec.reason());
             if (previous != null && previous.health() == spec.health()) {
                 previous.refresh(spec.text(), now);

@@ -22,8 +22,11 @@ final class ReadingsEvaluator {
         this.policy = policy;
     }
 
-    /** The findings {@code readings} give; {@code linksSeenActive} is updated with the links active now. */
-    List<FindingSpec> evaluate(Readings readings, Set<Integer> linksSeenActive) {
+    /**
+     * The findings {@code readings} give; {@code linksSeenActive} is updated with the links active now.
+     * {@code xidsWatched}: the GPU's XID events reach the collector, so the XIDs judge what they report.
+     */
+    List<FindingSpec> evaluate(Readings readings, Set<Integer> linksSeenActive, boolean xidsWatched) {
         HealthPolicy.Readings rules = policy.readings();
         List<FindingSpec> findings = new ArrayList<>();
         if (readings.remappedRows() != null) {
@@ -40,7 +43,12 @@ final class ReadingsEvaluator {
         ReadingRule ecc = rules.volatileUncorrectedEcc();
         long eccThreshold = ecc.threshold() == null ? 1 : Math.max(1, ecc.threshold());
         if (readings.volatileUncorrectedEcc() != null && readings.volatileUncorrectedEcc() >= eccThreshold) {
-            add(findings, "ECC-UNCORRECTED", ecc, readings.volatileUncorrectedEcc() + " " + ecc.description());
+            // The counter also counts errors the GPU contained to one application (XID 94, "restart the
+            // application"). Where XIDs are watched, each error's XID carries the verdict (48 and 95 are
+            // sticky Unhealthy, 94 is not), so the counter only informs; where they are not, it is the only signal.
+            boolean byXid = xidsWatched && ecc.actionWhenXidsWatched() != null;
+            String text = readings.volatileUncorrectedEcc() + " " + ecc.description() + (byXid ? "; each is judged by its XID" : "");
+            add(findings, "ECC-UNCORRECTED", byXid ? ecc.actionWhenXidsWatched() : ecc.action(), text);
         }
         temperature(readings, rules.temperature(), findings);
         nvLinks(readings, rules.nvlinkDown(), linksSeenActive, findings);
@@ -135,7 +143,11 @@ final class ReadingsEvaluator {
     }
 
     private static void add(List<FindingSpec> findings, String reason, ReadingRule rule, String text) {
-        HealthStatus health = FindingSpec.health(rule.action());
+        add(findings, reason, rule.action(), text);
+    }
+
+    private static void add(List<FindingSpec> findings, String reason, HealthPolicy.Action action, String text) {
+        HealthStatus health = FindingSpec.health(action);
         if (health != null) {
             findings.add(new FindingSpec(reason, health, text));
         }

@@ -38,6 +38,8 @@ public final class Nvml {
 
     private final NvmlLibrary library;
     private final String loadedFrom;
+    /** Set once the library shows it lacks nvmlDeviceGetTemperatureV (or its struct version), so later polls go straight to the old call. */
+    private volatile boolean temperatureVUnavailable;
 
     private Nvml(NvmlLibrary library, String loadedFrom) {
         this.library = library;
@@ -211,7 +213,27 @@ public final class Nvml {
         check("nvmlEventSetFree", call(() -> library.nvmlEventSetFree(set)));
     }
 
+    /**
+     * GPU temperature in °C through {@code nvmlDeviceGetTemperatureV}; on a driver that does not
+     * export it, or does not know its struct version, through the deprecated
+     * {@code nvmlDeviceGetTemperature}, which such drivers still serve.
+     */
     public int temperature(Pointer device) throws NvmlException {
+        if (!temperatureVUnavailable) {
+            Memory temperature = new Memory(NvmlTemperature.SIZE);
+            temperature.clear();
+            temperature.setInt(NvmlTemperature.OFFSET_VERSION, NvmlTemperature.VERSION_1);
+            temperature.setInt(NvmlTemperature.OFFSET_SENSOR_TYPE, TEMPERATURE_GPU);
+            int code = call(() -> library.nvmlDeviceGetTemperatureV(device, temperature));
+            if (code == NvmlReturn.SUCCESS) {
+                return temperature.getInt(NvmlTemperature.OFFSET_TEMPERATURE);
+            }
+            if (code != NvmlReturn.ERROR_FUNCTION_NOT_FOUND && code != NvmlReturn.ERROR_ARGUMENT_VERSION_MISMATCH) {
+                check("nvmlDeviceGetTemperatureV", code);
+            }
+            temperatureVUnavailable = true;
+            LOGGER.info("nvml temperature call fallback function=nvmlDeviceGetTemperature reason={}", NvmlReturn.name(code));
+        }
         IntByReference celsius = new IntByReference();
         check("nvmlDeviceGetTemperature", call(() -> library.nvmlDeviceGetTemperature(device, TEMPERATURE_GPU, celsius)));
         return celsius.getValue();

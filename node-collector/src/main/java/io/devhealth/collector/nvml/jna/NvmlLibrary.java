@@ -55,7 +55,11 @@ public interface NvmlLibrary extends Library {
 
     int nvmlEventSetFree(Pointer set);
 
+    /** DEPRECATED(13.0); the only temperature call of drivers before header 12.8. */
     int nvmlDeviceGetTemperature(Pointer device, int sensor, IntByReference celsius);
+
+    /** Header 12.8+. {@code temperature} points at {@link NvmlTemperature#SIZE} bytes laid out as {@link NvmlTemperature}. */
+    int nvmlDeviceGetTemperatureV(Pointer device, Pointer temperature);
 
     int nvmlDeviceGetTemperatureThreshold(Pointer device, int thresholdType, IntByReference celsius);
 

@@ -16,6 +16,8 @@ public final class NvmlReturn {
     public static final int ERROR_FUNCTION_NOT_FOUND = 13;
     public static final int ERROR_GPU_IS_LOST = 15;
     public static final int ERROR_RESET_REQUIRED = 16;
+    /** A versioned struct's version is one the library does not know. */
+    public static final int ERROR_ARGUMENT_VERSION_MISMATCH = 25;
     public static final int ERROR_UNKNOWN = 999;
 
     private NvmlReturn() {}
@@ -45,6 +47,7 @@ public final class NvmlReturn {
             case 19 -> "ERROR_IN_USE";
             case 20 -> "ERROR_MEMORY";
             case 21 -> "ERROR_NO_DATA";
+            case ERROR_ARGUMENT_VERSION_MISMATCH -> "ERROR_ARGUMENT_VERSION_MISMATCH";
             case 27 -> "ERROR_NOT_READY";
             case 28 -> "ERROR_GPU_NOT_FOUND";
             case ERROR_UNKNOWN -> "ERROR_UNKNOWN";

@@ -46,6 +46,11 @@ class NvmlBindingTest {
         assertThat(field.offsetOf("valueType")).isEqualTo(NvmlFieldValue.OFFSET_VALUE_TYPE);
         assertThat(field.offsetOf("nvmlReturn")).isEqualTo(NvmlFieldValue.OFFSET_RETURN);
         assertThat(field.offsetOf("value")).isEqualTo(NvmlFieldValue.OFFSET_VALUE);
+        NvmlTemperature temperature = new NvmlTemperature();
+        assertThat(temperature.size()).isEqualTo(NvmlTemperature.SIZE);
+        assertThat(temperature.offsetOf("sensorType")).isEqualTo(NvmlTemperature.OFFSET_SENSOR_TYPE);
+        assertThat(temperature.offsetOf("temperature")).isEqualTo(NvmlTemperature.OFFSET_TEMPERATURE);
+        assertThat(NvmlTemperature.VERSION_1).isEqualTo(0x0100000C);
     }
 
     @Test
@@ -93,6 +98,29 @@ class NvmlBindingTest {
         assertThat(nvml.retiredPagesPending(gpu)).isTrue();
         assertThatThrownBy(() -> nvml.nvLinkActive(gpu, 20)).isInstanceOfSatisfying(NvmlException.class,
                 e -> assertThat(e.isNotSupported()).isTrue());
+    }
+
+    @Test
+    void shouldReadTemperatureThroughTheVersionedCall() throws Exception {
+        stub.setTemperature(0, 77).setReturn(0, "nvmlDeviceGetTemperature", NvmlStub.ERROR_UNKNOWN);
+        assertThat(nvml.temperature(nvml.handleByIndex(0))).isEqualTo(77);
+    }
+
+    @Test
+    void shouldFallBackToTheDeprecatedTemperatureCallWhereTheDriverLacksTheVersionedOne() throws Exception {
+        Pointer gpu = nvml.handleByIndex(0);
+        stub.setTemperature(0, 66).setReturn(-1, "nvmlDeviceGetTemperatureV", NvmlStub.ERROR_FUNCTION_NOT_FOUND);
+        assertThat(nvml.temperature(gpu)).isEqualTo(66);
+        // Remembered: later polls do not ask for the missing function again.
+        stub.setReturn(-1, "nvmlDeviceGetTemperatureV", NvmlStub.SUCCESS).setReturn(0, "nvmlDeviceGetTemperature", NvmlStub.ERROR_UNKNOWN);
+        assertThatThrownBy(() -> nvml.temperature(gpu)).isInstanceOfSatisfying(NvmlException.class,
+                e -> assertThat(e).hasMessageContaining("nvmlDeviceGetTemperature"));
+    }
+
+    @Test
+    void shouldFallBackToTheDeprecatedTemperatureCallOnAStructVersionMismatch() throws Exception {
+        stub.setTemperature(1, 55).setReturn(-1, "nvmlDeviceGetTemperatureV", NvmlStub.ERROR_ARGUMENT_VERSION_MISMATCH);
+        assertThat(nvml.temperature(nvml.handleByIndex(1))).isEqualTo(55);
     }
 
     @Test
