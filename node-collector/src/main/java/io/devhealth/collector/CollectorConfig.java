@@ -42,6 +42,9 @@ public final class CollectorConfig extends ServiceConfig {
     public static final String SPOOL_MAX_IN_FLIGHT = "spool.send.max.in.flight";
     public static final String INVENTORY_ENABLED = "inventory.enabled";
     public static final String INVENTORY_RESEND_INTERVAL = "inventory.resend.interval.ms";
+    public static final String TAINTS_ENABLED = "taints.enabled";
+    public static final String TAINTS_POLICY_FILE = "taints.policy.file";
+    public static final String TAINTS_TIMEOUT = "taints.timeout.ms";
     public static final String KUBERNETES_MASTER = "kubernetes.master";
     public static final String HTTP_HOST = "http.host";
     public static final String HTTP_PORT = "http.port";
@@ -95,6 +98,13 @@ public final class CollectorConfig extends ServiceConfig {
                             + "Kubernetes API is configured (in-cluster service account, KUBECONFIG or ~/.kube/config, or kubernetes.master).")
             .define(INVENTORY_RESEND_INTERVAL, Type.LONG, 600_000L, ConfigDef.Range.atLeast(1_000), Importance.LOW,
                     "An unchanged inventory is re-sent this often.")
+            .define(TAINTS_ENABLED, Type.BOOLEAN, true, Importance.MEDIUM,
+                    "Report the device taints of the node's ResourceSlices and the DeviceTaintRules that select its devices "
+                            + "as health source TAINT (NVIDIA's DRA driver reports GPU health only this way). Needs the inventory.")
+            .define(TAINTS_POLICY_FILE, Type.STRING, "", Importance.LOW,
+                    "JSON file of taint rules tried before the shipped ones (default-taint-policy.json); empty: the shipped rules only.")
+            .define(TAINTS_TIMEOUT, Type.LONG, 30_000L, ConfigDef.Range.atLeast(3_000), Importance.LOW,
+                    "Timeout announced with each taint report; every device's taint state is re-stated every third of it.")
             .define(KUBERNETES_MASTER, Type.STRING, "", Importance.LOW,
                     "Kubernetes API URL; empty: fabric8 auto-configuration (in-cluster service account or kubeconfig).")
             .define(HTTP_HOST, Type.STRING, "0.0.0.0", Importance.LOW, "Address of the /metrics, /healthz and /readyz endpoint.")
@@ -276,6 +286,19 @@ public final class CollectorConfig extends ServiceConfig {
 
     public Duration inventoryResendInterval() {
         return Duration.ofMillis(getLong(INVENTORY_RESEND_INTERVAL));
+    }
+
+    public boolean taintsEnabled() {
+        return getBoolean(TAINTS_ENABLED);
+    }
+
+    public Optional<Path> taintsPolicyFile() {
+        String file = getString(TAINTS_POLICY_FILE);
+        return file.isBlank() ? Optional.empty() : Optional.of(Path.of(file));
+    }
+
+    public Duration taintsTimeout() {
+        return Duration.ofMillis(getLong(TAINTS_TIMEOUT));
     }
 
     public Optional<String> kubernetesMaster() {

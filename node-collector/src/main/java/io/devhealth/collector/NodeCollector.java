@@ -11,6 +11,8 @@ import io.devhealth.collector.dra.PluginRegistration;
 import io.devhealth.collector.dra.PluginRegistryWatcher;
 import io.devhealth.collector.dra.SnapshotDiff;
 import io.devhealth.collector.inventory.ResourceSliceInventory;
+import io.devhealth.collector.taint.DeviceTaintSource;
+import io.devhealth.collector.taint.TaintPolicy;
 import io.devhealth.collector.ops.CollectorMetrics;
 import io.devhealth.schema.ops.HealthServer;
 import io.devhealth.collector.podresources.PodResourcesPoller;
@@ -76,6 +78,7 @@ public final class NodeCollector implements DriverStreamListener, AutoCloseable 
     private PluginRegistryWatcher watcher;
     private PodResourcesPoller poller;
     private ResourceSliceInventory inventory;
+    private DeviceTaintSource taints;
     private NvmlHealthSource nvml;
     private HealthServer http;
 
@@ -183,6 +186,11 @@ public final class NodeCollector implements DriverStreamListener, AutoCloseable 
             inventory = new ResourceSliceInventory(kubernetes, config.clusterName(), config.nodeName(), publisher, clock,
                     scheduler, config.inventoryResendInterval());
             inventory.start();
+            if (config.taintsEnabled()) {
+                taints = new DeviceTaintSource(kubernetes, config.clusterName(), config.nodeName(), inventory,
+                        TaintPolicy.withOverrides(config.taintsPolicyFile()), publisher, clock, scheduler, config.taintsTimeout());
+                taints.start();
+            }
         }
         if (config.nvml().enabled()) {
             startNvml();
@@ -327,6 +335,7 @@ public final class NodeCollector implements DriverStreamListener, AutoCloseable 
         closeQuietly(watcher);
         closeQuietly(streams);
         closeQuietly(poller);
+        closeQuietly(taints);
         closeQuietly(inventory);
         closeQuietly(nvml);
         scheduler.shutdownNow();

@@ -19,7 +19,7 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * Turns one driver's stream of full snapshots into the reports worth sending.
+ * Turns one source's stream of full snapshots of a driver's devices into the reports worth sending.
  *
  * <p>A report goes out when a device appears, changes health, message or timeout ({@code CHANGE}),
  * disappears from the snapshot ({@code ABSENT}: never silently kept), or has not been reported for
@@ -31,6 +31,7 @@ public final class SnapshotDiff {
     private final String cluster;
     private final String node;
     private final String driver;
+    private final SourceKind source;
     private final Duration defaultTimeout;
     private final Clock clock;
     private final Map<DeviceKey, Sent> lastSent = new LinkedHashMap<>();
@@ -38,9 +39,18 @@ public final class SnapshotDiff {
     private record Sent(ObservedDevice device, Instant at) {}
 
     public SnapshotDiff(String cluster, String node, String driver, Duration defaultTimeout, Clock clock) {
+        this(cluster, node, driver, SourceKind.DRA, defaultTimeout, clock);
+    }
+
+    /**
+     * @param source the kind of source the snapshots come from; its name in the reports is {@code driver}
+     *     (a driver's devices seen through its health stream, or through its device taints)
+     */
+    public SnapshotDiff(String cluster, String node, String driver, SourceKind source, Duration defaultTimeout, Clock clock) {
         this.cluster = Objects.requireNonNull(cluster);
         this.node = Objects.requireNonNull(node);
         this.driver = Objects.requireNonNull(driver);
+        this.source = Objects.requireNonNull(source);
         this.defaultTimeout = Objects.requireNonNull(defaultTimeout);
         this.clock = Objects.requireNonNull(clock);
     }
@@ -94,7 +104,7 @@ public final class SnapshotDiff {
         return DeviceHealthReport.newBuilder()
                 .setCluster(cluster)
                 .setNode(node)
-                .setSource(SourceKind.DRA)
+                .setSource(source)
                 .setSourceName(driver)
                 .setDevice(DeviceRef.newBuilder().setDriver(driver).setPool(device.pool()).setDevice(device.device()).build())
                 .setHealth(device.health())

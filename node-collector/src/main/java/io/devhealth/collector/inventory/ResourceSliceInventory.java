@@ -37,6 +37,7 @@ public final class ResourceSliceInventory implements AutoCloseable {
     private final Duration resendInterval;
     private final boolean serverSideFilter;
     private final AtomicBoolean publishQueued = new AtomicBoolean();
+    private final List<Runnable> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
     private SharedIndexInformer<ResourceSlice> informer;
     private List<InventoryDevice> lastPublished;
     private Instant lastPublishedAt = Instant.MIN;
@@ -97,6 +98,20 @@ public final class ResourceSliceInventory implements AutoCloseable {
         scheduler.scheduleWithFixedDelay(this::publishSafely, ms, ms, TimeUnit.MILLISECONDS);
     }
 
+    /**
+     * Calls {@code listener} (on the scheduler) after the node's slices changed, coalesced as the
+     * inventory's own publication is: the device-taint source reads the same watch instead of a
+     * second one per node.
+     */
+    public void onSlicesChanged(Runnable listener) {
+        listeners.add(listener);
+    }
+
+    /** The node's slices as last listed or watched; empty before the first list. */
+    public List<ResourceSlice> slices() {
+        return informer == null || !informer.hasSynced() ? List.of() : informer.getStore().list();
+    }
+
     /** Whether the informer has listed the slices once. */
     public boolean synced() {
         return informer != null && informer.hasSynced();
@@ -109,11 +124,20 @@ public final class ResourceSliceInventory implements AutoCloseable {
     }
 
     private void publishSafely() {
-        publishQueued.set(false);
+        boolean changed = publishQueued.getAndSet(false);
         try {
             publishIfDue();
         } catch (RuntimeException e) {
             LOGGER.error("inventory publish failed node={} error=\"{}\"", node, e.toString(), e);
+        }
+        if (changed) {
+            for (Runnable listener : listeners) {
+                try {
+                    listener.run();
+                } catch (RuntimeException e) {
+                    LOGGER.error("resourceslice listener failed node={} error=\"{}\"", node, e.toString(), e);
+                }
+            }
         }
     }
 

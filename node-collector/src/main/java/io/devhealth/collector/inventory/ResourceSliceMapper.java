@@ -29,8 +29,31 @@ public final class ResourceSliceMapper {
 
     private ResourceSliceMapper() {}
 
+    /** One device of the node's current slices, as its driver published it. */
+    public record SliceDevice(String driver, String pool, Device device) {}
+
     /** The devices of {@code node}'s slices, sorted by driver, pool, device. */
     public static List<InventoryDevice> devices(String node, Collection<ResourceSlice> slices) {
+        List<InventoryDevice> out = new ArrayList<>();
+        for (SliceDevice current : currentDevices(node, slices)) {
+            Device device = current.device();
+            Map<String, DeviceAttribute> attributes = device.getAttributes() == null ? Map.of() : device.getAttributes();
+            out.add(InventoryDevice.newBuilder()
+                    .setDriver(current.driver())
+                    .setPool(current.pool())
+                    .setDevice(device.getName())
+                    .setUuid(stringAttribute(attributes, List.of(UUID_ATTRIBUTE)).orElse(null))
+                    .setProductName(stringAttribute(attributes, PRODUCT_ATTRIBUTES).orElse(null))
+                    .build());
+        }
+        return out;
+    }
+
+    /**
+     * The devices of {@code node}'s slices of each pool's newest generation, sorted by driver, pool,
+     * device: what the scheduler sees of the node, for the inventory and the device taints alike.
+     */
+    public static List<SliceDevice> currentDevices(String node, Collection<ResourceSlice> slices) {
         Map<String, Long> newestGeneration = new HashMap<>();
         List<ResourceSlice> ours = new ArrayList<>();
         for (ResourceSlice slice : slices) {
@@ -41,25 +64,18 @@ public final class ResourceSliceMapper {
             ours.add(slice);
             newestGeneration.merge(poolKey(spec), generation(spec), Math::max);
         }
-        List<InventoryDevice> out = new ArrayList<>();
+        List<SliceDevice> out = new ArrayList<>();
         for (ResourceSlice slice : ours) {
             ResourceSliceSpec spec = slice.getSpec();
             if (generation(spec) != newestGeneration.get(poolKey(spec)) || spec.getDevices() == null) {
                 continue;
             }
             for (Device device : spec.getDevices()) {
-                Map<String, DeviceAttribute> attributes = device.getAttributes() == null ? Map.of() : device.getAttributes();
-                out.add(InventoryDevice.newBuilder()
-                        .setDriver(spec.getDriver())
-                        .setPool(spec.getPool().getName())
-                        .setDevice(device.getName())
-                        .setUuid(stringAttribute(attributes, List.of(UUID_ATTRIBUTE)).orElse(null))
-                        .setProductName(stringAttribute(attributes, PRODUCT_ATTRIBUTES).orElse(null))
-                        .build());
+                out.add(new SliceDevice(spec.getDriver(), spec.getPool().getName(), device));
             }
         }
-        out.sort(Comparator.comparing(InventoryDevice::getDriver).thenComparing(InventoryDevice::getPool)
-                .thenComparing(InventoryDevice::getDevice));
+        out.sort(Comparator.comparing(SliceDevice::driver).thenComparing(SliceDevice::pool)
+                .thenComparing(d -> d.device().getName()));
         return out;
     }
 
