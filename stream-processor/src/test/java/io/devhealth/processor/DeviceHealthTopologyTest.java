@@ -106,6 +106,28 @@ class DeviceHealthTopologyTest {
                 .containsExactly(HealthStatus.UNHEALTHY, HealthStatus.HEALTHY);
     }
 
+    /**
+     * A driver that reports health only as device taints (NVIDIA's): the TAINT source of the same
+     * driver name is one more source of the merge, its Unhealthy wins over the driver's own fresh
+     * Healthy, and its recovery (the taint removed) turns the device Healthy again.
+     */
+    @Test
+    void shouldMergeTheTaintSourceOfADriverLikeAnyOtherSource() {
+        fixture.allocate("train-0", "gpu-0");
+        fixture.send(report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(1)));
+        fixture.send(report("gpu-0", HealthStatus.UNHEALTHY, T0.plusSeconds(2)).setSource(SourceKind.TAINT).setTimeoutSeconds(30L)
+                .setMessage("XID 79 reported by the driver (gpu.nvidia.com/xid, NoSchedule)"));
+        fixture.send(report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(3)).setKind(ReportKind.KEEPALIVE));
+
+        List<HealthTransition> transitions = fixture.transitions.readValuesToList();
+        assertThat(transitions).extracting(HealthTransition::getTo).containsExactly(HealthStatus.HEALTHY, HealthStatus.UNHEALTHY);
+        assertThat(transitions.get(1).getMessage()).contains("XID 79 reported by the driver");
+
+        fixture.send(report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(10)).setSource(SourceKind.TAINT).setTimeoutSeconds(30L));
+        assertThat(fixture.transitions.readValuesToList()).extracting(HealthTransition::getTo).containsExactly(HealthStatus.HEALTHY);
+        assertThat(fixture.podStatus.readValuesToList()).last().extracting(PodDeviceStatus::getSummary).isEqualTo(HealthStatus.HEALTHY);
+    }
+
     @Test
     void shouldTurnAbsentDeviceUnknown() {
         fixture.allocate("train-0", "gpu-0");
