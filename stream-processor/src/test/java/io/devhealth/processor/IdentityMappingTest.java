@@ -203,4 +203,22 @@ class IdentityMappingTest {
                     assertThat(d.getReason()).isEqualTo("ECC");
                 });
     }
+
+    /** NVIDIA's DRA driver reports health only as taints; a device-plugin pod on the same GPU gets it through the UUID. */
+    @Test
+    void shouldGiveADevicePluginPodTheTaintSourcesHealthOfTheDraDeviceWithItsUuid() {
+        fixture.inventory("gpu-0");
+        fixture.allocateDevicePlugin("infer-0", "nvidia.com/gpu", uuid("gpu-0"));
+        fixture.send(report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(1)).setSource(SourceKind.TAINT));
+        fixture.send(report("gpu-0", HealthStatus.UNHEALTHY, T0.plusSeconds(2)).setSource(SourceKind.TAINT)
+                .setMessage("XID 79 reported by the driver (gpu.nvidia.com/xid, NoSchedule)"));
+
+        PodDeviceStatus status = lastPodStatus();
+        assertThat(status.getSummary()).isEqualTo(HealthStatus.UNHEALTHY);
+        assertThat(status.getContainers().get(0).getDevicePluginResources().get(0).getDevices()).singleElement()
+                .satisfies(d -> {
+                    assertThat(d.getResourceId()).isEqualTo(uuid("gpu-0"));
+                    assertThat(d.getMessage()).contains("XID 79 reported by the driver");
+                });
+    }
 }
