@@ -1,10 +1,13 @@
 package io.devhealth.collector;
 
 import io.devhealth.collector.publish.ReportPublisher;
+import io.devhealth.schema.avro.ClaimAllocation;
+import io.devhealth.schema.avro.ClaimDevice;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.NodeDevices;
 import io.devhealth.schema.avro.NodeHeartbeat;
+import io.devhealth.schema.avro.PodAllocation;
 import io.devhealth.schema.avro.SourceState;
 import java.util.List;
 import java.util.Optional;
@@ -52,6 +55,28 @@ public final class RecordingPublisher implements ReportPublisher {
 
     public List<NodeAllocations> allocations() {
         return List.copyOf(allocations);
+    }
+
+    /**
+     * The claimed devices of the latest allocations snapshot, one line each:
+     * {@code namespace/pod/claim -> driver/pool/device}; empty before the first snapshot.
+     */
+    public List<String> claimedDevices() {
+        List<String> devices = new java.util.ArrayList<>();
+        if (allocations.isEmpty()) {
+            return devices;
+        }
+        for (PodAllocation pod : allocations.get(allocations.size() - 1).getPods()) {
+            pod.getContainers().forEach(container -> {
+                for (ClaimAllocation claim : container.getClaims()) {
+                    for (ClaimDevice device : claim.getDevices()) {
+                        devices.add(pod.getNamespace() + "/" + pod.getName() + "/" + claim.getClaimName() + " -> "
+                                + device.getDriver() + "/" + device.getPool() + "/" + device.getDevice());
+                    }
+                }
+            });
+        }
+        return devices;
     }
 
     public List<NodeDevices> inventories() {

@@ -7,18 +7,13 @@ import io.devhealth.collector.CollectorConfig;
 import io.devhealth.collector.NodeCollector;
 import io.devhealth.collector.RecordingPublisher;
 import io.devhealth.collector.nvml.NvmlConfig;
-import io.devhealth.schema.avro.ClaimAllocation;
-import io.devhealth.schema.avro.ClaimDevice;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.HealthStatus;
-import io.devhealth.schema.avro.NodeAllocations;
-import io.devhealth.schema.avro.PodAllocation;
 import io.devhealth.schema.avro.SourceStatus;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -124,20 +119,6 @@ class GrpcJsInteropIT {
         return reports.isEmpty() ? null : reports.get(reports.size() - 1);
     }
 
-    private static List<String> claimedDevices(NodeAllocations allocations) {
-        List<String> devices = new ArrayList<>();
-        for (PodAllocation pod : allocations.getPods()) {
-            pod.getContainers().forEach(container -> {
-                for (ClaimAllocation claim : container.getClaims()) {
-                    for (ClaimDevice device : claim.getDevices()) {
-                        devices.add(pod.getNamespace() + "/" + pod.getName() + "/" + claim.getClaimName() + " -> "
-                                + device.getDriver() + "/" + device.getPool() + "/" + device.getDevice());
-                    }
-                }
-            });
-        }
-        return devices;
-    }
 
     @Test
     void shouldSeeTheDriverItsDevicesHealthAndTheAllocationsServedByGrpcJs() throws Exception {
@@ -156,7 +137,7 @@ class GrpcJsInteropIT {
         assertThat(lastReport("gpu-1").getDevice().getPool()).isEqualTo("pool-a");
 
         await("an allocations snapshot from PodResources List").atMost(WAIT).until(() -> !publisher.allocations().isEmpty());
-        assertThat(claimedDevices(publisher.allocations().get(0)))
+        assertThat(publisher.claimedDevices())
                 .containsExactly("batch/train-0/gpu-claim -> " + DRIVER + "/pool-a/gpu-1");
 
         // A change on the open stream reaches the collector too, not only the first snapshot.

@@ -7,12 +7,8 @@ import io.devhealth.collector.CollectorConfig;
 import io.devhealth.collector.NodeCollector;
 import io.devhealth.collector.RecordingPublisher;
 import io.devhealth.collector.nvml.NvmlConfig;
-import io.devhealth.schema.avro.ClaimAllocation;
-import io.devhealth.schema.avro.ClaimDevice;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.HealthStatus;
-import io.devhealth.schema.avro.NodeAllocations;
-import io.devhealth.schema.avro.PodAllocation;
 import io.devhealth.schema.avro.SourceStatus;
 import io.devhealth.testkit.realkube.ControlPlane;
 import io.devhealth.testkit.realkube.GpuWorkloads;
@@ -22,7 +18,6 @@ import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -82,8 +77,8 @@ class RealKubeletCollectorIT {
             assertThat(lastReport(gpu).orElseThrow().getDevice().getPool()).isEqualTo(node.name());
         }
 
-        await("the pod's claim in a PodResources snapshot").atMost(WAIT).until(() -> !claimedDevices().isEmpty());
-        assertThat(claimedDevices()).contains(NAMESPACE + "/train-0/" + claim.getMetadata().getName() + " -> "
+        await("the pod's claim in a PodResources snapshot").atMost(WAIT).until(() -> !publisher.claimedDevices().isEmpty());
+        assertThat(publisher.claimedDevices()).contains(NAMESPACE + "/train-0/" + claim.getMetadata().getName() + " -> "
                 + RealNode.DRIVER_NAME + "/" + node.name() + "/" + device);
 
         node.driver().setHealth(device, "Unhealthy", "XID 79: GPU has fallen off the bus");
@@ -105,22 +100,4 @@ class RealKubeletCollectorIT {
         return reports.isEmpty() ? Optional.empty() : Optional.of(reports.get(reports.size() - 1));
     }
 
-    private List<String> claimedDevices() {
-        List<NodeAllocations> snapshots = publisher.allocations();
-        List<String> devices = new ArrayList<>();
-        if (snapshots.isEmpty()) {
-            return devices;
-        }
-        for (PodAllocation pod : snapshots.get(snapshots.size() - 1).getPods()) {
-            pod.getContainers().forEach(container -> {
-                for (ClaimAllocation claim : container.getClaims()) {
-                    for (ClaimDevice device : claim.getDevices()) {
-                        devices.add(pod.getNamespace() + "/" + pod.getName() + "/" + claim.getClaimName() + " -> "
-                                + device.getDriver() + "/" + device.getPool() + "/" + device.getDevice());
-                    }
-                }
-            });
-        }
-        return devices;
-    }
 }
