@@ -1,5 +1,6 @@
 package io.devhealth.sink;
 
+import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import io.fabric8.kubernetes.api.model.Namespaced;
 import io.fabric8.kubernetes.client.CustomResource;
@@ -64,7 +65,9 @@ public final class DevicePostMortem extends CustomResource<DevicePostMortem.Spec
             return new Spec(pod, node, phase, finishedAt, health, message, containers, true, at);
         }
 
-        boolean isFrozen() {
+        /** Whether the record is final. */
+        @JsonIgnore
+        public boolean isFrozen() {
             return Boolean.TRUE.equals(frozen);
         }
     }
