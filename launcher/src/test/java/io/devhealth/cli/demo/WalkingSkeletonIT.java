@@ -75,7 +75,7 @@ class WalkingSkeletonIT {
         assertThat(job.postMortem(kube)).as("no record while the job runs").isEmpty();
 
         // The SIEM feed saw the transition, naming the pod.
-        List<HealthTransition> transitions = readTransitions(t -> t.getTo() == HealthStatus.UNHEALTHY);
+        List<HealthTransition> transitions = readTransitions(t -> t.getTo() == HealthStatus.UNHEALTHY && t.getDevice().getDevice().equals(job.device()));
         assertThat(transitions).singleElement().satisfies(t -> {
             assertThat(t.getDevice().getDevice()).isEqualTo(job.device());
             assertThat(t.getFrom()).isEqualTo(HealthStatus.HEALTHY);
