@@ -19,7 +19,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Creates a core/v1 Event on the pod for each device-health transition that affects it:
- * {@code DeviceUnhealthy} and {@code DeviceHealthUnknown} (Warning), {@code DeviceRecovered} (Normal).
+ * {@code DeviceUnhealthy} and {@code DeviceHealthUnknown} (Warning), {@code DeviceRecovered} (Normal); and
+ * {@code DevicePostMortemRecorded} when a terminated pod's {@link DevicePostMortem} is made.
  * Rate-limited per pod (a flapping GPU must not flood etcd): {@code burst} events at once, then one per
  * {@code interval}. Events are best-effort: a failure is logged and counted, never retried, and never
  * fails the status write (the condition already says the same).
@@ -84,6 +85,23 @@ final class PodEventRecorder {
                 type = "Normal";
             }
         }
+        create(pod, reason, type, message, "status.conditions{" + PodStatusWriter.CONDITION_TYPE + "}");
+    }
+
+    /**
+     * A post-mortem record was made for the terminated pod: the Event tells {@code kubectl describe pod}
+     * readers where the detail is. Warning when a device was not healthy at termination.
+     */
+    void recorded(Pod pod, String health, String message) {
+        if (!enabled) {
+            return;
+        }
+        create(pod, "DevicePostMortemRecorded", "Healthy".equals(health) ? "Normal" : "Warning",
+                "device health at termination: " + message + " (kubectl get devicepostmortem " + pod.getMetadata().getName()
+                        + " -n " + pod.getMetadata().getNamespace() + " -o yaml)", null);
+    }
+
+    private void create(Pod pod, String reason, String type, String message, String fieldPath) {
         String key = pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
         if (!limiter(key).acquirePermission()) {
             metrics.event("rate_limited");
@@ -103,7 +121,7 @@ final class PodEventRecorder {
                     .withNamespace(pod.getMetadata().getNamespace())
                     .withName(pod.getMetadata().getName())
                     .withUid(pod.getMetadata().getUid())
-                    .withFieldPath("status.conditions{" + PodStatusWriter.CONDITION_TYPE + "}")
+                    .withFieldPath(fieldPath)
                 .endInvolvedObject()
                 .withType(type)
                 .withReason(reason)

@@ -57,7 +57,8 @@ import org.slf4j.LoggerFactory;
  * uncommitted (their new owner writes them again; writes are idempotent).
  *
  * <p>Between batches, when the consumer has caught up, it performs the terminated-pod actions that no
- * record triggers ({@link TerminationSchedule}): the last status as of termination, and the freeze.
+ * record triggers ({@link TerminationSchedule}): the last status as of termination, and the freeze; and
+ * every {@code postmortem.sweep.interval.ms} it deletes post-mortem records past their retention.
  */
 public final class PodStatusSink implements Runnable, AutoCloseable {
 
@@ -83,6 +84,9 @@ public final class PodStatusSink implements Runnable, AutoCloseable {
     private final Clock clock;
     private final Duration terminationWindow;
     private final Duration requestTimeout;
+    private final Duration retention;
+    private final Duration sweepInterval;
+    private Instant nextSweep;
     private final ExecutorService pool;
     private final Retry writeRetry;
     private final AtomicBoolean running = new AtomicBoolean(true);
@@ -104,6 +108,10 @@ public final class PodStatusSink implements Runnable, AutoCloseable {
         this.clock = clock;
         this.terminationWindow = config.terminationWindow();
         this.requestTimeout = config.apiRequestTimeout();
+        this.retention = config.postMortemRetention();
+        this.sweepInterval = config.postMortemSweepInterval();
+        // The first sweep waits one interval: a starting sink has its backlog to write first.
+        this.nextSweep = clock.instant().plus(sweepInterval);
         AtomicInteger threads = new AtomicInteger();
         ThreadFactory factory = runnable -> {
             Thread thread = new Thread(runnable, "devhealth-sink-writer-" + threads.incrementAndGet());
@@ -308,6 +316,12 @@ public final class PodStatusSink implements Runnable, AutoCloseable {
                 memory.forget(key);
                 terminations.remove(key);
             }
+            case OTHER_POD -> {
+                // What the sink remembers is the earlier pod's: the new one starts clean.
+                metrics.dropped("other_pod");
+                memory.forget(key);
+                terminations.remove(key);
+            }
             case FROZEN -> {
                 metrics.skipped("frozen");
                 memory.frozen(key);
@@ -317,8 +331,8 @@ public final class PodStatusSink implements Runnable, AutoCloseable {
         if (result.frozenNow()) {
             memory.frozen(key);
             terminations.remove(key);
-        } else if (result.outcome() != PodStatusWriter.Outcome.POD_GONE && result.outcome() != PodStatusWriter.Outcome.FROZEN
-                && result.podFinishedAt().isPresent()) {
+        } else if (result.outcome() != PodStatusWriter.Outcome.POD_GONE && result.outcome() != PodStatusWriter.Outcome.OTHER_POD
+                && result.outcome() != PodStatusWriter.Outcome.FROZEN && result.podFinishedAt().isPresent()) {
             terminations.schedule(status.getPod().getNamespace(), status.getPod().getName(), null,
                     result.podFinishedAt().get().plus(terminationWindow));
         }
@@ -335,7 +349,7 @@ public final class PodStatusSink implements Runnable, AutoCloseable {
             return;
         }
         if (known != null && known.lastStatus() != null) {
-            // Terminated containers get the field now (default mode), frozen after the window.
+            // Its record is made now, and frozen after the window.
             terminations.schedule(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), clock.instant(),
                     finished.plus(terminationWindow));
         } else if (PodStatusWriter.hasCondition(pod, PodStatusWriter.CONDITION_TYPE) && !PodStatusWriter.isFinal(pod)) {
@@ -355,10 +369,15 @@ public final class PodStatusSink implements Runnable, AutoCloseable {
     private void startMaintenance() {
         Instant now = clock.instant();
         List<TerminationSchedule.Entry> due = terminations.due(now, caughtUp());
-        if (due.isEmpty()) {
+        boolean sweep = !now.isBefore(nextSweep);
+        if (due.isEmpty() && !sweep) {
             return;
         }
         Batch next = new Batch();
+        if (sweep) {
+            nextSweep = now.plus(sweepInterval);
+            next.works.add(new Work(null, pool.submit(this::sweep)));
+        }
         for (TerminationSchedule.Entry entry : due) {
             boolean freeze = !now.isBefore(entry.freezeDue());
             next.works.add(new Work(null, pool.submit(() -> repeatUntilDone(() -> maintain(entry, freeze)))));
@@ -374,21 +393,31 @@ public final class PodStatusSink implements Runnable, AutoCloseable {
             PodStatusWriter.Result result = freeze
                     ? writer.freeze(entry.namespace(), entry.name(), last, null)
                     : writer.write(last, null);
-            if (freeze || result.frozenNow() || result.outcome() == PodStatusWriter.Outcome.POD_GONE
-                    || result.outcome() == PodStatusWriter.Outcome.FROZEN) {
+            boolean gone = result.outcome() == PodStatusWriter.Outcome.POD_GONE || result.outcome() == PodStatusWriter.Outcome.OTHER_POD;
+            if (freeze || result.frozenNow() || gone || result.outcome() == PodStatusWriter.Outcome.FROZEN) {
                 terminations.remove(entry.key());
             } else {
                 terminations.written(entry.key());
             }
             if (result.frozenNow() || result.outcome() == PodStatusWriter.Outcome.FROZEN) {
                 memory.frozen(entry.key());
-            } else if (result.outcome() == PodStatusWriter.Outcome.POD_GONE) {
+            } else if (gone) {
                 memory.forget(entry.key());
             }
         } catch (InvalidPodStatusException e) {
             // Nothing to dead-letter (no record triggered it); the status in Kafka is already kept.
             LOGGER.error("terminated pod status rejected pod={} error=\"{}\"", entry.key(), e.getMessage());
             terminations.remove(entry.key());
+        }
+    }
+
+    /** Deletes post-mortem records past their retention; a failure waits for the next sweep. */
+    private void sweep() {
+        try {
+            int deleted = writer.sweep(retention);
+            LOGGER.debug("post-mortem retention sweep done deleted={}", deleted);
+        } catch (RuntimeException e) {
+            LOGGER.warn("post-mortem retention sweep failed, next one in {} error=\"{}\"", sweepInterval, e.getMessage());
         }
     }
 

@@ -1,12 +1,8 @@
 package io.devhealth.sink;
 
-import io.devhealth.schema.HealthMessages;
-import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.PodDeviceStatus;
-import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
-import io.fabric8.kubernetes.api.model.ResourceStatus;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
@@ -25,20 +21,28 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Writes a pod's device health into its status with a JSON Patch (RFC 6902).
+ * Writes devhealth's view of a pod's devices where it lasts, and nowhere the kubelet owns:
+ * <ul>
+ *   <li>the pod condition {@value #CONDITION_TYPE} on every pod (a JSON Patch of {@code pods/status}
+ *       that touches only devhealth's own conditions: the kubelet's status manager keeps conditions of
+ *       types it does not own, and reverts everything else it owns, {@code containerStatuses} included);</li>
+ *   <li>for a terminated pod, its {@link DevicePostMortem} record (health as of the containers'
+ *       {@code finishedAt}, {@link TerminatedDeviceHealth}), which outlives the pod;</li>
+ *   <li>an Event when the condition changes or a record is made ({@link PodEventRecorder}).</li>
+ * </ul>
+ * {@code allocatedResourcesStatus} is never written: the kubelet writes it for live pods and would put
+ * any other writer's value back within one sync.
  *
- * <p>{@code containerStatuses} is an atomic list: a strategic-merge or merge patch would replace it
- * whole and wipe the kubelet's fields. A JSON Patch touches only the paths it names, and its
- * {@code test} operations make it a compare-and-swap on the resourceVersion and on the container at
- * each index. Errors: 404 → the pod is gone (dropped); 409, or 422 while the pod's resourceVersion
- * moved (our {@code test} failed) → re-read and recompute; 422 with the pod unchanged →
+ * <p>Before every write the pod is read and the status checked against it ({@link PodIdentity}): a
+ * status of an earlier pod of the same name is never written to a new one. The JSON Patch is guarded
+ * by the resourceVersion it read. Errors: 404 → the pod is gone (dropped); 409, or 422 while the
+ * resourceVersion moved (our {@code test} failed) → re-read and recompute; 422 with the pod unchanged →
  * {@link InvalidPodStatusException} (dead-letter, no retry); 429, 5xx, timeouts and refused connections
  * are retried by {@link ApiCallPolicy} and, when that gives up, thrown to the caller.
  *
- * <p>Terminated pods: containers that finished show health as of their {@code finishedAt}
- * ({@link TerminatedDeviceHealth}); once the post-termination window has passed, {@link #freeze} adds
- * the condition {@value #FINAL_CONDITION_TYPE}, and from then on nothing is written to the pod again.
- * The marker lives in the pod's status, so a restarted sink honours it.
+ * <p>Once the post-termination window has passed, {@link #freeze} marks the record {@code frozen} and
+ * adds the condition {@value #FINAL_CONDITION_TYPE} to the pod; from then on neither is written again.
+ * Both markers are stored in the API server, so a restarted sink honours them.
  */
 public final class PodStatusWriter {
 
@@ -50,12 +54,14 @@ public final class PodStatusWriter {
 
     /** What a write did. */
     public enum Outcome {
-        /** A patch was accepted. */
+        /** A patch or a record was written. */
         WRITTEN,
-        /** The pod already shows the status. */
+        /** The pod (and its record) already show the status. */
         UNCHANGED,
-        /** The pod does not exist (or is another pod of the same name). */
+        /** The pod does not exist. */
         POD_GONE,
+        /** A pod of that name exists, but the status is about an earlier one (another UID, node or claims). */
+        OTHER_POD,
         /** The pod's device status is final; nothing was written. */
         FROZEN
     }
@@ -72,39 +78,51 @@ public final class PodStatusWriter {
     }
 
     /** Settings of the writer, from {@link SinkConfig}. */
-    public record Settings(SinkConfig.Mode mode, Duration terminationWindow, int conflictMaxAttempts) {
+    public record Settings(Duration terminationWindow, int conflictMaxAttempts) {
         public static Settings of(SinkConfig config) {
-            return new Settings(config.mode(), config.terminationWindow(), config.conflictMaxAttempts());
+            return new Settings(config.terminationWindow(), config.conflictMaxAttempts());
         }
     }
 
     private final KubernetesClient client;
     private final Settings settings;
     private final ApiCallPolicy api;
-    private final FieldSupport fieldSupport;
     private final PodEventRecorder events;
     private final SinkMetrics metrics;
     private final Clock clock;
+    private final ClaimAllocations allocations;
+    private final PostMortemStore records;
 
-    /** A writer with the default settings, no rate limit and no retries (tests, tools). */
-    public PodStatusWriter(KubernetesClient client, SinkConfig.Mode mode, Clock clock) {
-        this(client, new Settings(mode, Duration.ofMinutes(2), 10), clock, new SinkMetrics(new SimpleMeterRegistry()));
+    /** A writer with the default window (2 min), no rate limit and no retries (tests, tools). */
+    public PodStatusWriter(KubernetesClient client, Clock clock) {
+        this(client, Duration.ofMinutes(2), clock);
+    }
+
+    /** A writer with no rate limit and no retries (tests, tools). */
+    public PodStatusWriter(KubernetesClient client, Duration terminationWindow, Clock clock) {
+        this(client, new Settings(terminationWindow, 10), clock, new SinkMetrics(new SimpleMeterRegistry()));
     }
 
     private PodStatusWriter(KubernetesClient client, Settings settings, Clock clock, SinkMetrics metrics) {
         this(client, settings, new ApiCallPolicy(10_000, 10_000, 1, Duration.ofMillis(1), Duration.ofMillis(1), metrics),
-                new FieldSupport(Duration.ofHours(1), metrics), null, metrics, clock);
+                null, metrics, clock);
     }
 
-    PodStatusWriter(KubernetesClient client, Settings settings, ApiCallPolicy api, FieldSupport fieldSupport, PodEventRecorder events,
-                    SinkMetrics metrics, Clock clock) {
+    PodStatusWriter(KubernetesClient client, Settings settings, ApiCallPolicy api, PodEventRecorder events, SinkMetrics metrics,
+                    Clock clock) {
+        this(client, settings, api, events, metrics, clock, new ClaimAllocations(client, api));
+    }
+
+    PodStatusWriter(KubernetesClient client, Settings settings, ApiCallPolicy api, PodEventRecorder events, SinkMetrics metrics,
+                    Clock clock, ClaimAllocations allocations) {
         this.client = client;
         this.settings = settings;
         this.api = api;
-        this.fieldSupport = fieldSupport;
         this.events = events;
         this.metrics = metrics;
         this.clock = clock;
+        this.allocations = allocations;
+        this.records = new PostMortemStore(client, api, metrics);
     }
 
     /** Brings the pod to {@code status}. */
@@ -119,7 +137,7 @@ public final class PodStatusWriter {
      */
     Result write(List<PodDeviceStatus> statuses, PodDeviceStatus remembered) {
         PodDeviceStatus latest = statuses.get(statuses.size() - 1);
-        return apply(latest.getPod().getNamespace(), latest.getPod().getName(), latest.getPod().getUid(), statuses, remembered, false);
+        return apply(latest.getPod().getNamespace(), latest.getPod().getName(), statuses, remembered, false);
     }
 
     /**
@@ -127,38 +145,85 @@ public final class PodStatusWriter {
      * termination and marks the status final. Does nothing to a pod that is live, not yet due, or that
      * devhealth never wrote.
      */
-    Result freeze(String namespace, String name, List<PodDeviceStatus> statuses, PodDeviceStatus remembered) {
-        return apply(namespace, name, null, statuses, remembered, true);
+    public Result freeze(String namespace, String name, List<PodDeviceStatus> statuses, PodDeviceStatus remembered) {
+        return apply(namespace, name, statuses, remembered, true);
     }
 
-    private Result apply(String namespace, String name, String uid, List<PodDeviceStatus> statuses, PodDeviceStatus remembered,
-                         boolean freeze) {
+    /** The post-mortem record of a pod, if there is one (tools, the demo). */
+    public Optional<DevicePostMortem> record(String namespace, String name) {
+        return Optional.ofNullable(records.get(namespace, name));
+    }
+
+    /** Deletes the records whose retention has passed and whose pod is gone; returns how many. */
+    int sweep(Duration retention) {
+        return records.sweep(clock.instant(), retention);
+    }
+
+    private Result apply(String namespace, String name, List<PodDeviceStatus> given, PodDeviceStatus remembered, boolean freeze) {
         String key = namespace + "/" + name;
         Pod pod = read(namespace, name);
         for (int attempt = 1; ; attempt++) {
-            if (pod == null || (uid != null && !uid.isEmpty() && !uid.equals(pod.getMetadata().getUid()))) {
+            if (pod == null) {
                 // History stays in Kafka and the query API; there is nothing left to write to.
-                LOGGER.info("pod gone, status dropped pod={} version={}", key, statuses.isEmpty() ? -1 : last(statuses).getVersion());
+                LOGGER.info("pod gone, status dropped pod={} version={}", key, given.isEmpty() ? -1 : last(given).getVersion());
                 return Result.of(Outcome.POD_GONE);
             }
+            Pod current = pod;
+            List<PodDeviceStatus> statuses = given.stream().filter(s -> PodIdentity.matches(current, s)).toList();
+            if (!given.isEmpty() && statuses.isEmpty()) {
+                LOGGER.info("device status is for an earlier pod of the same name, dropped pod={} uid={} version={} why=\"{}\"", key,
+                        pod.getMetadata().getUid(), last(given).getVersion(), PodIdentity.mismatch(pod, last(given)));
+                return Result.of(Outcome.OTHER_POD);
+            }
+            PodDeviceStatus previous = PodIdentity.matches(pod, remembered) ? remembered : null;
             Optional<Instant> finishedAt = TerminatedDeviceHealth.podFinishedAt(pod);
             if (isFinal(pod)) {
                 return new Result(Outcome.FROZEN, finishedAt, false);
             }
-            Plan plan = plan(pod, statuses, remembered, freeze);
+            boolean terminated = finishedAt.isPresent() && TerminatedPodWatcher.terminated(pod);
+            if (!terminated && !statuses.isEmpty()) {
+                // Read while the claims still exist: a claim made from a template goes with its pod.
+                rememberAllocations(pod, last(statuses));
+            }
+            DevicePostMortem existing = terminated ? records.get(namespace, name) : null;
+            DevicePostMortem.Spec recorded = existing != null && existing.getSpec() != null && existing.getSpec().pod() != null
+                    && pod.getMetadata().getUid().equals(existing.getSpec().pod().uid()) ? existing.getSpec() : null;
+            PodDeviceStatus effective = statuses.isEmpty() || (recorded != null && recorded.isFrozen()) ? null
+                    : TerminatedDeviceHealth.effective(pod, statuses, previous, settings.terminationWindow(), recorded);
+            boolean freezes = (recorded != null && recorded.isFrozen())
+                    || (freeze && dueForFreeze(pod) && (effective != null || recorded != null || hasCondition(pod, CONDITION_TYPE)));
+            boolean recordWritten;
+            try {
+                recordWritten = terminated && writeRecord(pod, existing, recorded, effective, freezes);
+            } catch (KubernetesClientException e) {
+                ApiErrorClass errorClass = ApiErrorClass.of(e);
+                if (errorClass != ApiErrorClass.CONFLICT && errorClass != ApiErrorClass.INVALID) {
+                    throw e;
+                }
+                DevicePostMortem again = records.get(namespace, name);
+                if (errorClass == ApiErrorClass.INVALID && Objects.equals(resourceVersion(existing), resourceVersion(again))) {
+                    // The record did not move, so no test op failed: the server rejects the content itself.
+                    throw new InvalidPodStatusException(key, e, "DevicePostMortem " + key);
+                }
+                if (attempt >= settings.conflictMaxAttempts()) {
+                    throw new WriteConflictsExhaustedException(key, attempt);
+                }
+                LOGGER.debug("post-mortem conflict, re-reading pod={} attempt={} code={}", key, attempt, e.getCode());
+                pod = read(namespace, name);
+                continue;
+            }
+            Plan plan = plan(pod, effective, freezes);
             if (plan.ops().isEmpty()) {
-                return new Result(Outcome.UNCHANGED, finishedAt, false);
+                return new Result(recordWritten ? Outcome.WRITTEN : Outcome.UNCHANGED, finishedAt, false);
             }
             String json = client.getKubernetesSerialization().asJson(plan.ops());
             try {
                 // resource(pod): fabric8 would otherwise GET the pod again before every PATCH.
-                Pod current = pod;
-                Pod written = api.call(() -> client.pods().inNamespace(namespace).resource(current).subresource("status")
+                api.call(() -> client.pods().inNamespace(namespace).resource(current).subresource("status")
                         .patch(PatchContext.of(PatchType.JSON), json));
                 metrics.written();
-                fieldSupport.observe(written, plan.fieldContainers(), clock.instant());
-                LOGGER.info("pod status written pod={} version={} condition={} fieldContainers={} final={}", key,
-                        statuses.isEmpty() ? -1 : last(statuses).getVersion(), plan.conditionTo(), plan.fieldContainers(), plan.freezes());
+                LOGGER.info("pod status written pod={} uid={} version={} condition={} final={}", key, pod.getMetadata().getUid(),
+                        statuses.isEmpty() ? -1 : last(statuses).getVersion(), plan.conditionTo(), plan.freezes());
                 if (events != null && plan.conditionTo() != null) {
                     events.transition(pod, plan.conditionFrom(), plan.conditionTo(), plan.conditionMessage());
                 }
@@ -190,6 +255,34 @@ public final class PodStatusWriter {
         }
     }
 
+    private void rememberAllocations(Pod pod, PodDeviceStatus status) {
+        status.getContainers().forEach(container -> container.getClaims().forEach(claim ->
+                allocations.requestsByDevice(claim.getClaimNamespace(), claim.getClaimName(), pod.getMetadata().getUid())));
+    }
+
+    /** Creates or updates the terminated pod's record; returns whether anything was written. */
+    private boolean writeRecord(Pod pod, DevicePostMortem existing, DevicePostMortem.Spec recorded, PodDeviceStatus effective,
+                                boolean freezes) {
+        if (recorded != null && recorded.isFrozen()) {
+            return false;
+        }
+        DevicePostMortem.Spec desired = effective != null ? PostMortemBuilder.build(pod, effective, allocations) : recorded;
+        if (desired == null) {
+            return false;
+        }
+        if (freezes) {
+            desired = desired.withFrozen(clock.instant().toString());
+        }
+        boolean created = recorded == null;
+        if (!records.put(pod, existing, desired)) {
+            return false;
+        }
+        if (events != null && created) {
+            events.recorded(pod, desired.health(), desired.message());
+        }
+        return true;
+    }
+
     private Pod read(String namespace, String name) {
         try {
             return api.call(() -> client.pods().inNamespace(namespace).withName(name).get());
@@ -203,38 +296,32 @@ public final class PodStatusWriter {
 
     /** The JSON Patch that brings {@code pod} to {@code status}; empty when nothing would change. */
     List<Map<String, Object>> patch(Pod pod, PodDeviceStatus status) {
-        return plan(pod, List.of(status), null, false).ops();
+        return plan(pod, TerminatedDeviceHealth.effective(pod, List.of(status), null, settings.terminationWindow(), null), false).ops();
     }
 
-    record Plan(List<Map<String, Object>> ops, List<String> fieldContainers, String conditionFrom, String conditionTo,
-                String conditionMessage, boolean freezes) {
+    record Plan(List<Map<String, Object>> ops, String conditionFrom, String conditionTo, String conditionMessage, boolean freezes) {
     }
 
-    private Plan plan(Pod pod, List<PodDeviceStatus> statuses, PodDeviceStatus remembered, boolean freeze) {
+    private Plan plan(Pod pod, PodDeviceStatus effective, boolean freezes) {
         List<Map<String, Object>> ops = new ArrayList<>();
-        List<String> fieldContainers = new ArrayList<>();
         String[] condition = {null, null, null};
-        if (!statuses.isEmpty()) {
-            PodDeviceStatus effective = TerminatedDeviceHealth.effective(pod, statuses, remembered, settings.terminationWindow());
-            if (settings.mode() != SinkConfig.Mode.CONDITIONS_ONLY && fieldSupport.shouldWrite(clock.instant())) {
-                containerOps(pod, effective, ops, fieldContainers);
-            }
+        if (effective != null) {
             conditionOps(pod, effective, ops, condition);
         }
-        boolean freezes = freeze && dueForFreeze(pod) && (!statuses.isEmpty() || hasCondition(pod, CONDITION_TYPE));
         if (freezes) {
             ops.add(op("add", "/status/conditions/-", conditionMap(FINAL_CONDITION_TYPE, "True", "PostTerminationWindowElapsed",
                     "device health as of the containers' termination, including Unhealthy reports up to "
-                            + settings.terminationWindow() + " later; no longer updated (full history: devhealth query)",
+                            + settings.terminationWindow() + " later; no longer updated (the record: kubectl get devicepostmortem "
+                            + pod.getMetadata().getName() + " -n " + pod.getMetadata().getNamespace() + ")",
                     clock.instant().toString())));
         }
         if (ops.isEmpty()) {
-            return new Plan(ops, fieldContainers, null, null, null, false);
+            return new Plan(ops, null, null, null, false);
         }
         List<Map<String, Object>> guarded = new ArrayList<>();
         guarded.add(op("test", "/metadata/resourceVersion", pod.getMetadata().getResourceVersion()));
         guarded.addAll(ops);
-        return new Plan(guarded, fieldContainers, condition[0], condition[1], condition[2], freezes);
+        return new Plan(guarded, condition[0], condition[1], condition[2], freezes);
     }
 
     private boolean dueForFreeze(Pod pod) {
@@ -253,47 +340,6 @@ public final class PodStatusWriter {
                 && pod.getStatus().getConditions().stream().anyMatch(c -> type.equals(c.getType()));
     }
 
-    private void containerOps(Pod pod, PodDeviceStatus status, List<Map<String, Object>> ops, List<String> fieldContainers) {
-        Map<String, List<ResourceStatus>> desired = AllocatedResourcesStatusBuilder.build(pod, status);
-        List<ContainerStatus> containerStatuses = pod.getStatus() == null ? null : pod.getStatus().getContainerStatuses();
-        if (containerStatuses == null) {
-            return;
-        }
-        for (int i = 0; i < containerStatuses.size(); i++) {
-            ContainerStatus current = containerStatuses.get(i);
-            List<ResourceStatus> ours = desired.get(current.getName());
-            if (ours == null || !writable(current)) {
-                continue;
-            }
-            List<ResourceStatus> merged = merge(current.getAllocatedResourcesStatus(), ours);
-            if (Objects.equals(current.getAllocatedResourcesStatus(), merged)) {
-                continue;
-            }
-            String base = "/status/containerStatuses/" + i;
-            ops.add(op("test", base + "/name", current.getName()));
-            ops.add(op("add", base + "/allocatedResourcesStatus", merged));
-            fieldContainers.add(current.getName());
-        }
-    }
-
-    private boolean writable(ContainerStatus container) {
-        return switch (settings.mode()) {
-            case ALL -> true;
-            case TERMINATED -> TerminatedDeviceHealth.finishedAt(container).isPresent();
-            case CONDITIONS_ONLY -> false;
-        };
-    }
-
-    /** Our claim entries replace same-named ones; entries we do not own (device plugins) are kept. */
-    private static List<ResourceStatus> merge(List<ResourceStatus> existing, List<ResourceStatus> ours) {
-        Map<String, ResourceStatus> byName = new LinkedHashMap<>();
-        if (existing != null) {
-            existing.forEach(entry -> byName.put(entry.getName(), entry));
-        }
-        ours.forEach(entry -> byName.put(entry.getName(), entry));
-        return new ArrayList<>(byName.values());
-    }
-
     private void conditionOps(Pod pod, PodDeviceStatus status, List<Map<String, Object>> ops, String[] transition) {
         String conditionStatus = switch (status.getSummary()) {
             case HEALTHY -> "True";
@@ -305,7 +351,7 @@ public final class PodStatusWriter {
             case UNHEALTHY -> "DeviceUnhealthy";
             case UNKNOWN -> "DeviceHealthUnknown";
         };
-        String message = HealthMessages.truncateUtf8(summaryMessage(status), HealthMessages.MAX_BYTES);
+        String message = PostMortemBuilder.message(status);
         List<PodCondition> conditions = pod.getStatus() == null || pod.getStatus().getConditions() == null
                 ? List.of() : pod.getStatus().getConditions();
         for (int i = 0; i < conditions.size(); i++) {
@@ -345,17 +391,8 @@ public final class PodStatusWriter {
         return condition;
     }
 
-    /** One line a human can read: which devices are not healthy, and why. */
-    static String summaryMessage(PodDeviceStatus status) {
-        List<String> problems = new ArrayList<>();
-        status.getContainers().forEach(container -> container.getClaims().forEach(claim -> claim.getDevices().forEach(device -> {
-            if (device.getHealth() != HealthStatus.HEALTHY) {
-                problems.add(device.getDevice().getDriver() + "/" + device.getDevice().getPool() + "/" + device.getDevice().getDevice()
-                        + " " + AllocatedResourcesStatusBuilder.health(device.getHealth())
-                        + (device.getMessage() == null ? "" : ": " + device.getMessage()));
-            }
-        })));
-        return problems.isEmpty() ? "all allocated devices are healthy" : String.join("; ", problems);
+    private static String resourceVersion(DevicePostMortem record) {
+        return record == null ? null : record.getMetadata().getResourceVersion();
     }
 
     private static PodDeviceStatus last(List<PodDeviceStatus> statuses) {

@@ -9,10 +9,15 @@ import java.util.Set;
  * <ul>
  *   <li>{@code pods get}: {@link PodStatusWriter} reads the pod before every write;</li>
  *   <li>{@code pods list, watch}: {@link TerminatedPodWatcher}'s informer on Succeeded/Failed pods;</li>
- *   <li>{@code pods/status patch}: the JSON Patch of {@code allocatedResourcesStatus} and the conditions
+ *   <li>{@code pods/status patch}: the JSON Patch of devhealth's own pod conditions, nothing else
  *       (no {@code update}: the sink never sends a whole object; no {@code pods patch}: it never touches
  *       spec or metadata);</li>
- *   <li>{@code events create}: {@link PodEventRecorder}.</li>
+ *   <li>{@code events create}: {@link PodEventRecorder};</li>
+ *   <li>{@code resource.k8s.io resourceclaims get}: {@link ClaimAllocations} reads which request each
+ *       device was allocated for (PodResources does not say);</li>
+ *   <li>{@code devhealth.io devicepostmortems create, get, list, patch, delete}: {@link PostMortemStore}
+ *       (get before each write, create or JSON Patch, list and delete for the retention sweep; no
+ *       {@code update} and no {@code watch}).</li>
  * </ul>
  */
 public final class RequiredPermissions {
@@ -24,7 +29,9 @@ public final class RequiredPermissions {
     public static final List<Permission> ALL = List.of(
             new Permission("", "pods", Set.of("get", "list", "watch")),
             new Permission("", "pods/status", Set.of("patch")),
-            new Permission("", "events", Set.of("create")));
+            new Permission("", "events", Set.of("create")),
+            new Permission("resource.k8s.io", "resourceclaims", Set.of("get")),
+            new Permission(DevicePostMortem.GROUP, DevicePostMortem.PLURAL, Set.of("create", "get", "list", "patch", "delete")));
 
     private RequiredPermissions() {}
 }

@@ -54,8 +54,7 @@ public final class SinkApp implements AutoCloseable {
                 config.retryInitialInterval(), config.retryMaxInterval(), metrics);
         PodEventRecorder events = new PodEventRecorder(client, api, metrics, clock, config.eventsEnabled(),
                 config.eventsPerPodBurst(), config.eventsPerPodInterval());
-        PodStatusWriter writer = new PodStatusWriter(client, PodStatusWriter.Settings.of(config), api,
-                new FieldSupport(config.fieldRecheckInterval(), metrics), events, metrics, clock);
+        PodStatusWriter writer = new PodStatusWriter(client, PodStatusWriter.Settings.of(config), api, events, metrics, clock);
         SchemaRegistryClient schemaRegistry = SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals());
         AvroDeserializer<PodDeviceStatus> deserializer = AvroSerde.of(PodDeviceStatus.class, schemaRegistry).deserializer();
         String topic = config.topics().podDeviceStatus();

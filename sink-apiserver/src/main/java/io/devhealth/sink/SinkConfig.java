@@ -2,7 +2,7 @@ package io.devhealth.sink;
 
 import io.devhealth.schema.config.ServiceConfig;
 import java.time.Duration;
-import java.util.Locale;
+import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigDef.Importance;
@@ -12,7 +12,6 @@ import org.apache.kafka.common.config.ConfigDef.Type;
 public final class SinkConfig extends ServiceConfig {
 
     public static final String GROUP_ID = "group.id";
-    public static final String MODE = "mode";
     public static final String KUBERNETES_MASTER = "kubernetes.master";
     public static final String FIELD_MANAGER = "field.manager";
     public static final String HTTP_HOST = "http.host";
@@ -31,28 +30,20 @@ public final class SinkConfig extends ServiceConfig {
     public static final String EVENTS_ENABLED = "events.enabled";
     public static final String EVENTS_PER_POD_BURST = "events.per.pod.burst";
     public static final String EVENTS_PER_POD_INTERVAL_MS = "events.per.pod.interval.ms";
-    public static final String FIELD_RECHECK_INTERVAL_MS = "field.recheck.interval.ms";
+    public static final String POSTMORTEM_RETENTION_MS = "postmortem.retention.ms";
+    public static final String POSTMORTEM_SWEEP_INTERVAL_MS = "postmortem.sweep.interval.ms";
 
-    /** Which pods get which fields. */
-    public enum Mode {
-        /** Terminated containers get allocatedResourcesStatus (the kubelet never updates them); every affected pod gets the condition. */
-        TERMINATED,
-        /** Live containers too, for clusters where the kubelet does not write the field. */
-        ALL,
-        /** Only the pod condition. */
-        CONDITIONS_ONLY;
-
-        static Mode parse(String value) {
-            return Mode.valueOf(value.toUpperCase(Locale.ROOT).replace('-', '_'));
-        }
-    }
+    /** Settings the sink no longer has: starting with one fails, naming it. */
+    public static final List<RemovedOption> REMOVED = List.of(
+            new RemovedOption("mode", "the sink no longer writes allocatedResourcesStatus (the kubelet owns that field and puts "
+                    + "back any other writer's value within one sync). It writes its condition on every pod and a DevicePostMortem "
+                    + "record for every terminated pod. Remove the setting."),
+            new RemovedOption("field.recheck.interval.ms", "the sink no longer writes allocatedResourcesStatus, so there is no "
+                    + "field support to re-check. Remove the setting."));
 
     public static final ConfigDef DEFINITION = pipelineOptions()
             .define(GROUP_ID, Type.STRING, "devhealth-sink", new ConfigDef.NonEmptyString(), Importance.MEDIUM,
                     "Consumer group of the sink.")
-            .define(MODE, Type.STRING, "terminated", ConfigDef.ValidString.in("terminated", "all", "conditions-only"), Importance.HIGH,
-                    "terminated: allocatedResourcesStatus for terminated containers, the condition for every pod; "
-                            + "all: live containers too (the kubelet does not write the field); conditions-only: only the condition.")
             .define(KUBERNETES_MASTER, Type.STRING, "", Importance.MEDIUM,
                     "API server URL; empty means in-cluster service account or ~/.kube/config.")
             .define(FIELD_MANAGER, Type.STRING, "devhealth-sink", Importance.LOW,
@@ -89,30 +80,25 @@ public final class SinkConfig extends ServiceConfig {
                     "Events one pod may get at once; further ones need a token refilled every events.per.pod.interval.ms.")
             .define(EVENTS_PER_POD_INTERVAL_MS, Type.LONG, 60_000L, ConfigDef.Range.between(1, 86_400_000), Importance.LOW,
                     "Refill interval of one pod's event tokens.")
-            .define(FIELD_RECHECK_INTERVAL_MS, Type.LONG, 3_600_000L, ConfigDef.Range.between(1000, 604_800_000), Importance.LOW,
-                    "After the API server was seen dropping allocatedResourcesStatus (ResourceHealthStatus gate off), "
-                            + "write only the condition and try the field again after this long.")
+            .define(POSTMORTEM_RETENTION_MS, Type.LONG, Duration.ofDays(30).toMillis(), ConfigDef.Range.atLeast(60_000), Importance.MEDIUM,
+                    "How long a terminated pod's DevicePostMortem record is kept after the pod finished; after that the sink "
+                            + "deletes it once the pod itself is gone (never while the pod still exists).")
+            .define(POSTMORTEM_SWEEP_INTERVAL_MS, Type.LONG, Duration.ofHours(1).toMillis(), ConfigDef.Range.between(1000, 604_800_000),
+                    Importance.LOW, "How often the sink looks for DevicePostMortem records past their retention.")
             .define(HTTP_HOST, Type.STRING, "0.0.0.0", Importance.LOW, "Address of the /metrics, /healthz and /readyz endpoint.")
             .define(HTTP_PORT, Type.INT, -1, ConfigDef.Range.between(-1, 65_535), Importance.MEDIUM,
                     "Port of the /metrics, /healthz and /readyz endpoint; -1 = no endpoint, 0 = any free port. A Deployment sets one (8080).");
 
     public SinkConfig(Map<?, ?> values) {
-        super(DEFINITION, values);
+        super(DEFINITION, values, REMOVED);
     }
 
     public static SinkConfig fromEnvironment(Map<String, String> env, Map<String, ?> overrides) {
-        return new SinkConfig(resolve(DEFINITION, env, overrides));
+        return new SinkConfig(resolve(DEFINITION, REMOVED, env, overrides));
     }
-
-
-
 
     public String groupId() {
         return getString(GROUP_ID);
-    }
-
-    public Mode mode() {
-        return Mode.parse(getString(MODE));
     }
 
     public String kubernetesMaster() {
@@ -187,7 +173,11 @@ public final class SinkConfig extends ServiceConfig {
         return Duration.ofMillis(getLong(EVENTS_PER_POD_INTERVAL_MS));
     }
 
-    public Duration fieldRecheckInterval() {
-        return Duration.ofMillis(getLong(FIELD_RECHECK_INTERVAL_MS));
+    public Duration postMortemRetention() {
+        return Duration.ofMillis(getLong(POSTMORTEM_RETENTION_MS));
+    }
+
+    public Duration postMortemSweepInterval() {
+        return Duration.ofMillis(getLong(POSTMORTEM_SWEEP_INTERVAL_MS));
     }
 }

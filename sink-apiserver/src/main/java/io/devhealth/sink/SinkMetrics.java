@@ -10,12 +10,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <ul>
  *   <li>{@code devhealth.sink.writes} [{@code devhealth_sink_writes_total}]: patches the API server accepted;
  *   <li>{@code devhealth.sink.skipped}{reason=unchanged|repeated|frozen|superseded}: statuses that needed no write;
- *   <li>{@code devhealth.sink.drops}{reason=pod_gone}: statuses dropped by decision (history stays in Kafka);
+ *   <li>{@code devhealth.sink.drops}{reason=pod_gone|other_pod}: statuses dropped by decision (history stays in Kafka);
  *   <li>{@code devhealth.sink.dead.letters}{reason=invalid|undecodable}: records sent to the dead-letter topic;
  *   <li>{@code devhealth.sink.api.errors}{class=not_found|conflict|invalid|transient|unreachable}: failed API requests;
  *   <li>{@code devhealth.sink.api.retries}{class=…}: requests repeated after backoff;
- *   <li>{@code devhealth.sink.field.dropped}: writes whose allocatedResourcesStatus the API server dropped
- *       (gauge {@code devhealth.sink.field.supported} 1/0);
+ *   <li>{@code devhealth.sink.postmortems}{result=created|updated|deleted}: DevicePostMortem records written or
+ *       deleted after their retention;
  *   <li>{@code devhealth.sink.events}{result=created|rate_limited|failed};
  *   <li>{@code devhealth.sink.frozen}: terminated pods whose status was frozen;
  *   <li>{@code devhealth.sink.api.unreachable} gauge (1 while writes wait for the API server, consumption paused);
@@ -27,13 +27,11 @@ public final class SinkMetrics {
     private static final String PREFIX = "devhealth.sink.";
 
     private final MeterRegistry registry;
-    private final AtomicInteger fieldSupported = new AtomicInteger(1);
     private final AtomicInteger apiUnreachable = new AtomicInteger();
     private final Timer writeDuration;
 
     public SinkMetrics(MeterRegistry registry) {
         this.registry = registry;
-        registry.gauge(PREFIX + "field.supported", fieldSupported);
         registry.gauge(PREFIX + "api.unreachable", apiUnreachable);
         this.writeDuration = Timer.builder(PREFIX + "write.duration").register(registry);
     }
@@ -70,13 +68,8 @@ public final class SinkMetrics {
         counter("api.retries", "class", errorClass.tag()).increment();
     }
 
-    void fieldDropped() {
-        counter("field.dropped").increment();
-        fieldSupported.set(0);
-    }
-
-    void fieldSupported() {
-        fieldSupported.set(1);
+    void postMortem(String result) {
+        counter("postmortems", "result", result).increment();
     }
 
     void event(String result) {

@@ -8,8 +8,6 @@ import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.ResourceHealth;
-import io.fabric8.kubernetes.api.model.ResourceStatus;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -25,9 +23,10 @@ import java.util.Optional;
  * the crash they caused). Anything later (a recovery after the job died, a report after the window, a
  * device going silent because the node drained) does not change what the pod shows.
  *
- * <p>Statuses are folded in the order they were produced, starting from what the pod already shows
- * (what was written before, by us or the kubelet), else from the last status the sink remembers, so
- * that coalescing several statuses into one write never hides an in-window Unhealthy report.
+ * <p>Statuses are folded in the order they were produced, starting from what the pod's post-mortem
+ * record already shows (written before, possibly by an earlier run of the sink), else from the last
+ * status the sink remembers, so that coalescing several statuses into one write never hides an
+ * in-window Unhealthy report.
  */
 final class TerminatedDeviceHealth {
 
@@ -65,7 +64,8 @@ final class TerminatedDeviceHealth {
      * The status the pod should show: live containers get the latest status; terminated containers get
      * health as of their finishedAt, folded over {@code statuses} (oldest first, not empty).
      */
-    static PodDeviceStatus effective(Pod pod, List<PodDeviceStatus> statuses, PodDeviceStatus remembered, Duration window) {
+    static PodDeviceStatus effective(Pod pod, List<PodDeviceStatus> statuses, PodDeviceStatus remembered, Duration window,
+                                     DevicePostMortem.Spec recorded) {
         PodDeviceStatus latest = statuses.get(statuses.size() - 1);
         Map<String, ContainerStatus> containerStatuses = new HashMap<>();
         if (pod.getStatus() != null && pod.getStatus().getContainerStatuses() != null) {
@@ -81,7 +81,7 @@ final class TerminatedDeviceHealth {
                 continue;
             }
             changed = true;
-            containers.add(asOf(container, containerStatus, finished.get(), window, statuses, remembered));
+            containers.add(asOf(container, finished.get(), window, statuses, remembered, recorded));
         }
         if (!changed) {
             return latest;
@@ -91,14 +91,15 @@ final class TerminatedDeviceHealth {
         return result;
     }
 
-    private static ContainerDeviceStatus asOf(ContainerDeviceStatus container, ContainerStatus containerStatus, Instant finished,
-                                              Duration window, List<PodDeviceStatus> statuses, PodDeviceStatus remembered) {
+    private static ContainerDeviceStatus asOf(ContainerDeviceStatus container, Instant finished, Duration window,
+                                              List<PodDeviceStatus> statuses, PodDeviceStatus remembered,
+                                              DevicePostMortem.Spec recorded) {
         Instant windowEnd = finished.plus(window);
         List<ClaimDeviceStatus> claims = new ArrayList<>();
         for (ClaimDeviceStatus claim : container.getClaims()) {
             List<DeviceStatus> devices = new ArrayList<>();
             for (DeviceStatus device : claim.getDevices()) {
-                DeviceStatus state = shown(containerStatus, device)
+                DeviceStatus state = recorded(recorded, container.getName(), device)
                         .or(() -> find(remembered, container.getName(), claim.getClaimName(), device.getDevice())
                                 .filter(d -> !d.getSince().isAfter(finished)))
                         .orElse(null);
@@ -123,21 +124,25 @@ final class TerminatedDeviceHealth {
         return report.getHealth() == HealthStatus.UNHEALTHY && !report.getSince().isAfter(windowEnd);
     }
 
-    /** What the pod shows for this device now (written before, by the sink or the kubelet). */
-    private static Optional<DeviceStatus> shown(ContainerStatus containerStatus, DeviceStatus device) {
-        if (containerStatus.getAllocatedResourcesStatus() == null) {
+    /** What the post-mortem record shows for this device of this container, if it has it. */
+    private static Optional<DeviceStatus> recorded(DevicePostMortem.Spec recorded, String container, DeviceStatus device) {
+        if (recorded == null || recorded.containers() == null) {
             return Optional.empty();
         }
-        for (ResourceStatus entry : containerStatus.getAllocatedResourcesStatus()) {
-            if (entry.getResources() == null || entry.getName() == null || !entry.getName().startsWith("claim:")) {
+        for (DevicePostMortem.ContainerRecord c : recorded.containers()) {
+            if (!container.equals(c.name()) || c.resources() == null) {
                 continue;
             }
-            for (ResourceHealth health : entry.getResources()) {
-                if (device.getResourceId().equals(health.getResourceID())) {
-                    return Optional.of(DeviceStatus.newBuilder(device)
-                            .setHealth(parse(health.getHealth()))
-                            .setMessage(health.getMessage())
-                            .build());
+            for (DevicePostMortem.ResourceRecord entry : c.resources()) {
+                for (DevicePostMortem.DeviceRecord d : entry.devices() == null ? List.<DevicePostMortem.DeviceRecord>of() : entry.devices()) {
+                    if (device.getResourceId().equals(d.resourceID())) {
+                        return Optional.of(DeviceStatus.newBuilder(device)
+                                .setHealth(parse(d.health()))
+                                .setMessage(d.message())
+                                .setReason(d.reason())
+                                .setSince(d.since() == null ? device.getSince() : Instant.parse(d.since()))
+                                .build());
+                    }
                 }
             }
         }

@@ -93,13 +93,12 @@ class PodStatusSinkIT {
         api.close();
     }
 
-    private void startSink(SinkConfig.Mode mode, Duration terminationWindow) {
+    private void startSink(Duration terminationWindow) {
         Map<String, Object> config = new HashMap<>();
         config.put(SinkConfig.BOOTSTRAP_SERVERS, kafka.bootstrapServers());
         config.put(SinkConfig.SCHEMA_REGISTRY_URL, registryUrl);
         config.put(SinkConfig.TOPIC_PREFIX, topics.prefix());
         config.put(SinkConfig.GROUP_ID, group);
-        config.put(SinkConfig.MODE, mode.name().toLowerCase().replace('_', '-'));
         config.put(SinkConfig.KUBERNETES_MASTER, api.url());
         config.put(SinkConfig.API_REQUEST_TIMEOUT_MS, "1000");
         config.put(SinkConfig.RETRY_INITIAL_INTERVAL_MS, "20");
@@ -137,10 +136,22 @@ class PodStatusSinkIT {
         return kube.pods().inNamespace("ml").withName(name).get();
     }
 
+    /** devhealth's condition on the pod as {@code Healthy|null} or {@code Unhealthy|<the device's message>}; null without one. */
     private static String health(Pod pod) {
-        List<ResourceStatus> entries = pod.getStatus().getContainerStatuses().get(0).getAllocatedResourcesStatus();
-        return entries == null || entries.isEmpty() ? null
-                : entries.get(0).getResources().get(0).getHealth() + "|" + entries.get(0).getResources().get(0).getMessage();
+        return pod.getStatus().getConditions().stream().filter(c -> PodStatusWriter.CONDITION_TYPE.equals(c.getType())).findFirst()
+                .map(c -> "True".equals(c.getStatus()) ? "Healthy|null"
+                        : "Unhealthy|" + c.getMessage().substring(c.getMessage().lastIndexOf(": ") + 2))
+                .orElse(null);
+    }
+
+    /** The first device of the pod's post-mortem record as {@code health|message}; null without a record. */
+    private String recorded(String pod) {
+        DevicePostMortem record = kube.resources(DevicePostMortem.class).inNamespace("ml").withName(pod).get();
+        if (record == null) {
+            return null;
+        }
+        DevicePostMortem.DeviceRecord device = record.getSpec().containers().get(0).resources().get(0).devices().get(0);
+        return device.health() + "|" + device.message();
     }
 
     private boolean committedToEnd() throws Exception {
@@ -192,7 +203,7 @@ class PodStatusSinkIT {
         api.injectRandomly(0.2, 42, r -> r.path().contains("/namespaces/ml/pods/"),
                 Fault.status(500), Fault.status(503), Fault.status(429), Fault.slow(Duration.ofMillis(1500)));
         api.injectNext(3, FaultInjectingKubernetesApi.method("PATCH"), Fault.status(409));
-        startSink(SinkConfig.Mode.ALL, Duration.ofMinutes(2));
+        startSink(Duration.ofMinutes(2));
 
         // Four rounds of changes; the last one decides: even pods recover, odd pods stay broken.
         for (int version = 1; version <= 4; version++) {
@@ -224,7 +235,7 @@ class PodStatusSinkIT {
     @Test
     void shouldPauseWhileTheApiServerIsUnreachableAndResumeWithoutLossOrReordering() throws Exception {
         createPod("job-0");
-        startSink(SinkConfig.Mode.ALL, Duration.ofMinutes(2));
+        startSink(Duration.ofMinutes(2));
         send(gpu(1, "job-0", HealthStatus.HEALTHY, null));
         await("first status").atMost(WAIT).until(() -> "Healthy|null".equals(health(pod("job-0"))));
         await("first commit").atMost(WAIT).until(() -> committed() == 1);
@@ -246,7 +257,7 @@ class PodStatusSinkIT {
     void shouldDeadLetterRejectedAndUndecodableRecordsAndKeepGoing() throws Exception {
         createPod("job-0");
         api.injectNext(1, FaultInjectingKubernetesApi.method("PATCH"), Fault.status(422));
-        startSink(SinkConfig.Mode.ALL, Duration.ofMinutes(2));
+        startSink(Duration.ofMinutes(2));
 
         byte[] rejected = send(gpu(1, "job-0", HealthStatus.UNHEALTHY, "XID 79"));
         List<DeadLetter> first = deadLetters(1);
@@ -268,25 +279,29 @@ class PodStatusSinkIT {
     @Test
     void shouldFinishAndFreezeAPodThatTerminatesWithoutANewStatus() throws Exception {
         createPod("job-0");
-        startSink(SinkConfig.Mode.TERMINATED, Duration.ofSeconds(3));
+        startSink(Duration.ofSeconds(3));
         Instant now = Instant.now().truncatedTo(ChronoUnit.SECONDS);
         send(status(1, "ml", "job-0", "main", "job-0-gpu", HealthStatus.UNHEALTHY,
                 device("gpu-0", HealthStatus.UNHEALTHY, "XID 79", now.minusSeconds(5))));
         await("condition on the live pod").atMost(WAIT).untilAsserted(() ->
                 assertThatPod(pod("job-0")).hasCondition(PodStatusWriter.CONDITION_TYPE, "False"));
-        assertThat(health(pod("job-0"))).as("live containers are the kubelet's in the default mode").isNull();
+        assertThat(pod("job-0").getStatus().getContainerStatuses().get(0).getAllocatedResourcesStatus())
+                .as("live containers are the kubelet's").isNullOrEmpty();
+        assertThat(recorded("job-0")).as("no post-mortem of a live pod").isNull();
 
         PodFixtures.markTerminated(kube, "ml", "job-0", 1, now);
 
-        await("field written on termination").atMost(WAIT).until(() -> "Unhealthy|XID 79".equals(health(pod("job-0"))));
+        await("post-mortem recorded on termination").atMost(WAIT).until(() -> "Unhealthy|XID 79".equals(recorded("job-0")));
         await("frozen after the window").atMost(WAIT).untilAsserted(() ->
                 assertThatPod(pod("job-0")).hasCondition(PodStatusWriter.FINAL_CONDITION_TYPE, "True"));
         String resourceVersion = pod("job-0").getMetadata().getResourceVersion();
+        assertThat(kube.resources(DevicePostMortem.class).inNamespace("ml").withName("job-0").get().getSpec().isFrozen()).isTrue();
 
         send(status(2, "ml", "job-0", "main", "job-0-gpu", HealthStatus.HEALTHY,
                 device("gpu-0", HealthStatus.HEALTHY, null, Instant.now())));
         await("later status consumed").atMost(WAIT).until(this::committedToEnd);
         assertThat(pod("job-0").getMetadata().getResourceVersion()).isEqualTo(resourceVersion);
+        assertThat(recorded("job-0")).isEqualTo("Unhealthy|XID 79");
         Set<String> conditions = pod("job-0").getStatus().getConditions().stream().map(c -> c.getType()).collect(Collectors.toSet());
         assertThat(conditions).contains(PodStatusWriter.CONDITION_TYPE, PodStatusWriter.FINAL_CONDITION_TYPE);
     }

@@ -14,9 +14,7 @@ import io.devhealth.testkit.kube.FaultInjectingKubernetesApi.Request;
 import io.devhealth.testkit.kube.PodFixtures;
 import io.devhealth.testkit.time.MutableClock;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
-import io.fabric8.kubernetes.api.model.ContainerStatusBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -28,8 +26,6 @@ import org.junit.jupiter.api.Test;
 
 /** The writer's reaction to each class of API-server error, on the mock with injected faults. */
 class PodStatusWriterErrorsTest {
-
-    private static final String STATUS_PATH = "/api/v1/namespaces/ml/pods/train-0/status";
 
     private final MutableClock clock = MutableClock.at("2026-11-29T10:00:00Z");
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
@@ -53,10 +49,13 @@ class PodStatusWriterErrorsTest {
         api.close();
     }
 
-    private PodStatusWriter writer(SinkConfig.Mode mode) {
+    private PodStatusWriter writer() {
         ApiCallPolicy policy = new ApiCallPolicy(1_000, 1_000, 4, Duration.ofMillis(5), Duration.ofMillis(20), metrics);
-        return new PodStatusWriter(client, new PodStatusWriter.Settings(mode, Duration.ofMinutes(2), 5), policy,
-                new FieldSupport(Duration.ofHours(1), metrics), null, metrics, clock);
+        return new PodStatusWriter(client, new PodStatusWriter.Settings(Duration.ofMinutes(2), 5), policy, null, metrics, clock);
+    }
+
+    private boolean hasOurCondition() {
+        return PodStatusWriter.hasCondition(pod(), PodStatusWriter.CONDITION_TYPE);
     }
 
     private static PodDeviceStatus unhealthy() {
@@ -76,15 +75,11 @@ class PodStatusWriterErrorsTest {
         return counter == null ? 0 : counter.count();
     }
 
-    private static ContainerStatus withoutDeviceHealth(ContainerStatus status) {
-        return new ContainerStatusBuilder(status).withAllocatedResourcesStatus((List<io.fabric8.kubernetes.api.model.ResourceStatus>) null).build();
-    }
-
     @Test
     void shouldDropStatusWhenPodDisappearsBeforeThePatch() {
         api.injectNext(1, method("PATCH"), Fault.status(404));
 
-        assertThat(writer(SinkConfig.Mode.ALL).write(unhealthy())).isEqualTo(PodStatusWriter.Outcome.POD_GONE);
+        assertThat(writer().write(unhealthy())).isEqualTo(PodStatusWriter.Outcome.POD_GONE);
         assertThat(patches()).hasSize(1);
     }
 
@@ -92,18 +87,18 @@ class PodStatusWriterErrorsTest {
     void shouldReReadAndRetryOnConflict() {
         api.injectNext(2, method("PATCH"), Fault.status(409));
 
-        assertThat(writer(SinkConfig.Mode.ALL).write(unhealthy())).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
+        assertThat(writer().write(unhealthy())).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
 
         assertThat(patches()).hasSize(3);
-        assertThat(api.requests().stream().filter(r -> "GET".equals(r.method()))).hasSize(3);
-        assertThat(pod().getStatus().getContainerStatuses().get(0).getAllocatedResourcesStatus()).isNotEmpty();
+        assertThat(api.requests().stream().filter(r -> "GET".equals(r.method()) && r.path().contains("/pods/"))).hasSize(3);
+        assertThat(hasOurCondition()).isTrue();
     }
 
     @Test
     void shouldGiveUpAfterTooManyConflictsSoTheWriteIsRepeatedLater() {
         api.injectNext(100, method("PATCH"), Fault.status(409));
 
-        assertThatThrownBy(() -> writer(SinkConfig.Mode.ALL).write(unhealthy())).isInstanceOf(WriteConflictsExhaustedException.class);
+        assertThatThrownBy(() -> writer().write(unhealthy())).isInstanceOf(WriteConflictsExhaustedException.class);
         assertThat(patches()).hasSize(5);
     }
 
@@ -111,12 +106,12 @@ class PodStatusWriterErrorsTest {
     void shouldReportInvalidWithTheServersAnswerAndNotRetryWhenThePodDidNotMove() {
         api.injectNext(1, method("PATCH"), Fault.status(422));
 
-        assertThatThrownBy(() -> writer(SinkConfig.Mode.ALL).write(unhealthy()))
+        assertThatThrownBy(() -> writer().write(unhealthy()))
                 .isInstanceOf(InvalidPodStatusException.class)
                 .hasMessageContaining("code=422").hasMessageContaining("reason=Invalid").hasMessageContaining("injected fault 422")
-                .satisfies(e -> assertThat(((InvalidPodStatusException) e).patch()).contains("allocatedResourcesStatus"));
+                .satisfies(e -> assertThat(((InvalidPodStatusException) e).patch()).contains(PodStatusWriter.CONDITION_TYPE));
         assertThat(patches()).hasSize(1);
-        assertThat(pod().getStatus().getContainerStatuses().get(0).getAllocatedResourcesStatus()).isNullOrEmpty();
+        assertThat(hasOurCondition()).isFalse();
     }
 
     @Test
@@ -125,11 +120,11 @@ class PodStatusWriterErrorsTest {
         api.injectNext(1, method("PATCH"), Fault.status(500));
         api.injectNext(1, method("PATCH"), Fault.slow(Duration.ofSeconds(2)));
 
-        assertThat(writer(SinkConfig.Mode.ALL).write(unhealthy())).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
+        assertThat(writer().write(unhealthy())).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
 
         assertThat(count("devhealth.sink.api.retries", "class", "transient")).isEqualTo(3);
         assertThat(registry.get("devhealth.sink.writes").counter().count()).isEqualTo(1);
-        assertThat(pod().getStatus().getContainerStatuses().get(0).getAllocatedResourcesStatus()).isNotEmpty();
+        assertThat(hasOurCondition()).isTrue();
     }
 
     @Test
@@ -137,7 +132,7 @@ class PodStatusWriterErrorsTest {
         api.injectNext(1, method("PATCH"), Fault.tooManyRequests(1));
         long start = System.nanoTime();
 
-        assertThat(writer(SinkConfig.Mode.ALL).write(unhealthy())).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
+        assertThat(writer().write(unhealthy())).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
 
         // The backoff alone would be 5 ms; Retry-After: 1 s wins.
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofSeconds(1));
@@ -146,7 +141,7 @@ class PodStatusWriterErrorsTest {
 
     @Test
     void shouldThrowUnreachableOnceRetriesAreSpentSoTheSinkPauses() {
-        PodStatusWriter writer = writer(SinkConfig.Mode.ALL);
+        PodStatusWriter writer = writer();
         api.goDown();
 
         assertThatThrownBy(() -> writer.write(unhealthy()))
@@ -159,43 +154,16 @@ class PodStatusWriterErrorsTest {
     }
 
     @Test
-    void shouldKeepOnlyTheConditionWhenTheApiServerDropsTheField() {
-        // What a kube-apiserver with the ResourceHealthStatus gate off returns: the patch applied, the field gone.
-        Pod dropped = new PodBuilder(pod()).editStatus().editFirstContainerStatus().withAllocatedResourcesStatus(List.of())
-                .endContainerStatus().endStatus().build();
-        api.server().expect().patch().withPath(STATUS_PATH).andReturn(200, dropped).once();
-        PodStatusWriter writer = writer(SinkConfig.Mode.ALL);
-
-        assertThat(writer.write(unhealthy())).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
-        assertThat(patches().get(0).body()).contains("allocatedResourcesStatus");
-        assertThat(registry.get("devhealth.sink.field.dropped").counter().count()).isEqualTo(1);
-        assertThat(registry.get("devhealth.sink.field.supported").gauge().value()).isZero();
-
-        api.clearRequests();
-        assertThat(writer.write(unhealthy())).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
-        assertThat(patches()).singleElement().satisfies(p -> {
-            assertThat(p.body()).doesNotContain("allocatedResourcesStatus").contains(PodStatusWriter.CONDITION_TYPE);
-        });
-
-        // After the recheck interval the field is tried again, and a server that keeps it clears the alarm.
-        clock.advance(Duration.ofHours(1));
-        api.clearRequests();
-        writer.write(status(2, "ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.HEALTHY, device("gpu-0", HealthStatus.HEALTHY, null)));
-        assertThat(patches()).singleElement().satisfies(p -> assertThat(p.body()).contains("allocatedResourcesStatus"));
-        assertThat(registry.get("devhealth.sink.field.supported").gauge().value()).isEqualTo(1);
-    }
-
-    @Test
     void shouldLeaveEveryKubeletFieldAsItWasUnderInjectedFailures() {
         ContainerStatus before = pod().getStatus().getContainerStatuses().get(0);
         api.injectNext(1, method("PATCH"), Fault.status(409));
         api.injectNext(1, method("PATCH"), Fault.status(503));
 
-        writer(SinkConfig.Mode.ALL).write(unhealthy());
+        writer().write(unhealthy());
 
         ContainerStatus after = pod().getStatus().getContainerStatuses().get(0);
-        assertThat(after.getAllocatedResourcesStatus()).isNotEmpty();
-        assertThat(withoutDeviceHealth(after)).isEqualTo(withoutDeviceHealth(before));
+        assertThat(hasOurCondition()).isTrue();
+        assertThat(after).isEqualTo(before);
         assertThat(pod().getStatus().getConditions()).filteredOn(c -> !c.getType().startsWith("devhealth.io/"))
                 .extracting(c -> c.getType() + "=" + c.getStatus())
                 .containsExactly("PodScheduled=True", "Initialized=True", "ContainersReady=True", "Ready=True");

@@ -3,8 +3,11 @@ package io.devhealth.sink;
 import static io.devhealth.sink.PodStatusFixtures.device;
 import static io.devhealth.sink.PodStatusFixtures.status;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.PodDeviceStatus;
+import io.devhealth.schema.avro.PodRef;
 import io.devhealth.testkit.kube.PodFixtures;
 import io.devhealth.testkit.time.MutableClock;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
@@ -40,31 +43,24 @@ class PodStatusWriterTest {
     }
 
     @Test
-    void shouldWriteAllocatedResourcesStatusAndKeepEveryKubeletField() {
+    void shouldWriteOnlyItsConditionAndLeaveEveryContainerStatusToTheKubelet() {
         ContainerStatus before = pod().getStatus().getContainerStatuses().get(0);
-        PodStatusWriter writer = new PodStatusWriter(client, SinkConfig.Mode.ALL, clock);
+        PodStatusWriter writer = new PodStatusWriter(client, clock);
 
         PodStatusWriter.Outcome outcome = writer.write(status("ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.UNHEALTHY,
                 device("gpu-0", HealthStatus.UNHEALTHY, "XID 79")));
 
         assertThat(outcome).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
-        ContainerStatus after = pod().getStatus().getContainerStatuses().get(0);
-        assertThat(pod().getStatus().getContainerStatuses()).hasSize(1);
-        assertThat(after.getReady()).isEqualTo(before.getReady());
-        assertThat(after.getRestartCount()).isEqualTo(before.getRestartCount());
-        assertThat(after.getState()).isEqualTo(before.getState());
-        assertThat(after.getAllocatedResourcesStatus()).singleElement().satisfies(entry -> {
-            assertThat(entry.getName()).isEqualTo("claim:gpu/gpu");
-            assertThat(entry.getResources()).singleElement().satisfies(r -> assertThat(r.getHealth()).isEqualTo("Unhealthy"));
-        });
+        assertThat(pod().getStatus().getContainerStatuses()).containsExactly(before);
         assertThat(condition().getStatus()).isEqualTo("False");
         assertThat(condition().getReason()).isEqualTo("DeviceUnhealthy");
-        assertThat(condition().getMessage()).contains("gpu.example.com/node-a/gpu-0 Unhealthy: XID 79");
+        assertThat(condition().getMessage()).isEqualTo("gpu.example.com/node-a/gpu-0 Unhealthy since 2026-11-29T10:00:00Z: XID 79");
+        assertThat(client.resources(DevicePostMortem.class).inNamespace("ml").list().getItems()).as("no record of a live pod").isEmpty();
     }
 
     @Test
     void shouldNotWriteWhenNothingChanges() {
-        PodStatusWriter writer = new PodStatusWriter(client, SinkConfig.Mode.ALL, clock);
+        PodStatusWriter writer = new PodStatusWriter(client, clock);
         var status = status("ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.HEALTHY, device("gpu-0", HealthStatus.HEALTHY, null));
 
         assertThat(writer.write(status)).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
@@ -75,7 +71,7 @@ class PodStatusWriterTest {
 
     @Test
     void shouldRecoverConditionAndKeepTransitionTimeWhileStatusIsUnchanged() {
-        PodStatusWriter writer = new PodStatusWriter(client, SinkConfig.Mode.ALL, clock);
+        PodStatusWriter writer = new PodStatusWriter(client, clock);
         writer.write(status("ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.UNHEALTHY, device("gpu-0", HealthStatus.UNHEALTHY, "XID 79")));
         clock.advance(java.time.Duration.ofMinutes(5));
         writer.write(status("ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.UNHEALTHY, device("gpu-0", HealthStatus.UNHEALTHY, "XID 79, 2nd")));
@@ -88,29 +84,60 @@ class PodStatusWriterTest {
         assertThat(condition().getLastTransitionTime()).isEqualTo("2026-11-29T10:10:00Z");
         assertThat(pod().getStatus().getConditions().stream().filter(c -> PodStatusWriter.CONDITION_TYPE.equals(c.getType())))
                 .hasSize(1);
-        assertThat(pod().getStatus().getContainerStatuses().get(0).getAllocatedResourcesStatus().get(0).getResources().get(0).getHealth())
-                .isEqualTo("Healthy");
+        assertThat(condition().getMessage()).isEqualTo("the allocated device is healthy");
     }
 
     @Test
-    void shouldWriteOnlyTheConditionOnLiveContainersInTerminatedMode() {
-        PodStatusWriter writer = new PodStatusWriter(client, SinkConfig.Mode.TERMINATED, clock);
-
+    void shouldRecordATerminatedPodInItsOwnResourceNamedAfterThePod() {
+        PodStatusWriter writer = new PodStatusWriter(client, clock);
         writer.write(status("ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.UNHEALTHY, device("gpu-0", HealthStatus.UNHEALTHY, "XID 79")));
 
-        assertThat(pod().getStatus().getContainerStatuses().get(0).getAllocatedResourcesStatus()).isNullOrEmpty();
-        assertThat(condition().getStatus()).isEqualTo("False");
-
-        PodFixtures.markTerminated(client, "ml", "train-0", 1, Instant.parse("2026-11-29T10:00:05Z"));
+        Pod terminated = PodFixtures.markTerminated(client, "ml", "train-0", 1, Instant.parse("2026-11-29T10:00:05Z"));
+        ContainerStatus kubelets = terminated.getStatus().getContainerStatuses().get(0);
         writer.write(status("ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.UNHEALTHY, device("gpu-0", HealthStatus.UNHEALTHY, "XID 79")));
 
-        assertThat(pod().getStatus().getContainerStatuses().get(0).getAllocatedResourcesStatus()).singleElement()
-                .satisfies(entry -> assertThat(entry.getResources().get(0).getHealth()).isEqualTo("Unhealthy"));
+        assertThat(pod().getStatus().getContainerStatuses()).containsExactly(kubelets);
+        DevicePostMortem record = client.resources(DevicePostMortem.class).inNamespace("ml").withName("train-0").get();
+        assertThat(record.getMetadata().getOwnerReferences()).as("outlives the pod").isNullOrEmpty();
+        assertThat(record.getMetadata().getLabels()).containsEntry(DevicePostMortem.POD_UID_LABEL, pod().getMetadata().getUid());
+        assertThat(record.getSpec().pod()).isEqualTo(new DevicePostMortem.PodIdentity("train-0", pod().getMetadata().getUid()));
+        assertThat(record.getSpec().node()).isEqualTo("node-a");
+        assertThat(record.getSpec().phase()).isEqualTo("Failed");
+        assertThat(record.getSpec().finishedAt()).isEqualTo("2026-11-29T10:00:05Z");
+        assertThat(record.getSpec().health()).isEqualTo("Unhealthy");
+        assertThat(record.getSpec().message()).isEqualTo(condition().getMessage());
+        assertThat(record.getSpec().containers()).singleElement().satisfies(c -> {
+            assertThat(c.exitCode()).isEqualTo(1);
+            assertThat(c.resources()).singleElement().satisfies(r -> assertThat(r.devices()).singleElement()
+                    .satisfies(d -> assertThat(d.health() + "|" + d.message()).isEqualTo("Unhealthy|XID 79")));
+        });
+    }
+
+    @Test
+    void shouldNeverGiveAPodReCreatedUnderTheSameNameThePreviousPodsStatus() {
+        PodStatusWriter writer = new PodStatusWriter(client, clock);
+        var earlier = status("ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.UNHEALTHY, device("gpu-0", HealthStatus.UNHEALTHY, "XID 79"));
+        writer.write(earlier);
+        client.pods().inNamespace("ml").withName("train-0").withGracePeriod(0).delete();
+        await().until(() -> pod() == null);
+        // The same name, a new claim (made from the template for the new pod), possibly on another node.
+        PodFixtures.createRunning(client, PodFixtures.podWithClaim("ml", "train-0", "node-b", "main", "gpu", "train-0-gpu-y2", "gpu"));
+
+        assertThat(writer.write(earlier)).isEqualTo(PodStatusWriter.Outcome.OTHER_POD);
+        assertThat(PodStatusWriter.hasCondition(pod(), PodStatusWriter.CONDITION_TYPE)).as("starts clean").isFalse();
+        var withUid = PodDeviceStatus.newBuilder(earlier).setPod(new PodRef("ml", "train-0", "uid-of-the-earlier-pod")).build();
+        assertThat(writer.write(withUid)).isEqualTo(PodStatusWriter.Outcome.OTHER_POD);
+        var fromNodeA = status("ml", "train-0", "main", "train-0-gpu-y2", HealthStatus.UNHEALTHY, device("gpu-0", HealthStatus.UNHEALTHY, "XID 79"));
+        assertThat(writer.write(fromNodeA)).as("the status comes from node-a, the pod runs on node-b").isEqualTo(PodStatusWriter.Outcome.OTHER_POD);
+        assertThat(PodStatusWriter.hasCondition(pod(), PodStatusWriter.CONDITION_TYPE)).isFalse();
+
+        var its = PodDeviceStatus.newBuilder(fromNodeA).setNode("node-b").build();
+        assertThat(writer.write(its)).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
     }
 
     @Test
     void shouldDropStatusOfPodThatNoLongerExists() {
-        PodStatusWriter writer = new PodStatusWriter(client, SinkConfig.Mode.ALL, clock);
+        PodStatusWriter writer = new PodStatusWriter(client, clock);
 
         assertThat(writer.write(status("ml", "gone", "main", "c", HealthStatus.HEALTHY, device("gpu-0", HealthStatus.HEALTHY, null))))
                 .isEqualTo(PodStatusWriter.Outcome.POD_GONE);
@@ -119,11 +146,11 @@ class PodStatusWriterTest {
     @Test
     void shouldGuardThePatchWithTheResourceVersionItRead() {
         Pod read = pod();
-        var patch = new PodStatusWriter(client, SinkConfig.Mode.ALL, clock).patch(read,
+        var patch = new PodStatusWriter(client, clock).patch(read,
                 status("ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.HEALTHY, device("gpu-0", HealthStatus.HEALTHY, null)));
 
         assertThat(patch.get(0)).containsEntry("op", "test").containsEntry("path", "/metadata/resourceVersion")
                 .containsEntry("value", read.getMetadata().getResourceVersion());
-        assertThat(patch).extracting(op -> op.get("path")).doesNotContain("/status/containerStatuses");
+        assertThat(patch).extracting(op -> String.valueOf(op.get("path"))).noneMatch(path -> path.startsWith("/status/containerStatuses"));
     }
 }

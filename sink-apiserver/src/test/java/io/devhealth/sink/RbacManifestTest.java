@@ -57,12 +57,21 @@ class RbacManifestTest {
     }
 
     @Test
-    void shouldHaveNoWildcardsAndNoWritesBeyondStatusAndEvents() throws Exception {
+    void shouldHaveNoWildcardsAndNoWritesBeyondStatusEventsAndItsOwnRecords() throws Exception {
         ClusterRole role = load().stream().filter(ClusterRole.class::isInstance).map(ClusterRole.class::cast).findFirst().orElseThrow();
 
         flatten(role.getRules()).forEach((resource, verbs) -> {
             assertThat(resource).doesNotContain("*");
-            assertThat(verbs).doesNotContain("*", "delete", "deletecollection", "update", "escalate", "bind", "impersonate");
+            assertThat(verbs).doesNotContain("*", "deletecollection", "update", "escalate", "bind", "impersonate");
+            if (!resource.equals(DevicePostMortem.GROUP + "|" + DevicePostMortem.PLURAL)) {
+                assertThat(verbs).as(resource + ": the sink deletes only its own records").doesNotContain("delete");
+            }
+            if (!resource.equals("|events") && !resource.equals(DevicePostMortem.GROUP + "|" + DevicePostMortem.PLURAL)) {
+                assertThat(verbs).as(resource + ": the sink creates only events and its own records").doesNotContain("create");
+            }
+            if (resource.startsWith("resource.k8s.io|")) {
+                assertThat(verbs).as("claims are read, never written").containsOnly("get");
+            }
             if (resource.equals("|pods")) {
                 assertThat(verbs).as("spec and metadata of pods are not ours").doesNotContain("patch", "create");
             }

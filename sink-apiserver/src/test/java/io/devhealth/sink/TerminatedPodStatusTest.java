@@ -44,13 +44,33 @@ class TerminatedPodStatusTest {
     void createJob() {
         PodFixtures.createRunning(client, PodFixtures.podWithClaim("ml", "train-0", "node-a", "main", "gpu", "train-0-gpu-x1", "gpu"));
         SinkMetrics metrics = new SinkMetrics(new SimpleMeterRegistry());
-        writer = new PodStatusWriter(client, new PodStatusWriter.Settings(SinkConfig.Mode.TERMINATED, Duration.ofMinutes(2), 5),
-                new ApiCallPolicy(1_000, 1_000, 1, Duration.ofMillis(1), Duration.ofMillis(1), metrics),
-                new FieldSupport(Duration.ofHours(1), metrics), null, metrics, clock);
+        writer = new PodStatusWriter(client, new PodStatusWriter.Settings(Duration.ofMinutes(2), 5),
+                new ApiCallPolicy(1_000, 1_000, 1, Duration.ofMillis(1), Duration.ofMillis(1), metrics), null, metrics, clock);
     }
 
     private Pod pod() {
         return client.pods().inNamespace("ml").withName("train-0").get();
+    }
+
+    private DevicePostMortem record() {
+        return client.resources(DevicePostMortem.class).inNamespace("ml").withName("train-0").get();
+    }
+
+    /** The record names the pod and shows the GPU with this health and message (null: any). */
+    private void assertRecorded(String health, String message) {
+        DevicePostMortem record = record();
+        assertThat(record).as("post-mortem record").isNotNull();
+        assertThat(record.getSpec().pod().uid()).isEqualTo(pod().getMetadata().getUid());
+        assertThat(record.getSpec().containers()).singleElement().satisfies(c -> assertThat(c.resources()).singleElement().satisfies(r -> {
+            assertThat(r.name()).isEqualTo(ENTRY);
+            assertThat(r.devices()).singleElement().satisfies(d -> {
+                assertThat(d.resourceID()).isEqualTo(GPU);
+                assertThat(d.health()).isEqualTo(health);
+                if (message != null) {
+                    assertThat(d.message()).isEqualTo(message);
+                }
+            });
+        }));
     }
 
     private static PodDeviceStatus gpu(long version, HealthStatus health, String message, Instant since) {
@@ -59,10 +79,11 @@ class TerminatedPodStatusTest {
 
     @Test
     void shouldShowAFailureReportedAfterTheCrashOnTheTerminatedPod() {
-        // While the job runs: healthy; the default mode leaves the field to the kubelet and sets the condition.
+        // While the job runs: healthy; the field is the kubelet's, the condition ours, no record yet.
         PodDeviceStatus healthy = gpu(1, HealthStatus.HEALTHY, null, T0);
         writer.write(List.of(healthy), null);
         assertThatPod(pod()).hasCondition(PodStatusWriter.CONDITION_TYPE, "True").container("main").hasNoResourceHealth(ENTRY);
+        assertThat(record()).isNull();
 
         // The job crashes at FINISHED; the driver reports XID 79 ten seconds later.
         PodFixtures.markTerminated(client, "ml", "train-0", 1, FINISHED);
@@ -71,8 +92,8 @@ class TerminatedPodStatusTest {
         assertThat(writer.write(List.of(failed), healthy).outcome()).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
 
         assertThatPod(pod())
-                .hasCondition(PodStatusWriter.CONDITION_TYPE, "False", "DeviceUnhealthy")
-                .container("main").isTerminatedWithExitCode(1).hasResourceHealth(ENTRY, GPU, "Unhealthy", "XID 79: GPU has fallen off the bus");
+                .hasCondition(PodStatusWriter.CONDITION_TYPE, "False", "DeviceUnhealthy");
+        assertRecorded("Unhealthy", "XID 79: GPU has fallen off the bus");
     }
 
     @Test
@@ -84,12 +105,12 @@ class TerminatedPodStatusTest {
         // Both in one batch: the recovery after the crash must not hide the failure that explains it.
         writer.write(List.of(failed, reset), null);
 
-        assertThatPod(pod()).hasCondition(PodStatusWriter.CONDITION_TYPE, "False")
-                .container("main").hasResourceHealth(ENTRY, GPU, "Unhealthy");
+        assertThatPod(pod()).hasCondition(PodStatusWriter.CONDITION_TYPE, "False");
+        assertRecorded("Unhealthy", null);
 
         // And in a later batch: the pod already shows it, so the recovery is again ignored.
         writer.write(List.of(gpu(3, HealthStatus.HEALTHY, null, FINISHED.plusSeconds(40))), reset);
-        assertThatPod(pod()).container("main").hasResourceHealth(ENTRY, GPU, "Unhealthy");
+        assertRecorded("Unhealthy", "XID 79");
     }
 
     @Test
@@ -100,8 +121,8 @@ class TerminatedPodStatusTest {
 
         writer.write(List.of(gpu(2, HealthStatus.UNHEALTHY, "XID 48", FINISHED.plus(Duration.ofMinutes(2)).plusSeconds(1))), null);
 
-        assertThatPod(pod()).hasCondition(PodStatusWriter.CONDITION_TYPE, "True")
-                .container("main").hasResourceHealth(ENTRY, GPU, "Healthy");
+        assertThatPod(pod()).hasCondition(PodStatusWriter.CONDITION_TYPE, "True");
+        assertRecorded("Healthy", null);
     }
 
     @Test
@@ -110,8 +131,8 @@ class TerminatedPodStatusTest {
 
         writer.write(List.of(gpu(1, HealthStatus.HEALTHY, null, FINISHED.plusSeconds(20))), null);
 
-        assertThatPod(pod()).hasCondition(PodStatusWriter.CONDITION_TYPE, "Unknown")
-                .container("main").hasResourceHealth(ENTRY, GPU, "Unknown", TerminatedDeviceHealth.NO_REPORT_MESSAGE);
+        assertThatPod(pod()).hasCondition(PodStatusWriter.CONDITION_TYPE, "Unknown");
+        assertRecorded("Unknown", TerminatedDeviceHealth.NO_REPORT_MESSAGE);
     }
 
     @Test
@@ -133,13 +154,13 @@ class TerminatedPodStatusTest {
 
         // A new writer (a restarted sink, nothing in memory) reads the marker from the pod itself.
         SinkMetrics metrics = new SinkMetrics(new SimpleMeterRegistry());
-        PodStatusWriter restarted = new PodStatusWriter(client, new PodStatusWriter.Settings(SinkConfig.Mode.TERMINATED, Duration.ofMinutes(2), 5),
-                new ApiCallPolicy(1_000, 1_000, 1, Duration.ofMillis(1), Duration.ofMillis(1), metrics),
-                new FieldSupport(Duration.ofHours(1), metrics), null, metrics, clock);
+        PodStatusWriter restarted = new PodStatusWriter(client, new PodStatusWriter.Settings(Duration.ofMinutes(2), 5),
+                new ApiCallPolicy(1_000, 1_000, 1, Duration.ofMillis(1), Duration.ofMillis(1), metrics), null, metrics, clock);
         PodDeviceStatus late = gpu(2, HealthStatus.UNHEALTHY, "XID 79 again", FINISHED.plusSeconds(30));
         assertThat(restarted.write(List.of(late), null).outcome()).isEqualTo(PodStatusWriter.Outcome.FROZEN);
         assertThat(pod().getMetadata().getResourceVersion()).isEqualTo(resourceVersion);
-        assertThatPod(pod()).container("main").hasResourceHealth(ENTRY, GPU, "Unhealthy", "XID 79");
+        assertRecorded("Unhealthy", "XID 79");
+        assertThat(record().getSpec().isFrozen()).isTrue();
     }
 
     @Test
@@ -149,5 +170,26 @@ class TerminatedPodStatusTest {
 
         assertThat(writer.freeze("ml", "train-0", List.of(), null).outcome()).isEqualTo(PodStatusWriter.Outcome.UNCHANGED);
         assertThatPod(pod()).doesNotHaveCondition(PodStatusWriter.FINAL_CONDITION_TYPE);
+        assertThat(record()).isNull();
+    }
+
+    @Test
+    void shouldKeepTheRecordAfterThePodIsDeletedAndDeleteItOnlyAfterTheRetentionOnceThePodIsGone() {
+        PodFixtures.markTerminated(client, "ml", "train-0", 1, FINISHED);
+        writer.write(List.of(gpu(1, HealthStatus.UNHEALTHY, "XID 79", FINISHED.minusSeconds(5))), null);
+        Duration retention = Duration.ofDays(30);
+
+        clock.set(FINISHED.plus(retention).plusSeconds(1));
+        assertThat(writer.sweep(retention)).as("the pod is still there").isZero();
+        assertRecorded("Unhealthy", "XID 79");
+
+        client.pods().inNamespace("ml").withName("train-0").withGracePeriod(0).delete();
+        clock.set(FINISHED.plus(retention).minusSeconds(1));
+        assertThat(writer.sweep(retention)).as("within the retention").isZero();
+        assertThat(record()).isNotNull();
+
+        clock.set(FINISHED.plus(retention));
+        assertThat(writer.sweep(retention)).isEqualTo(1);
+        assertThat(record()).isNull();
     }
 }

@@ -1,14 +1,12 @@
 package io.devhealth.cli.demo;
 
 import io.devhealth.schema.proto.podresources.v1.PodResources;
+import io.devhealth.sink.DevicePostMortem;
 import io.devhealth.sink.PodStatusWriter;
 import io.devhealth.testkit.kube.PodFixtures;
 import io.devhealth.testkit.kubelet.FakeKubelet;
-import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
-import io.fabric8.kubernetes.api.model.ResourceHealth;
-import io.fabric8.kubernetes.api.model.ResourceStatus;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.Optional;
 
@@ -18,6 +16,7 @@ import java.util.Optional;
  * PodResources (as the kubelet reports allocations).
  *
  * @param claimReference the pod-level claim name ({@code spec.resourceClaims[].name}), used in {@code claim:<ref>/<request>}
+ *     (how the kubelet and devhealth's post-mortem record name the claim's entry)
  * @param resourceClaim the ResourceClaim object name, what PodResources reports
  */
 public record BatchJob(String namespace, String name, String container, String claimReference, String request,
@@ -62,23 +61,30 @@ public record BatchJob(String namespace, String name, String container, String c
         return client.pods().inNamespace(namespace).withName(name).get();
     }
 
-    /** The device health the API server shows for this job's GPU, if any. */
-    public Optional<ResourceHealth> deviceHealth(KubernetesClient client) {
-        Pod pod = current(client);
-        if (pod == null || pod.getStatus() == null || pod.getStatus().getContainerStatuses() == null) {
-            return Optional.empty();
-        }
-        for (ContainerStatus status : pod.getStatus().getContainerStatuses()) {
-            if (!container.equals(status.getName()) || status.getAllocatedResourcesStatus() == null) {
-                continue;
-            }
-            for (ResourceStatus entry : status.getAllocatedResourcesStatus()) {
-                if (entryName().equals(entry.getName()) && entry.getResources() != null) {
-                    return entry.getResources().stream().filter(r -> cdiId().equals(r.getResourceID())).findFirst();
-                }
-            }
-        }
-        return Optional.empty();
+    /** devhealth's post-mortem record of this job's pod, once it terminated. */
+    public Optional<DevicePostMortem> postMortem(KubernetesClient client) {
+        return Optional.ofNullable(client.resources(DevicePostMortem.class).inNamespace(namespace).withName(name).get());
+    }
+
+    /** This job's GPU as its post-mortem record shows it (health as of the moment the job ended), if recorded. */
+    public Optional<DevicePostMortem.DeviceRecord> recordedDevice(KubernetesClient client) {
+        return postMortem(client).map(DevicePostMortem::getSpec).stream()
+                .flatMap(spec -> spec.containers().stream())
+                .filter(c -> container.equals(c.name()))
+                .flatMap(c -> c.resources().stream())
+                .filter(r -> entryName().equals(r.name()))
+                .flatMap(r -> r.devices().stream())
+                .filter(d -> cdiId().equals(d.resourceID()))
+                .findFirst();
+    }
+
+    /** Health as devhealth's condition states it: Healthy (True), Unhealthy (False) or Unknown; empty without it. */
+    public Optional<String> conditionHealth(KubernetesClient client) {
+        return condition(client).map(c -> switch (c.getStatus()) {
+            case "True" -> "Healthy";
+            case "False" -> "Unhealthy";
+            default -> "Unknown";
+        });
     }
 
     /** devhealth's own pod condition, if written. */

@@ -4,11 +4,10 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
 import io.devhealth.cli.Devhealth;
 import io.devhealth.sink.PodStatusWriter;
-import io.devhealth.sink.SinkConfig;
+import io.devhealth.sink.DevicePostMortem;
 import io.devhealth.testkit.dra.DeviceState;
 import io.devhealth.testkit.kube.PodFixtures;
 import io.fabric8.kubernetes.api.model.PodCondition;
-import io.fabric8.kubernetes.api.model.ResourceHealth;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -29,8 +28,8 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code devhealth demo}: the whole pipeline on an embedded default — no Docker, no cluster, no
- * network — playing three stories: a batch job's GPU fails and the job dies (post-mortem health on the
- * terminated pod, frozen, and the query that explains it); a driver goes silent (Unknown after the
+ * network — playing three stories: a batch job's GPU fails and the job dies (its DevicePostMortem record
+ * and pod condition, frozen, and the query that explains it); a driver goes silent (Unknown after the
  * timeout, found eagerly); and recovery.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
@@ -80,7 +79,7 @@ public final class DemoCommand implements Callable<Integer> {
         Path workDir = Files.createTempDirectory("dh-demo");
         step("starting: in-process Kafka, %d simulated nodes x %d GPUs (fake DRA drivers + kubelets on unix sockets), "
                 + "collectors, processor, sink, local Kubernetes API", nodes, gpus);
-        EmbeddedPipeline.Options options = new EmbeddedPipeline.Options(nodes, gpus, SinkConfig.Mode.TERMINATED, workDir, 3)
+        EmbeddedPipeline.Options options = new EmbeddedPipeline.Options(nodes, gpus, workDir, 3)
                 .withTerminationWindow(terminationWindow);
         try (EmbeddedPipeline pipeline = EmbeddedPipeline.start(options)) {
             KubernetesClient kube = pipeline.kubernetes();
@@ -141,19 +140,25 @@ public final class DemoCommand implements Callable<Integer> {
         PodFixtures.markTerminated(kube, job.namespace(), job.name(), 1, Instant.now());
         node.kubelet().setPods(node.kubelet().pods().stream().filter(p -> !p.getName().equals(job.name())).toList());
         step("the job's container crashed (exit code 1); the kubelet released its GPU and, upstream, never updates this pod again (#132978)");
-        ResourceHealth health = await("devhealth to write the device health into the terminated pod",
-                () -> job.deviceHealth(kube).filter(h -> "Unhealthy".equals(h.getHealth())));
-        step("pod %s/%s status: containerStatuses[%s].allocatedResourcesStatus %s -> %s %s (%s)", job.namespace(), job.name(),
-                job.container(), job.entryName(), health.getResourceID(), health.getHealth(), health.getMessage());
-        PodCondition frozen = await("the post-termination window (" + terminationWindow.toSeconds() + " s) to end and the status to freeze",
-                () -> job.condition(kube, PodStatusWriter.FINAL_CONDITION_TYPE).filter(c -> "True".equals(c.getStatus())));
-        step("frozen: %s=%s (%s)", frozen.getType(), frozen.getStatus(), frozen.getReason());
+        DevicePostMortem.DeviceRecord health = await("devhealth to record the device health of the terminated pod",
+                () -> job.recordedDevice(kube).filter(d -> "Unhealthy".equals(d.health())));
+        step("devicepostmortem %s/%s (outlives the pod; the kubelet owns and rewrites the pod's containerStatuses): "
+                + "containers[%s] %s -> %s %s since %s (%s)", job.namespace(), job.name(), job.container(), job.entryName(),
+                health.resourceID(), health.health(), health.since(), health.message());
+        PodCondition condition = job.condition(kube).orElseThrow();
+        step("pod %s/%s condition %s=%s: \"%s\"", job.namespace(), job.name(), condition.getType(), condition.getStatus(),
+                condition.getMessage());
+        PodCondition frozen = await("the post-termination window (" + terminationWindow.toSeconds() + " s) to end and the record to freeze",
+                () -> job.condition(kube, PodStatusWriter.FINAL_CONDITION_TYPE).filter(c -> "True".equals(c.getStatus()))
+                        .filter(c -> job.postMortem(kube).map(r -> r.getSpec().isFrozen()).orElse(false)));
+        step("frozen: devicepostmortem %s/%s frozen=true, pod condition %s=%s (%s)", job.namespace(), job.name(), frozen.getType(),
+                frozen.getStatus(), frozen.getReason());
         out.println();
         step("post-mortem query: devhealth query pod %s/%s --server %s", job.namespace(), job.name(), pipeline.queryUrl());
         out.println();
         Devhealth.commandLine().execute("query", "pod", job.namespace() + "/" + job.name(), "--server", pipeline.queryUrl());
         out.println();
-        summary.add(String.format("%s/%s failed on %s: %s went Unhealthy (%s); the terminated pod keeps that health, frozen",
+        summary.add(String.format("%s/%s failed on %s: %s went Unhealthy (%s); its DevicePostMortem record and pod condition keep that health, frozen",
                 job.namespace(), job.name(), node.name(), job.device(), XID));
     }
 
@@ -195,9 +200,10 @@ public final class DemoCommand implements Callable<Integer> {
         node.kubelet().setPods(pods);
         await("the new job on the repaired GPU to see it Healthy", () -> next.condition(kube).filter(c -> "True".equals(c.getStatus())));
         step("new job %s/%s on the repaired %s: %s=True", next.namespace(), next.name(), victim.device(), PodStatusWriter.CONDITION_TYPE);
-        Optional<ResourceHealth> postMortem = victim.deviceHealth(kube);
-        step("the failed job's pod still shows %s: the health at the moment it died, not now",
-                postMortem.map(ResourceHealth::getHealth).orElse("?"));
+        Optional<DevicePostMortem.DeviceRecord> postMortem = victim.recordedDevice(kube);
+        step("the failed job's record still shows %s (condition %s): the health at the moment it died, not now",
+                postMortem.map(DevicePostMortem.DeviceRecord::health).orElse("?"),
+                victim.condition(kube).map(PodCondition::getStatus).orElse("?"));
         summary.add(String.format("%s was repaired: the next job sees it Healthy; the failed job's frozen record still says Unhealthy",
                 victim.device()));
     }
@@ -208,6 +214,7 @@ public final class DemoCommand implements Callable<Integer> {
         summary.forEach(line -> out.println("  * " + line));
         out.println();
         out.println("Explore (with --keep-running):");
+        out.printf("  kubectl --server %s get devicepostmortem %s -n %s -o yaml%n", pipeline.kubernetesUrl(), victim.name(), victim.namespace());
         out.printf("  kubectl --server %s get pod %s -n %s -o yaml%n", pipeline.kubernetesUrl(), victim.name(), victim.namespace());
         out.printf("  ./devhealth query pod %s/%s --server %s%n", victim.namespace(), victim.name(), pipeline.queryUrl());
         out.printf("  ./devhealth query device %s/%s/%s/%s --server %s%n", victim.node(), EmbeddedPipeline.DRIVER, victim.node(),

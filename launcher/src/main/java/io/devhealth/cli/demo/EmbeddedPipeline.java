@@ -53,38 +53,38 @@ public final class EmbeddedPipeline implements AutoCloseable {
      *        the pipeline's own, e.g. a real {@code schema.registry.url} with its TLS and credentials
      *        instead of the in-memory registry; empty for the demo
      */
-    public record Options(int nodes, int devicesPerNode, SinkConfig.Mode sinkMode, Path workDir, int partitions, String topicPrefix,
+    public record Options(int nodes, int devicesPerNode, Path workDir, int partitions, String topicPrefix,
                           Duration terminationWindow, Map<String, String> serviceOptions) {
         public Options {
             serviceOptions = Map.copyOf(serviceOptions);
         }
 
-        public Options(int nodes, int devicesPerNode, SinkConfig.Mode sinkMode, Path workDir, int partitions) {
-            this(nodes, devicesPerNode, sinkMode, workDir, partitions, Topics.DEFAULT_PREFIX, Duration.ofMinutes(2), Map.of());
+        public Options(int nodes, int devicesPerNode, Path workDir, int partitions) {
+            this(nodes, devicesPerNode, workDir, partitions, Topics.DEFAULT_PREFIX, Duration.ofMinutes(2), Map.of());
         }
 
         public static Options defaults(Path workDir) {
-            return new Options(3, 4, SinkConfig.Mode.TERMINATED, workDir, 3);
+            return new Options(3, 4, workDir, 3);
         }
 
         /** Pipelines sharing one broker need their own topics (each has its own in-memory schema registry). */
         public Options withTopicPrefix(String prefix) {
-            return new Options(nodes, devicesPerNode, sinkMode, workDir, partitions, prefix, terminationWindow, serviceOptions);
+            return new Options(nodes, devicesPerNode, workDir, partitions, prefix, terminationWindow, serviceOptions);
         }
 
         public Options withTerminationWindow(Duration window) {
-            return new Options(nodes, devicesPerNode, sinkMode, workDir, partitions, topicPrefix, window, serviceOptions);
+            return new Options(nodes, devicesPerNode, workDir, partitions, topicPrefix, window, serviceOptions);
         }
 
         /** Options every service gets, overriding the pipeline's (see {@link #serviceOptions()}). */
         public Options withServiceOptions(Map<String, String> options) {
-            return new Options(nodes, devicesPerNode, sinkMode, workDir, partitions, topicPrefix, terminationWindow, options);
+            return new Options(nodes, devicesPerNode, workDir, partitions, topicPrefix, terminationWindow, options);
         }
 
         /** Service options can hold passwords: only their keys are shown. */
         @Override
         public String toString() {
-            return "Options[nodes=" + nodes + ", devicesPerNode=" + devicesPerNode + ", sinkMode=" + sinkMode + ", workDir=" + workDir
+            return "Options[nodes=" + nodes + ", devicesPerNode=" + devicesPerNode + ", workDir=" + workDir
                     + ", partitions=" + partitions + ", topicPrefix=" + topicPrefix + ", terminationWindow=" + terminationWindow
                     + ", serviceOptions=" + new java.util.TreeSet<>(serviceOptions.keySet()) + "]";
         }
@@ -230,7 +230,6 @@ public final class EmbeddedPipeline implements AutoCloseable {
 
         SinkApp sink = track(new SinkApp(new SinkConfig(withKafka(Map.of(
                 SinkConfig.SCHEMA_REGISTRY_URL, registryUrl,
-                SinkConfig.MODE, options.sinkMode().name().toLowerCase().replace('_', '-'),
                 SinkConfig.TERMINATION_WINDOW_MS, Long.toString(options.terminationWindow().toMillis()),
                 SinkConfig.KUBERNETES_MASTER, kube.url())))));
         sink.start();

@@ -8,11 +8,9 @@ import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.PodRef;
 import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.SchemaRegistries;
-import io.devhealth.sink.SinkConfig;
 import io.devhealth.testkit.dra.DeviceState;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.ResourceHealth;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,7 +30,9 @@ import org.junit.jupiter.api.Test;
  * The walking skeleton, end to end with real wiring: a fake DRA driver reports a device Unhealthy →
  * node-collector streams it → Kafka → stream-processor joins it to the allocation from the fake
  * kubelet's PodResources → pod-device-status → sink-apiserver → the pod in the API server shows
- * {@code allocatedResourcesStatus} with {@code health: Unhealthy} under {@code claim:<ref>/<request>}.
+ * devhealth's condition {@code False} naming the device and why, its container statuses untouched; once
+ * the job ends, its DevicePostMortem record shows the device {@code Unhealthy} under
+ * {@code claim:<ref>/<request>}.
  */
 class WalkingSkeletonIT {
 
@@ -42,7 +42,7 @@ class WalkingSkeletonIT {
     @BeforeAll
     static void startPipeline() throws Exception {
         Path workDir = Files.createTempDirectory("dh-it");
-        pipeline = EmbeddedPipeline.start(new EmbeddedPipeline.Options(1, 2, SinkConfig.Mode.ALL, workDir, 2));
+        pipeline = EmbeddedPipeline.start(new EmbeddedPipeline.Options(1, 2, workDir, 2));
     }
 
     @AfterAll
@@ -67,22 +67,15 @@ class WalkingSkeletonIT {
                 DeviceState.unhealthy(node.pool(), job.device(), "XID 79: GPU has fallen off the bus"));
 
         await("Unhealthy in pod status").atMost(STEP).until(() -> health(kube, job).equals(Optional.of("Unhealthy")));
-        ResourceHealth device = job.deviceHealth(kube).orElseThrow();
-        assertThat(device.getResourceID()).isEqualTo(job.cdiId());
-        assertThat(device.getMessage()).isEqualTo("XID 79: GPU has fallen off the bus");
-        assertThat(job.entryName()).isEqualTo("claim:gpu/gpu");
-        await("condition False").atMost(STEP).until(() -> job.condition(kube).map(c -> c.getStatus()).orElse(""), "False"::equals);
         assertThat(job.condition(kube).orElseThrow().getReason()).isEqualTo("DeviceUnhealthy");
+        assertThat(job.condition(kube).orElseThrow().getMessage()).contains(job.device()).endsWith(": XID 79: GPU has fallen off the bus");
 
-        // Only allocatedResourcesStatus changed inside the kubelet-owned container status.
-        ContainerStatus written = job.current(kube).getStatus().getContainerStatuses().get(0);
-        assertThat(written.getName()).isEqualTo(kubeletView.getName());
-        assertThat(written.getReady()).isEqualTo(kubeletView.getReady());
-        assertThat(written.getRestartCount()).isEqualTo(kubeletView.getRestartCount());
-        assertThat(written.getState()).isEqualTo(kubeletView.getState());
+        // The kubelet-owned container status is exactly as the kubelet left it.
+        assertThat(job.current(kube).getStatus().getContainerStatuses()).containsExactly(kubeletView);
+        assertThat(job.postMortem(kube)).as("no record while the job runs").isEmpty();
 
         // The SIEM feed saw the transition, naming the pod.
-        List<HealthTransition> transitions = readTransitions(t -> t.getTo() == HealthStatus.UNHEALTHY);
+        List<HealthTransition> transitions = readTransitions(t -> t.getTo() == HealthStatus.UNHEALTHY && t.getDevice().getDevice().equals(job.device()));
         assertThat(transitions).singleElement().satisfies(t -> {
             assertThat(t.getDevice().getDevice()).isEqualTo(job.device());
             assertThat(t.getFrom()).isEqualTo(HealthStatus.HEALTHY);
@@ -95,8 +88,31 @@ class WalkingSkeletonIT {
         await("condition True").atMost(STEP).until(() -> job.condition(kube).map(c -> c.getStatus()).orElse(""), "True"::equals);
     }
 
+    @Test
+    void shouldRecordTheDeviceHealthOfAJobThatDiedOnAFailingGpu() {
+        KubernetesClient kube = pipeline.kubernetes();
+        EmbeddedPipeline.SimulatedNode node = pipeline.nodes().get(0);
+        BatchJob job = BatchJob.onDevice("ml", "train-died", node.name(), EmbeddedPipeline.SimulatedNode.device(0));
+        job.schedule(kube, node.kubelet());
+        await("Healthy in pod status").atMost(STEP).until(() -> health(kube, job).equals(Optional.of("Healthy")));
+
+        node.driver().report(DeviceState.unhealthy(node.pool(), job.device(), "XID 79: GPU has fallen off the bus"),
+                DeviceState.healthy(node.pool(), EmbeddedPipeline.SimulatedNode.device(1)));
+        await("Unhealthy in pod status").atMost(STEP).until(() -> health(kube, job).equals(Optional.of("Unhealthy")));
+        io.devhealth.testkit.kube.PodFixtures.markTerminated(kube, job.namespace(), job.name(), 1, java.time.Instant.now());
+
+        await("post-mortem record").atMost(STEP).until(() -> job.recordedDevice(kube).isPresent());
+        assertThat(job.recordedDevice(kube).orElseThrow()).satisfies(device -> {
+            assertThat(device.health()).isEqualTo("Unhealthy");
+            assertThat(device.message()).isEqualTo("XID 79: GPU has fallen off the bus");
+            assertThat(device.device()).isEqualTo(job.device());
+        });
+        assertThat(job.postMortem(kube).orElseThrow().getSpec().pod().uid()).isEqualTo(job.current(kube).getMetadata().getUid());
+        node.driver().report(EmbeddedPipeline.allHealthy(node.pool(), 2));
+    }
+
     private static Optional<String> health(KubernetesClient kube, BatchJob job) {
-        return job.deviceHealth(kube).map(ResourceHealth::getHealth);
+        return job.conditionHealth(kube);
     }
 
     private static List<HealthTransition> readTransitions(java.util.function.Predicate<HealthTransition> filter) {

@@ -5,11 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import io.devhealth.cli.demo.BatchJob;
 import io.devhealth.cli.demo.EmbeddedPipeline;
-import io.devhealth.sink.SinkConfig;
 import io.devhealth.testkit.dra.DeviceState;
 import io.devhealth.testkit.kafka.EmbeddedKafkaCluster;
 import io.devhealth.testkit.kafka.KafkaSecurity;
-import io.fabric8.kubernetes.api.model.ResourceHealth;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -97,7 +95,7 @@ class SecuredPipelineIT {
     }
 
     private static void runSkeletonScenario(Map<String, Object> client, String name) throws Exception {
-        EmbeddedPipeline.Options options = new EmbeddedPipeline.Options(1, 1, SinkConfig.Mode.ALL, dir.resolve(name), 1)
+        EmbeddedPipeline.Options options = new EmbeddedPipeline.Options(1, 1, dir.resolve(name), 1)
                 .withTopicPrefix("devhealth-" + name + ".");
         try (EmbeddedPipeline pipeline = EmbeddedPipeline.start(options, kafka, client)) {
             EmbeddedPipeline.SimulatedNode node = pipeline.nodes().get(0);
@@ -106,7 +104,7 @@ class SecuredPipelineIT {
             node.driver().report(DeviceState.unhealthy(node.pool(), job.device(), "XID 79: GPU has fallen off the bus"));
 
             await(name + ": Unhealthy in pod status").atMost(Duration.ofSeconds(90)).until(() ->
-                    job.deviceHealth(pipeline.kubernetes()).map(ResourceHealth::getHealth).orElse(""), "Unhealthy"::equals);
+                    job.conditionHealth(pipeline.kubernetes()).orElse(""), "Unhealthy"::equals);
         }
     }
 

@@ -6,9 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.devhealth.cli.demo.BatchJob;
 import io.devhealth.cli.demo.EmbeddedPipeline;
 import io.devhealth.schema.serde.HttpsApicurio;
-import io.devhealth.sink.SinkConfig;
 import io.devhealth.testkit.dra.DeviceState;
-import io.fabric8.kubernetes.api.model.ResourceHealth;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -65,7 +63,7 @@ class SecuredRegistryPipelineIT {
         String prefix = "devhealth-https-registry.";
         // Short: unix socket paths under it must fit in 108 bytes.
         Path workDir = Files.createTempDirectory("dh-reg");
-        EmbeddedPipeline.Options options = new EmbeddedPipeline.Options(1, 2, SinkConfig.Mode.ALL, workDir, 1)
+        EmbeddedPipeline.Options options = new EmbeddedPipeline.Options(1, 2, workDir, 1)
                 .withTopicPrefix(prefix)
                 .withServiceOptions(registry.serviceOptions());
 
@@ -81,9 +79,8 @@ class SecuredRegistryPipelineIT {
                     DeviceState.unhealthy(node.pool(), job.device(), "XID 79: GPU has fallen off the bus"));
 
             await("Unhealthy in pod status").atMost(STEP).until(() -> health(pipeline, job), "Unhealthy"::equals);
-            ResourceHealth device = job.deviceHealth(pipeline.kubernetes()).orElseThrow();
-            assertThat(device.getResourceID()).isEqualTo(job.cdiId());
-            assertThat(device.getMessage()).isEqualTo("XID 79: GPU has fallen off the bus");
+            assertThat(job.condition(pipeline.kubernetes()).orElseThrow().getMessage())
+                    .contains(job.device()).endsWith(": XID 79: GPU has fallen off the bus");
 
             // Each stage registered what it writes, in Apicurio, over HTTPS with the credentials:
             // the collector its node events, the processor the sink's input and the SIEM feed.
@@ -98,6 +95,6 @@ class SecuredRegistryPipelineIT {
     }
 
     private static String health(EmbeddedPipeline pipeline, BatchJob job) {
-        return job.deviceHealth(pipeline.kubernetes()).map(ResourceHealth::getHealth).orElse("");
+        return job.conditionHealth(pipeline.kubernetes()).orElse("");
     }
 }

@@ -11,8 +11,8 @@ import io.devhealth.schema.avro.DeviceStatus;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.avro.PodRef;
+import io.devhealth.sink.DevicePostMortem;
 import io.devhealth.sink.PodStatusWriter;
-import io.devhealth.sink.SinkConfig;
 import io.devhealth.testkit.realkube.ControlPlane;
 import io.devhealth.testkit.realkube.GpuWorkloads;
 import io.devhealth.testkit.realkube.KubeBinaries;
@@ -21,6 +21,9 @@ import io.devhealth.testkit.realkube.RealNode;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.PodCondition;
+import io.fabric8.kubernetes.api.model.ResourceStatus;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -30,28 +33,47 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The sink against the real API server and kubelet, acting as the ServiceAccount that the shipped
- * {@code k8s/base/sink-apiserver/rbac.yaml} binds: what it may do, what it may not, and what of its
- * writes to a terminated pod the kubelet's status manager leaves standing.
+ * {@code k8s/base/sink-apiserver/rbac.yaml} binds, with the shipped DevicePostMortem CRD: what it may
+ * do, what it may not, and that what it writes lasts — its condition on the pod and its own record —
+ * through the kubelet's status syncs and a kubelet restart, while the kubelet's own
+ * {@code allocatedResourcesStatus} is never touched.
  */
 @RealKubernetes
 class SinkOnRealKubeletIT {
 
+    private static final Logger LOGGER = LoggerFactory.getLogger(SinkOnRealKubeletIT.class);
     private static final String NAMESPACE = "sink-real";
     private static final Duration WAIT = Duration.ofSeconds(60);
+    /** The kubelet's status manager reconciles every 10 s; three periods and a margin. */
+    private static final Duration THREE_SYNCS = Duration.ofSeconds(35);
+    private static final String XID = "XID 79: GPU has fallen off the bus";
 
     private static KubernetesClient admin;
     private static KubernetesClient sink;
 
     @BeforeAll
-    static void applyShippedRbac(ControlPlane plane) throws Exception {
+    static void applyShippedCrdAndRbac(ControlPlane plane) throws Exception {
         admin = plane.adminClient();
         admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName("devhealth").endMetadata().build())
                 .serverSideApply();
+        try (InputStream crd = Files.newInputStream(KubeBinaries.repositoryRoot()
+                .resolve("k8s/base/sink-apiserver/devicepostmortem-crd.yaml"))) {
+            admin.load(crd).forceConflicts().serverSideApply();
+        }
+        await("CRD established").atMost(WAIT).until(() -> {
+            CustomResourceDefinition crd = admin.apiextensions().v1().customResourceDefinitions()
+                    .withName("devicepostmortems.devhealth.io").get();
+            return crd != null && crd.getStatus() != null && crd.getStatus().getConditions().stream()
+                    .anyMatch(c -> "Established".equals(c.getType()) && "True".equals(c.getStatus()));
+        });
         try (InputStream rbac = Files.newInputStream(KubeBinaries.repositoryRoot().resolve("k8s/base/sink-apiserver/rbac.yaml"))) {
             admin.load(rbac).forceConflicts().serverSideApply();
         }
@@ -66,74 +88,201 @@ class SinkOnRealKubeletIT {
         await().atMost(WAIT).until(() -> "Running".equals(pod("guarded").getStatus().getPhase()));
 
         assertThat(sink.pods().inNamespace(NAMESPACE).withName("guarded").get()).as("pods get is granted").isNotNull();
+        assertThat(sink.resources(DevicePostMortem.class).inNamespace(NAMESPACE).list()).as("list of its own records is granted").isNotNull();
         assertForbidden(() -> sink.pods().inNamespace(NAMESPACE).withName("guarded")
                 .edit(p -> new PodBuilder(p).editMetadata().addToLabels("owned", "by-sink").endMetadata().build()));
         assertForbidden(() -> sink.pods().inNamespace(NAMESPACE).withName("guarded").delete());
         assertForbidden(() -> sink.pods().inNamespace(NAMESPACE).withName("guarded").updateStatus(pod("guarded")));
         assertForbidden(() -> sink.configMaps().inNamespace(NAMESPACE).list());
+        assertForbidden(() -> sink.resources(ResourceClaim.class).inNamespace(NAMESPACE).list());
         assertThat(pod("guarded").getMetadata().getLabels()).doesNotContainKey("owned");
     }
 
     /**
-     * The regression test of what the design relies on: today's sink writes a terminated pod's
-     * {@code allocatedResourcesStatus} and its condition; after three kubelet sync periods only the
-     * condition is left.
+     * The regression test of the design: on a running pod devhealth writes only its condition, which
+     * follows health changes, and the kubelet's {@code allocatedResourcesStatus} stays exactly as the
+     * kubelet wrote it; on the terminated pod the record and the condition outlast three kubelet syncs.
      */
     @Test
-    void shouldSeeTheKubeletPutBackTheSinksAllocatedResourcesStatusOnATerminatedPodButKeepItsCondition(RealNode node) {
-        GpuWorkloads.batchPod(admin, NAMESPACE, "died", "one-gpu");
-        await().atMost(WAIT).until(() -> "Running".equals(pod("died").getStatus().getPhase()));
-        ResourceClaim claim = admin.resources(ResourceClaim.class).inNamespace(NAMESPACE).list().getItems().stream()
-                .filter(c -> c.getMetadata().getOwnerReferences().stream().anyMatch(o -> o.getName().equals("died")))
-                .findFirst().orElseThrow();
+    void shouldLeaveTheKubeletsAllocatedResourcesStatusAloneAndKeepItsConditionAndRecordThroughKubeletSyncs(RealNode node) {
+        GpuWorkloads.batchPod(admin, NAMESPACE, "live", "one-gpu");
+        await().atMost(WAIT).until(() -> "Running".equals(pod("live").getStatus().getPhase()));
+        ResourceClaim claim = claimOf("live");
         String device = claim.getStatus().getAllocation().getDevices().getResults().get(0).getDevice();
-        node.runtime().exit(NAMESPACE, "died", "main", 1, "CUDA error: an illegal memory access");
-        await().atMost(WAIT).until(() -> "Failed".equals(pod("died").getStatus().getPhase()));
-        Instant finishedAt = Instant.parse(pod("died").getStatus().getContainerStatuses().get(0).getState()
-                .getTerminated().getFinishedAt());
+        await("the kubelet's own allocatedResourcesStatus").atMost(WAIT).until(() -> kubeletEntries(pod("live")) != null);
+        List<ResourceStatus> kubelets = kubeletEntries(pod("live"));
+        PodStatusWriter writer = new PodStatusWriter(sink, Duration.ofMinutes(2), Clock.systemUTC());
 
-        String resourceId = "devhealth.test/" + device;
-        PodStatusWriter writer = new PodStatusWriter(sink, SinkConfig.Mode.TERMINATED, Clock.systemUTC());
-        assertThat(writer.write(unhealthy(node, pod("died"), claim, device, resourceId, finishedAt.minusSeconds(5))))
+        Instant t0 = Instant.now();
+        assertThat(writer.write(status(node, pod("live"), claim, device, HealthStatus.HEALTHY, null, t0, 1)))
                 .isEqualTo(PodStatusWriter.Outcome.WRITTEN);
-        assertThat(sinkEntry(pod("died"), resourceId)).as("accepted by the API server").isTrue();
+        assertThat(condition(pod("live"))).extracting(PodCondition::getStatus).isEqualTo("True");
+        assertThat(writer.write(status(node, pod("live"), claim, device, HealthStatus.UNHEALTHY, "devhealth's own view: XID 48", t0, 2)))
+                .isEqualTo(PodStatusWriter.Outcome.WRITTEN);
+        assertThat(condition(pod("live"))).satisfies(c -> {
+            assertThat(c.getStatus()).isEqualTo("False");
+            assertThat(c.getMessage()).contains(device).contains("Unhealthy").contains("XID 48");
+        });
+        sleep(THREE_SYNCS);
+        Pod after = pod("live");
+        assertThat(kubeletEntries(after)).as("the kubelet's allocatedResourcesStatus, untouched").isEqualTo(kubelets);
+        assertThat(condition(after)).extracting(PodCondition::getStatus).isEqualTo("False");
+        assertThat(writer.record(NAMESPACE, "live")).as("no record of a live pod").isEmpty();
 
-        await("the kubelet's reconcile").atMost(WAIT).until(() -> !sinkEntry(pod("died"), resourceId));
-        sleep(Duration.ofSeconds(30));
-        Pod after = pod("died");
-        assertThat(sinkEntry(after, resourceId)).as("the sink's allocatedResourcesStatus entry").isFalse();
-        assertThat(after.getStatus().getConditions()).filteredOn(c -> PodStatusWriter.CONDITION_TYPE.equals(c.getType()))
-                .singleElement().satisfies(c -> {
-                    assertThat(c.getStatus()).isEqualTo("False");
-                    assertThat(c.getMessage()).contains(device);
-                });
+        node.runtime().exit(NAMESPACE, "live", "main", 1, "CUDA error");
+        await().atMost(WAIT).until(() -> "Failed".equals(pod("live").getStatus().getPhase()));
+        List<ResourceStatus> kubeletsAtEnd = kubeletEntries(pod("live"));
+        assertThat(writer.write(status(node, pod("live"), claim, device, HealthStatus.UNHEALTHY, "devhealth's own view: XID 48", t0, 3)))
+                .isEqualTo(PodStatusWriter.Outcome.WRITTEN);
+        DevicePostMortem.Spec recorded = writer.record(NAMESPACE, "live").orElseThrow().getSpec();
+        sleep(THREE_SYNCS);
+        assertThat(writer.record(NAMESPACE, "live").orElseThrow().getSpec()).isEqualTo(recorded);
+        assertThat(condition(pod("live"))).extracting(PodCondition::getStatus).isEqualTo("False");
+        assertThat(kubeletEntries(pod("live"))).as("still the kubelet's own").isEqualTo(kubeletsAtEnd);
     }
 
-    private static PodDeviceStatus unhealthy(RealNode node, Pod pod, ResourceClaim claim, String device, String resourceId,
-                                             Instant since) {
+    /**
+     * The product's promise: XID 79 on a running job's GPU, the job's container exits 1, the pod fails;
+     * the failure, reported after the crash but within the post-termination window, is recorded; the
+     * record says exactly that after three kubelet syncs, after a kubelet restart, and after the GPU
+     * recovers.
+     */
+    @Test
+    void shouldKeepTheFailedJobsDeviceHealthAsItDiedThroughSyncsAKubeletRestartAndARecovery(RealNode node) {
+        GpuWorkloads.batchPod(admin, NAMESPACE, "train-xid", "one-gpu");
+        await().atMost(WAIT).until(() -> "Running".equals(pod("train-xid").getStatus().getPhase()));
+        ResourceClaim claim = claimOf("train-xid");
+        String device = claim.getStatus().getAllocation().getDevices().getResults().get(0).getDevice();
+        PodStatusWriter writer = new PodStatusWriter(sink, Duration.ofMinutes(2), Clock.systemUTC());
+        writer.write(status(node, pod("train-xid"), claim, device, HealthStatus.HEALTHY, null, Instant.now(), 1));
+
+        node.driver().setHealth(device, "Unhealthy", XID);
+        node.runtime().exit(NAMESPACE, "train-xid", "main", 1, "CUDA error: an illegal memory access");
+        await().atMost(WAIT).until(() -> "Failed".equals(pod("train-xid").getStatus().getPhase()));
+        Instant failedSeen = Instant.now();
+        Instant finishedAt = Instant.parse(pod("train-xid").getStatus().getContainerStatuses().get(0).getState()
+                .getTerminated().getFinishedAt());
+        // The failure is reported two seconds after the crash, as drivers often do.
+        PodDeviceStatus xid = status(node, pod("train-xid"), claim, device, HealthStatus.UNHEALTHY, XID, finishedAt.plusSeconds(2), 2);
+        assertThat(writer.write(xid)).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
+        DevicePostMortem record = writer.record(NAMESPACE, "train-xid").orElseThrow();
+        LOGGER.info("post-mortem recorded afterFailedMs={} afterFinishedAtMs={}", Duration.between(failedSeen, Instant.now()).toMillis(),
+                Duration.between(finishedAt, Instant.now()).toMillis());
+        DevicePostMortem.Spec died = record.getSpec();
+        assertThat(died.pod().uid()).isEqualTo(pod("train-xid").getMetadata().getUid());
+        assertThat(died.node()).isEqualTo(node.name());
+        assertThat(died.health()).isEqualTo("Unhealthy");
+        assertThat(died.finishedAt()).isEqualTo(finishedAt.toString());
+        assertThat(died.containers()).singleElement().satisfies(c -> {
+            assertThat(c.exitCode()).isEqualTo(1);
+            assertThat(c.resources()).singleElement().satisfies(r -> {
+                assertThat(r.name()).isEqualTo("claim:" + pod("train-xid").getSpec().getContainers().get(0).getResources().getClaims().get(0).getName()
+                        + requestSuffix(pod("train-xid")));
+                assertThat(r.devices()).singleElement().satisfies(d -> {
+                    assertThat(d.device()).isEqualTo(device);
+                    assertThat(d.request()).as("from the claim's allocation results")
+                            .isEqualTo(claim.getStatus().getAllocation().getDevices().getResults().get(0).getRequest());
+                    assertThat(d.health()).isEqualTo("Unhealthy");
+                    assertThat(d.message()).isEqualTo(XID);
+                });
+            });
+        });
+        assertThat(condition(pod("train-xid"))).satisfies(c -> {
+            assertThat(c.getStatus()).isEqualTo("False");
+            assertThat(c.getMessage()).isEqualTo(died.message()).contains(device, "Unhealthy", XID);
+        });
+
+        sleep(THREE_SYNCS);
+        assertThat(writer.record(NAMESPACE, "train-xid").orElseThrow().getSpec()).as("after three kubelet syncs").isEqualTo(died);
+        assertThat(condition(pod("train-xid")).getMessage()).isEqualTo(died.message());
+
+        node.restartKubelet();
+        sleep(Duration.ofSeconds(15));
+        assertThat(writer.record(NAMESPACE, "train-xid").orElseThrow().getSpec()).as("after a kubelet restart").isEqualTo(died);
+        assertThat(condition(pod("train-xid")).getMessage()).isEqualTo(died.message());
+
+        node.driver().setHealth(device, "Healthy", "");
+        Instant repaired = Instant.now();
+        assertThat(writer.write(status(node, pod("train-xid"), claim, device, HealthStatus.HEALTHY, null, repaired, 3)))
+                .isEqualTo(PodStatusWriter.Outcome.UNCHANGED);
+        assertThat(writer.record(NAMESPACE, "train-xid").orElseThrow().getSpec()).as("after the GPU recovered").isEqualTo(died);
+        assertThat(condition(pod("train-xid")).getStatus()).isEqualTo("False");
+    }
+
+    /** A pod deleted and re-created under the same name (its claim re-made from the template) starts clean. */
+    @Test
+    void shouldStartAPodReCreatedUnderTheSameNameClean(RealNode node) {
+        GpuWorkloads.batchPod(admin, NAMESPACE, "retry", "one-gpu");
+        await().atMost(WAIT).until(() -> "Running".equals(pod("retry").getStatus().getPhase()));
+        ResourceClaim firstClaim = claimOf("retry");
+        String device = firstClaim.getStatus().getAllocation().getDevices().getResults().get(0).getDevice();
+        PodStatusWriter writer = new PodStatusWriter(sink, Duration.ofMinutes(2), Clock.systemUTC());
+        node.runtime().exit(NAMESPACE, "retry", "main", 1, "crashed");
+        await().atMost(WAIT).until(() -> "Failed".equals(pod("retry").getStatus().getPhase()));
+        String firstUid = pod("retry").getMetadata().getUid();
+        PodDeviceStatus first = status(node, pod("retry"), firstClaim, device, HealthStatus.UNHEALTHY, XID, Instant.now().minusSeconds(30), 1);
+        assertThat(writer.write(first)).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
+
+        admin.pods().inNamespace(NAMESPACE).withName("retry").withGracePeriod(0).delete();
+        await().atMost(WAIT).until(() -> pod("retry") == null);
+        GpuWorkloads.batchPod(admin, NAMESPACE, "retry", "one-gpu");
+        await().atMost(WAIT).until(() -> pod("retry") != null && "Running".equals(pod("retry").getStatus().getPhase()));
+        assertThat(pod("retry").getMetadata().getUid()).isNotEqualTo(firstUid);
+
+        // The earlier pod's status, as the pipeline has it (no UID: PodResources carries none).
+        PodDeviceStatus stale = PodDeviceStatus.newBuilder(first).setPod(new PodRef(NAMESPACE, "retry", null)).build();
+        assertThat(writer.write(stale)).isEqualTo(PodStatusWriter.Outcome.OTHER_POD);
+        assertThat(condition(pod("retry"))).as("the new pod starts clean").isNull();
+        assertThat(writer.record(NAMESPACE, "retry").orElseThrow().getSpec().pod().uid()).as("the earlier pod's record").isEqualTo(firstUid);
+
+        ResourceClaim secondClaim = claimOf("retry");
+        String secondDevice = secondClaim.getStatus().getAllocation().getDevices().getResults().get(0).getDevice();
+        assertThat(writer.write(status(node, pod("retry"), secondClaim, secondDevice, HealthStatus.HEALTHY, null, Instant.now(), 2)))
+                .isEqualTo(PodStatusWriter.Outcome.WRITTEN);
+        assertThat(condition(pod("retry")).getStatus()).isEqualTo("True");
+    }
+
+    private static String requestSuffix(Pod pod) {
+        String request = pod.getSpec().getContainers().get(0).getResources().getClaims().get(0).getRequest();
+        return request == null || request.isEmpty() ? "" : "/" + request;
+    }
+
+    private static ResourceClaim claimOf(String pod) {
+        String uid = pod(pod).getMetadata().getUid();
+        return admin.resources(ResourceClaim.class).inNamespace(NAMESPACE).list().getItems().stream()
+                .filter(c -> c.getMetadata().getOwnerReferences().stream().anyMatch(o -> o.getUid().equals(uid)))
+                .findFirst().orElseThrow();
+    }
+
+    /** What the processor would emit for the pod: one device of its claim, with no UID (PodResources has none). */
+    private static PodDeviceStatus status(RealNode node, Pod pod, ResourceClaim claim, String device, HealthStatus health,
+                                          String message, Instant since, long version) {
         DeviceStatus status = DeviceStatus.newBuilder()
                 .setDevice(DeviceRef.newBuilder().setDriver(RealNode.DRIVER_NAME).setPool(node.name()).setDevice(device).build())
-                .setResourceId(resourceId)
-                .setHealth(HealthStatus.UNHEALTHY)
-                .setMessage("XID 79: GPU has fallen off the bus")
+                .setResourceId(RealNode.DRIVER_NAME + "/" + node.name() + "/" + device)
+                .setHealth(health)
+                .setMessage(message)
                 .setSince(since)
                 .build();
         return PodDeviceStatus.newBuilder()
-                .setPod(new PodRef(NAMESPACE, pod.getMetadata().getName(), pod.getMetadata().getUid()))
+                .setPod(new PodRef(NAMESPACE, pod.getMetadata().getName(), null))
                 .setNode(node.name())
-                .setVersion(1)
+                .setVersion(version)
                 .setUpdatedAt(since)
-                .setSummary(HealthStatus.UNHEALTHY)
+                .setSummary(health)
                 .setContainers(List.of(ContainerDeviceStatus.newBuilder().setName("main")
                         .setClaims(List.of(new ClaimDeviceStatus(claim.getMetadata().getName(), NAMESPACE, List.of(status))))
                         .build()))
                 .build();
     }
 
-    private static boolean sinkEntry(Pod pod, String resourceId) {
-        var statuses = pod.getStatus().getContainerStatuses().get(0).getAllocatedResourcesStatus();
-        return statuses != null && statuses.stream().flatMap(s -> s.getResources().stream())
-                .anyMatch(r -> resourceId.equals(r.getResourceID()));
+    private static List<ResourceStatus> kubeletEntries(Pod pod) {
+        return pod.getStatus().getContainerStatuses().get(0).getAllocatedResourcesStatus();
+    }
+
+    private static PodCondition condition(Pod pod) {
+        return pod.getStatus().getConditions().stream().filter(c -> PodStatusWriter.CONDITION_TYPE.equals(c.getType()))
+                .findFirst().orElse(null);
     }
 
     private static void assertForbidden(Runnable call) {
@@ -147,7 +296,7 @@ class SinkOnRealKubeletIT {
 
     private static void sleep(Duration duration) {
         try {
-            Thread.sleep(duration.toMillis());
+            TimeUnit.MILLISECONDS.sleep(duration.toMillis());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);

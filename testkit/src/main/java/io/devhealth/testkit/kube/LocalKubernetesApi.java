@@ -31,8 +31,9 @@ import org.slf4j.LoggerFactory;
  * <p>Besides the CRUD store it answers the discovery requests that kubectl makes first ({@code /api},
  * {@code /api/v1}, {@code /apis}, {@code /apis/resource.k8s.io/v1}) with a fixed list of resources: core
  * {@code pods}, {@code namespaces}, {@code nodes}, {@code events}, {@code configmaps}, {@code services},
- * and {@code resource.k8s.io/v1} {@code resourceclaims}, {@code resourceclaimtemplates},
- * {@code resourceslices}, {@code deviceclasses}. Other kinds work through the fabric8 client but not by
+ * {@code resource.k8s.io/v1} {@code resourceclaims}, {@code resourceclaimtemplates},
+ * {@code resourceslices}, {@code deviceclasses}, and devhealth's own {@code devhealth.io/v1alpha1}
+ * {@code devicepostmortems} (the CRUD store serves any resource; kubectl needs it listed to find it by name). Other kinds work through the fabric8 client but not by
  * name in kubectl. The mock does not serve server-side tables: a plain {@code kubectl get pods} shows
  * only NAME and AGE, so use {@code -o json}, {@code -o yaml} or {@code -o jsonpath=...} to show status.
  *
@@ -177,10 +178,17 @@ public final class LocalKubernetesApi implements AutoCloseable {
                         false) + ","
                 + resource("resourceslices", "resourceslice", false, "ResourceSlice", null, false) + ","
                 + resource("deviceclasses", "deviceclass", false, "DeviceClass", null, false) + "]}";
+        private static final String DEVHEALTH_GROUP_VERSION = "devhealth.io/v1alpha1";
+        private static final String DEVHEALTH_RESOURCES = "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\","
+                + "\"groupVersion\":\"" + DEVHEALTH_GROUP_VERSION + "\",\"resources\":["
+                + resource("devicepostmortems", "devicepostmortem", true, "DevicePostMortem", "dpm", false) + "]}";
         private static final String GROUPS = "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":["
                 + "{\"name\":\"resource.k8s.io\",\"versions\":[{\"groupVersion\":\"" + RESOURCE_GROUP_VERSION
                 + "\",\"version\":\"v1\"}],\"preferredVersion\":{\"groupVersion\":\"" + RESOURCE_GROUP_VERSION
-                + "\",\"version\":\"v1\"}}]}";
+                + "\",\"version\":\"v1\"}},"
+                + "{\"name\":\"devhealth.io\",\"versions\":[{\"groupVersion\":\"" + DEVHEALTH_GROUP_VERSION
+                + "\",\"version\":\"v1alpha1\"}],\"preferredVersion\":{\"groupVersion\":\"" + DEVHEALTH_GROUP_VERSION
+                + "\",\"version\":\"v1alpha1\"}}]}";
 
         private volatile String serverAddress = HOST;
 
@@ -220,6 +228,9 @@ public final class LocalKubernetesApi implements AutoCloseable {
                 case "/apis/resource.k8s.io/v1":
                 case "/apis/resource.k8s.io/v1/":
                     return RESOURCE_RESOURCES;
+                case "/apis/devhealth.io/v1alpha1":
+                case "/apis/devhealth.io/v1alpha1/":
+                    return DEVHEALTH_RESOURCES;
                 default:
                     return null;
             }
