@@ -88,6 +88,9 @@ class ShippedManifestsIT {
         Result result = kubectl("apply", "-k", k8s(), "--server-side");
         assertThat(result.exitCode()).as(result.output()).isZero();
 
+        await("the DevicePostMortem CRD is established").atMost(WAIT).until(() -> client.apiextensions().v1()
+                .customResourceDefinitions().withName("devicepostmortems.devhealth.io").get().getStatus().getConditions().stream()
+                .anyMatch(c -> "Established".equals(c.getType()) && "True".equals(c.getStatus())));
         await("the sink's pod runs on the node").atMost(WAIT).untilAsserted(() -> assertThat(pods("sink-apiserver"))
                 .anySatisfy(p -> {
                     assertThat(p.getSpec().getNodeName()).isEqualTo(node.name());
