@@ -143,6 +143,13 @@ public final class RealNode implements AutoCloseable {
         config.put("imageGCHighThresholdPercent", 100);
         config.put("imageGCLowThresholdPercent", 99);
         config.put("resolvConf", "");
+        // A pod whose first sync fails is retried after syncFrequency plus up to half of it
+        // (pod_workers.go requeues with wait.Jitter(resyncInterval, 0.5)). The first sync of a pod
+        // can race the Node authorizer's graph ("no relationship found between node ... and this
+        // object" when the kubelet fetches the pod's ResourceClaim), and the default 1 min would
+        // turn that into a 90 s stall; 10 s keeps it short. The status manager's 10 s reconcile
+        // is a constant of its own and is not affected.
+        config.put("syncFrequency", "10s");
         config.put("serializeImagePulls", false);
         config.put("featureGates", featureGates());
         Path file = root.resolve("kubelet-config.yaml");
