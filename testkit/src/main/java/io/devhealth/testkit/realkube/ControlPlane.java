@@ -167,7 +167,7 @@ public final class ControlPlane implements AutoCloseable {
     }
 
     private ManagedProcess launch(String name, List<String> command) {
-        ManagedProcess process = ManagedProcess.start(name, command, logs.resolve(name + ".log"));
+        ManagedProcess process = ManagedProcess.start(name, command, logs.resolve(name + ".log"), work.resolve("cwd-" + name));
         processes.add(process);
         return process;
     }

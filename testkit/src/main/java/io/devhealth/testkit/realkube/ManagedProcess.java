@@ -6,7 +6,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,22 +22,26 @@ final class ManagedProcess implements AutoCloseable {
     private final String name;
     private final List<String> command;
     private final Path log;
-    private final Map<String, String> environment;
+    private final Path directory;
     private Process process;
 
-    private ManagedProcess(String name, List<String> command, Path log, Map<String, String> environment) {
+    private ManagedProcess(String name, List<String> command, Path log, Path directory) {
         this.name = name;
         this.command = List.copyOf(command);
         this.log = log;
-        this.environment = Map.copyOf(environment);
+        this.directory = directory;
     }
 
-    static ManagedProcess start(String name, List<String> command, Path log) {
-        return start(name, command, log, Map.of());
-    }
-
-    static ManagedProcess start(String name, List<String> command, Path log, Map<String, String> environment) {
-        ManagedProcess managed = new ManagedProcess(name, command, log, environment);
+    /**
+     * Starts {@code command} in {@code directory}, which is created and must be the component's own:
+     * never the test's working directory (a module of this checkout). The kubelet, for one, removes
+     * every file matching {@code <container log path>*} when it removes a container
+     * ({@code containerLogManager.Clean}, pkg/kubelet/logs/container_log_manager.go), and the fake
+     * runtime reports an empty log path: the pattern is {@code *}, relative to the kubelet's working
+     * directory — run from the module, it deleted the module's pom.xml.
+     */
+    static ManagedProcess start(String name, List<String> command, Path log, Path directory) {
+        ManagedProcess managed = new ManagedProcess(name, command, log, directory);
         managed.launch();
         return managed;
     }
@@ -46,14 +49,15 @@ final class ManagedProcess implements AutoCloseable {
     private void launch() {
         try {
             Files.createDirectories(log.getParent());
+            Files.createDirectories(directory);
             Files.writeString(log, "### " + String.join(" ", command) + System.lineSeparator(),
                     StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.CREATE,
                     java.nio.file.StandardOpenOption.APPEND);
-            ProcessBuilder builder = new ProcessBuilder(command)
+            process = new ProcessBuilder(command)
+                    .directory(directory.toFile())
                     .redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
-            builder.environment().putAll(environment);
-            process = builder.start();
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                    .start();
             LOGGER.info("started component={} pid={} log={}", name, process.pid(), log);
         } catch (IOException e) {
             throw new IllegalStateException("cannot start " + name + ": " + e.getMessage(), e);

@@ -83,7 +83,7 @@ public final class RealNode implements AutoCloseable {
         Path criControl = root.resolve("cri.control");
         runtime = ManagedProcess.start(name + "-fake-cri", List.of(binaries.binary("devhealth-fake-cri").toString(),
                 "--endpoint=unix://" + criSocket, "--control-file=" + criControl, "--image-fs=" + root),
-                logs.resolve(name + "-fake-cri.log"));
+                logs.resolve(name + "-fake-cri.log"), root.resolve("cwd-fake-cri"));
         Waits.until("fake CRI control file " + criControl, START_TIMEOUT, runtime, () -> Files.exists(criControl));
         runtimeControl = new FakeRuntimeControl(read(criControl));
 
@@ -95,7 +95,7 @@ public final class RealNode implements AutoCloseable {
                 "--cert-dir=" + root.resolve("kubelet-pki"),
                 "--hostname-override=" + name,
                 "--node-ip=127.0.0.1",
-                "--v=2"), logs.resolve(name + "-kubelet.log"));
+                "--v=2"), logs.resolve(name + "-kubelet.log"), root.resolve("cwd-kubelet"));
         waitUntilReady();
 
         Path driverControlFile = root.resolve("driver.control");
@@ -104,7 +104,7 @@ public final class RealNode implements AutoCloseable {
                 "--kubeconfig=" + plane.kubeconfig(ControlPlane.DRA_DRIVER_USER),
                 "--registry-dir=" + pluginRegistryDirectory(),
                 "--plugin-dir=" + pluginsDirectory().resolve(DRIVER_NAME),
-                "--control-file=" + driverControlFile, "--v=2"), logs.resolve(name + "-dra-driver.log"));
+                "--control-file=" + driverControlFile, "--v=2"), logs.resolve(name + "-dra-driver.log"), root.resolve("cwd-dra-driver"));
         Waits.until("DRA driver control file", START_TIMEOUT, driver, () -> Files.exists(driverControlFile));
         driverControl = new DraDriverControl(read(driverControlFile));
         Waits.until("ResourceSlice of " + DRIVER_NAME + " on " + name, START_TIMEOUT, driver,

@@ -134,6 +134,21 @@ class RealClusterSmokeIT {
         });
     }
 
+    /**
+     * When a deleted pod's containers are removed, the kubelet deletes every file matching the
+     * container's log path followed by {@code *}; the fake runtime's log path is empty, so that is
+     * every file of the kubelet's working directory. The harness gives each component a directory of
+     * its own: this module's files must survive.
+     */
+    @Test
+    @Order(6)
+    void shouldKeepTheTestsWorkingDirectoryWhenTheKubeletRemovesADeletedPodsContainers() {
+        client.pods().inNamespace(NAMESPACE).withName(POD).delete();
+        await().atMost(Duration.ofSeconds(120)).untilAsserted(() -> assertThat(node.runtime().containers())
+                .noneMatch(c -> POD.equals(c.pod())));
+        assertThat(java.nio.file.Files.exists(java.nio.file.Path.of("pom.xml"))).as("the module's pom.xml").isTrue();
+    }
+
     static String cdiId(ResourceClaim claim, String device) {
         return "k8s." + RealNode.DRIVER_NAME + "/gpu=" + claim.getMetadata().getUid() + "-" + device;
     }
