@@ -309,7 +309,7 @@ public final class PodStatusWriter {
             conditionOps(pod, effective, ops, condition);
         }
         if (freezes) {
-            ops.add(op("add", "/status/conditions/-", conditionMap(FINAL_CONDITION_TYPE, "True", "PostTerminationWindowElapsed",
+            ops.add(JsonPatchOps.op("add", "/status/conditions/-", conditionMap(FINAL_CONDITION_TYPE, "True", "PostTerminationWindowElapsed",
                     "device health as of the containers' termination, including Unhealthy reports up to "
                             + settings.terminationWindow() + " later; no longer updated (the record: kubectl get devicepostmortem "
                             + pod.getMetadata().getName() + " -n " + pod.getMetadata().getNamespace() + ")",
@@ -319,7 +319,7 @@ public final class PodStatusWriter {
             return new Plan(ops, null, null, null, false);
         }
         List<Map<String, Object>> guarded = new ArrayList<>();
-        guarded.add(op("test", "/metadata/resourceVersion", pod.getMetadata().getResourceVersion()));
+        guarded.add(JsonPatchOps.op("test", "/metadata/resourceVersion", pod.getMetadata().getResourceVersion()));
         guarded.addAll(ops);
         return new Plan(guarded, condition[0], condition[1], condition[2], freezes);
     }
@@ -363,8 +363,8 @@ public final class PodStatusWriter {
                 }
                 String transitionTime = conditionStatus.equals(existing.getStatus())
                         ? existing.getLastTransitionTime() : clock.instant().toString();
-                ops.add(op("test", "/status/conditions/" + i + "/type", CONDITION_TYPE));
-                ops.add(op("replace", "/status/conditions/" + i, conditionMap(CONDITION_TYPE, conditionStatus, reason, message, transitionTime)));
+                ops.add(JsonPatchOps.op("test", "/status/conditions/" + i + "/type", CONDITION_TYPE));
+                ops.add(JsonPatchOps.op("replace", "/status/conditions/" + i, conditionMap(CONDITION_TYPE, conditionStatus, reason, message, transitionTime)));
                 transition[0] = existing.getStatus();
                 transition[1] = conditionStatus;
                 transition[2] = message;
@@ -373,9 +373,9 @@ public final class PodStatusWriter {
         }
         Map<String, Object> condition = conditionMap(CONDITION_TYPE, conditionStatus, reason, message, clock.instant().toString());
         if (conditions.isEmpty()) {
-            ops.add(op("add", "/status/conditions", List.of(condition)));
+            ops.add(JsonPatchOps.op("add", "/status/conditions", List.of(condition)));
         } else {
-            ops.add(op("add", "/status/conditions/-", condition));
+            ops.add(JsonPatchOps.op("add", "/status/conditions/-", condition));
         }
         transition[1] = conditionStatus;
         transition[2] = message;
@@ -399,11 +399,4 @@ public final class PodStatusWriter {
         return statuses.get(statuses.size() - 1);
     }
 
-    private static Map<String, Object> op(String op, String path, Object value) {
-        Map<String, Object> operation = new LinkedHashMap<>();
-        operation.put("op", op);
-        operation.put("path", path);
-        operation.put("value", value);
-        return operation;
-    }
 }

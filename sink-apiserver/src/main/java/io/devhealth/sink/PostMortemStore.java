@@ -75,9 +75,9 @@ final class PostMortemStore {
             return false;
         }
         List<Map<String, Object>> ops = new ArrayList<>();
-        ops.add(op("test", "/metadata/resourceVersion", existing.getMetadata().getResourceVersion()));
-        ops.add(op(existing.getMetadata().getLabels() == null ? "add" : "replace", "/metadata/labels", labels));
-        ops.add(op(existing.getSpec() == null ? "add" : "replace", "/spec", spec));
+        ops.add(JsonPatchOps.op("test", "/metadata/resourceVersion", existing.getMetadata().getResourceVersion()));
+        ops.add(JsonPatchOps.op(existing.getMetadata().getLabels() == null ? "add" : "replace", "/metadata/labels", labels));
+        ops.add(JsonPatchOps.op(existing.getSpec() == null ? "add" : "replace", "/spec", spec));
         String json = client.getKubernetesSerialization().asJson(ops);
         api.call(() -> client.resources(DevicePostMortem.class).inNamespace(namespace).withName(name)
                 .patch(PatchContext.of(PatchType.JSON), json));
@@ -154,11 +154,4 @@ final class PostMortemStore {
         return pod == null || uid == null || !uid.equals(pod.getMetadata().getUid());
     }
 
-    private static Map<String, Object> op(String op, String path, Object value) {
-        Map<String, Object> operation = new LinkedHashMap<>();
-        operation.put("op", op);
-        operation.put("path", path);
-        operation.put("value", value);
-        return operation;
-    }
 }
