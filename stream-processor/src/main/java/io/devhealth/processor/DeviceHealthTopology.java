@@ -7,7 +7,8 @@ import io.devhealth.processor.internals.FleetDimensions;
 import io.devhealth.processor.internals.JsonSerde;
 import io.devhealth.processor.internals.NodeProcessor;
 import io.devhealth.processor.internals.StateSerdes;
-import io.devhealth.processor.internals.WriteBehindKeyValueStore;
+import io.devhealth.processor.internals.CommitHookKeyValueStore;
+import io.devhealth.processor.internals.TopologyNames;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.HealthTransition;
 import java.time.Duration;
@@ -39,19 +40,19 @@ import org.apache.kafka.streams.state.Stores;
  */
 public final class DeviceHealthTopology {
 
-    public static final String DEVICE_STATE_STORE = "device-state";
-    public static final String NODE_STATE_STORE = "node-state";
-    public static final String NODE_ALLOCATIONS_STORE = "node-allocations";
-    public static final String NODE_INVENTORY_STORE = "node-inventory";
-    public static final String POD_STATUS_STORE = "pod-status";
-    public static final String DEVICE_HISTORY_STORE = "device-history";
-    public static final String POD_HISTORY_STORE = "pod-history";
-    public static final String FLEET_STATS_STORE = "fleet-stats";
+    public static final String DEVICE_STATE_STORE = TopologyNames.DEVICE_STATE_STORE;
+    public static final String NODE_STATE_STORE = TopologyNames.NODE_STATE_STORE;
+    public static final String NODE_ALLOCATIONS_STORE = TopologyNames.NODE_ALLOCATIONS_STORE;
+    public static final String NODE_INVENTORY_STORE = TopologyNames.NODE_INVENTORY_STORE;
+    public static final String POD_STATUS_STORE = TopologyNames.POD_STATUS_STORE;
+    public static final String DEVICE_HISTORY_STORE = TopologyNames.DEVICE_HISTORY_STORE;
+    public static final String POD_HISTORY_STORE = TopologyNames.POD_HISTORY_STORE;
+    public static final String FLEET_STATS_STORE = TopologyNames.FLEET_STATS_STORE;
 
     static final String EVENTS_SOURCE = "node-events-source";
     static final String NODE_PROCESSOR = "node-processor";
-    public static final String POD_STATUS_SINK = "pod-device-status-sink";
-    public static final String TRANSITIONS_SINK = "health-transitions-sink";
+    public static final String POD_STATUS_SINK = TopologyNames.POD_STATUS_SINK;
+    public static final String TRANSITIONS_SINK = TopologyNames.TRANSITIONS_SINK;
 
     /**
      * How late (in the transitions' own time) a transition may arrive and still count in its fleet
@@ -82,15 +83,15 @@ public final class DeviceHealthTopology {
         topology.addProcessor(NODE_PROCESSOR, () -> new NodeProcessor(options), EVENTS_SOURCE);
 
         String[] owner = {NODE_PROCESSOR};
-        // No record cache anywhere. Every record moves its node's state (clock, watermark, pending
-        // keep-alives), and a node's records come together (a collector sends all its devices'
-        // keep-alives at once): node-state is written behind, each node encoded and written once per
-        // commit (WriteBehindKeyValueStore), which a record cache could only do after encoding it on
-        // every record. Device states change once per report each: a cache there only filled up and
-        // evicted (measured: a fifth of a keep-alive's cost), so they are written through.
+        // No record cache anywhere: the processor keeps its nodes decoded itself (NodeStore). Every
+        // record moves its node's state (clock, watermark, pending keep-alives), and a node's records
+        // come together (a collector sends all its devices' keep-alives at once): each node is encoded
+        // and written once per commit, from the commit hook of its store, which a record cache could
+        // only do after encoding it on every record. Device states change once per report each: a
+        // cache there only filled up and evicted (measured: a fifth of a keep-alive's cost).
         topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(DEVICE_STATE_STORE),
                 Serdes.String(), StateSerdes.deviceState()), owner);
-        topology.addStateStore(WriteBehindKeyValueStore.builder(Stores.keyValueStoreBuilder(
+        topology.addStateStore(CommitHookKeyValueStore.builder(Stores.keyValueStoreBuilder(
                 Stores.persistentKeyValueStore(NODE_STATE_STORE), Serdes.String(), StateSerdes.nodeState())), owner);
         topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(NODE_ALLOCATIONS_STORE),
                 Serdes.String(), serdes.nodeAllocations()), owner);
@@ -114,8 +115,8 @@ public final class DeviceHealthTopology {
 
     /**
      * What is computed from the transitions the topology wrote, read back from health-transitions:
-     * the optional CloudEvents mirror (issue 5 item 7, {@link TopologyOptions#cloudEvents()}), and
-     * fleet analytics (issue 5 item 6): the transitions fanned out to
+     * the optional CloudEvents mirror ({@link TopologyOptions#cloudEvents()}), and
+     * fleet analytics: the transitions fanned out to
      * {@code DIMENSION:value} keys, re-partitioned by that key (so each count is fleet-wide, not
      * per node partition), and counted in tumbling windows of {@link TopologyOptions#fleetWindow()}
      * (by the transitions' own time) into the queryable, time-first {@value #FLEET_STATS_STORE}

@@ -12,13 +12,23 @@ import io.devhealth.schema.avro.DeviceRef;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.NodeEvent;
+import io.devhealth.schema.avro.NodeHeartbeat;
+import io.devhealth.schema.avro.ReportKind;
+import io.devhealth.schema.avro.SourceKind;
+import io.devhealth.schema.avro.SourceState;
+import io.devhealth.schema.avro.SourceStatus;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.List;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** Delivery (DESIGN §4.6) and bad input (§4.7): duplicates change nothing, poison records become dead letters. */
+/**
+ * Delivery and bad input: a record already applied (same collector epoch and sequence, or lower) changes nothing and is
+ * counted; a poison record becomes a dead letter with its reason, and processing goes on.
+ */
 class BadInputAndDuplicatesTest {
 
     private final TopologyFixture fixture = new TopologyFixture();
@@ -50,6 +60,52 @@ class BadInputAndDuplicatesTest {
         assertThat(fixture.transitions.isEmpty()).isTrue();
         assertThat(fixture.podStatus.isEmpty()).isTrue();
         assertThat(fixture.meters.get("devhealth.processor.duplicates").tag("kind", "reports").counter().count()).isEqualTo(1.0);
+    }
+
+    @Test
+    void shouldCountADuplicateWithoutApplyingIt() {
+        fixture.allocate("train-0", "gpu-0");
+        fixture.sendRaw(report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(1))
+                .setCollectorEpoch(TopologyFixture.EPOCH).setSequence(100).build(), T0.plusSeconds(1));
+        fixture.transitions.readValuesToList();
+        fixture.podStatus.readValuesToList();
+
+        // Same (epoch, sequence), different and newer content: were it applied, the device would turn Unhealthy.
+        fixture.sendRaw(report("gpu-0", HealthStatus.UNHEALTHY, T0.plusSeconds(2)).setMessage("XID 79")
+                .setCollectorEpoch(TopologyFixture.EPOCH).setSequence(100).build(), T0.plusSeconds(2));
+
+        assertThat(fixture.meters.get("devhealth.processor.duplicates").tag("kind", "reports").counter().count()).isEqualTo(1.0);
+        assertThat(fixture.transitions.isEmpty()).isTrue();
+        assertThat(fixture.podStatus.isEmpty()).isTrue();
+    }
+
+    @Test
+    void shouldDropAReplayedHeartbeat() {
+        fixture.allocate("train-0", "gpu-0");
+        fixture.sendRaw(heartbeat(T0, SourceStatus.DOWN, 10), T0);
+        fixture.sendRaw(heartbeat(T0.plusSeconds(1), SourceStatus.UP, 11), T0.plusSeconds(1));
+        fixture.sendRaw(report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(2))
+                .setCollectorEpoch(TopologyFixture.EPOCH).setSequence(12).build(), T0.plusSeconds(2));
+        // The heartbeat that said the driver was down, delivered again.
+        fixture.sendRaw(heartbeat(T0, SourceStatus.DOWN, 10), T0.plusSeconds(3));
+        fixture.transitions.readValuesToList();
+
+        // Keep-alives count only from a source that is up: had the replay been applied, the device would
+        // go Unknown at T0 + 32 s although its driver kept saying Healthy.
+        for (int i = 1; i <= 4; i++) {
+            fixture.sendRaw(report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(2 + 15L * i)).setKind(ReportKind.KEEPALIVE)
+                    .setCollectorEpoch(TopologyFixture.EPOCH).setSequence(12 + i).build(), T0.plusSeconds(2 + 15L * i));
+        }
+
+        assertThat(fixture.meters.get("devhealth.processor.duplicates").tag("kind", "reports").counter().count()).isEqualTo(1.0);
+        assertThat(fixture.transitions.isEmpty()).as("still Healthy").isTrue();
+    }
+
+    private static NodeHeartbeat heartbeat(Instant at, SourceStatus driver, long sequence) {
+        return NodeHeartbeat.newBuilder().setNode(NODE).setObservedAt(at)
+                .setSources(List.of(SourceState.newBuilder().setSource(SourceKind.DRA).setSourceName(TopologyFixture.DRIVER)
+                        .setState(driver).setSince(at).build()))
+                .setCollectorEpoch(TopologyFixture.EPOCH).setSequence(sequence).build();
     }
 
     @Test

@@ -11,6 +11,7 @@ import static org.assertj.core.groups.Tuple.tuple;
 
 import io.devhealth.processor.internals.DeviceState;
 import io.devhealth.processor.internals.NodeState;
+import io.devhealth.processor.internals.StoredNode;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.InventoryDevice;
@@ -65,8 +66,8 @@ class InventoryReplayTest {
     }
 
     private NodeState.Watermark inventoryWatermark() {
-        KeyValueStore<String, NodeState> store = fixture.driver.getKeyValueStore(DeviceHealthTopology.NODE_STATE_STORE);
-        return store.get(NODE).inventory();
+        KeyValueStore<String, StoredNode> store = fixture.driver.getKeyValueStore(DeviceHealthTopology.NODE_STATE_STORE);
+        return store.get(NODE).state().inventory();
     }
 
     private double inventoryDuplicates() {
@@ -143,9 +144,9 @@ class InventoryReplayTest {
         fixture.send(nvml(NEW_UUID, HealthStatus.HEALTHY, T0.plusSeconds(1))); // sequence 1
         pipe(gpu0(NEW_UUID, EPOCH, 1));
 
-        KeyValueStore<String, NodeState> store = fixture.driver.getKeyValueStore(DeviceHealthTopology.NODE_STATE_STORE);
-        assertThat(store.get(NODE).reports()).isEqualTo(new NodeState.Watermark(EPOCH, 1));
-        assertThat(store.get(NODE).inventory()).isEqualTo(new NodeState.Watermark(EPOCH, 1));
+        KeyValueStore<String, StoredNode> store = fixture.driver.getKeyValueStore(DeviceHealthTopology.NODE_STATE_STORE);
+        assertThat(store.get(NODE).state().reports()).isEqualTo(new NodeState.Watermark(EPOCH, 1));
+        assertThat(store.get(NODE).state().inventory()).isEqualTo(new NodeState.Watermark(EPOCH, 1));
         assertThat(deviceKeys()).containsExactly(GPU0_KEY);
     }
 }

@@ -7,7 +7,7 @@ import static io.devhealth.processor.TopologyFixture.report;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.devhealth.processor.internals.DeviceState;
-import io.devhealth.processor.internals.NodeState;
+import io.devhealth.processor.internals.StoredNode;
 import io.devhealth.processor.internals.PendingRefresh;
 import io.devhealth.processor.internals.SourceReport;
 import io.devhealth.schema.avro.HealthStatus;
@@ -46,8 +46,8 @@ class KeepAliveRefreshTest {
         return fixture.driver.getKeyValueStore(DeviceHealthTopology.DEVICE_STATE_STORE);
     }
 
-    private NodeState node() {
-        KeyValueStore<String, NodeState> nodes = fixture.driver.getKeyValueStore(DeviceHealthTopology.NODE_STATE_STORE);
+    private StoredNode node() {
+        KeyValueStore<String, StoredNode> nodes = fixture.driver.getKeyValueStore(DeviceHealthTopology.NODE_STATE_STORE);
         return nodes.get(NODE);
     }
 
@@ -68,7 +68,7 @@ class KeepAliveRefreshTest {
         assertThat(pending.deadline()).isEqualTo(T0.plusSeconds(15).toEpochMilli() + TIMEOUT_MS);
         assertThat(pending.refreshedAt()).containsExactly(Map.entry(SOURCE, T0.plusSeconds(15).toEpochMilli()));
 
-        DeviceState current = node().deviceState(key("gpu-0"), stored);
+        DeviceState current = node().device(key("gpu-0"), stored);
         assertThat(current.sources().get(SOURCE).refreshedAt()).isEqualTo(T0.plusSeconds(15).toEpochMilli());
         assertThat(current.deadline()).isEqualTo(pending.deadline());
         assertThat(current.health()).isEqualTo(HealthStatus.HEALTHY);

@@ -1,21 +1,13 @@
 package io.devhealth.processor.internals;
 
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.function.BiConsumer;
-import org.apache.kafka.common.serialization.Serializer;
-import org.apache.kafka.streams.KeyValue;
-import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
  * Decoded values of a key-value store, read through and written through: the store (and with it
- * the changelog) stays the only truth, this saves decoding what did not change. A node's
- * allocations and inventory are read on every change of one of its devices and written rarely, and
- * a device's state is read on every report about it: decoding them each time was a large share of a
- * report's cost (docs/PERFORMANCE.md §6).
+ * the changelog) stays the only truth, this saves decoding what did not change: the fleet counter
+ * updates the same few windows with every transition of a burst.
  *
  * <p>Owned by one processor instance, used from its stream thread only, and emptied whenever the
  * processor is (re)initialized: after a rebalance or an aborted transaction Kafka Streams restores
@@ -57,24 +49,5 @@ final class DecodedCache<V> {
     void delete(String key) {
         store.delete(key);
         values.remove(key);
-    }
-
-    /** The values of the keys that start with {@code prefix}, from the store (decoding every entry): for rare scans only. */
-    List<KeyValue<String, V>> prefixScan(String prefix, Serializer<String> keys) {
-        try (KeyValueIterator<String, V> entries = store.prefixScan(prefix, keys)) {
-            List<KeyValue<String, V>> found = new ArrayList<>();
-            entries.forEachRemaining(found::add);
-            return found;
-        }
-    }
-
-    /**
-     * Hands every key's value to {@code action}, from the store (decoding every entry), one at a time:
-     * for rebuilding in-memory indexes at start without holding a task's values in a list.
-     */
-    void forEach(BiConsumer<String, V> action) {
-        try (KeyValueIterator<String, V> entries = store.all()) {
-            entries.forEachRemaining(entry -> action.accept(entry.key, entry.value));
-        }
     }
 }

@@ -6,12 +6,11 @@ import io.devhealth.schema.avro.SourceKind;
 import java.util.Collections;
 import java.util.Map;
 import java.util.Objects;
-import java.util.NavigableMap;
 import java.util.TreeMap;
 
 /**
  * Everything the processor knows about one device on one node: the latest report of every source
- * and the effective health merged from them (DESIGN §4.1). Value of the {@code device-state} store.
+ * and the effective health merged from them ({@link DeviceHealthMerger}). Value of the {@code device-state} store.
  *
  * @param sources by {@link SourceReport#key()}, sorted so that merges and messages are deterministic
  * @param since node time at which {@code health} became what it is
@@ -105,23 +104,17 @@ public record DeviceState(
      */
     public DeviceState withRefresh(PendingRefresh refresh) {
         TreeMap<String, SourceReport> next = null;
-        for (int i = 0; i < refresh.sourceCount(); i++) {
-            SourceReport known = sources.get(refresh.source(i));
-            long time = refresh.refreshedAt(i);
-            if (known != null && time > known.refreshedAt()) {
+        for (Map.Entry<String, Long> time : refresh.refreshedAt().entrySet()) {
+            SourceReport known = sources.get(time.getKey());
+            if (known != null && time.getValue() > known.refreshedAt()) {
                 if (next == null) {
                     next = new TreeMap<>(sources);
                 }
-                next.put(refresh.source(i), known.withRefreshedAt(time));
+                next.put(time.getKey(), known.withRefreshedAt(time.getValue()));
             }
         }
         return next == null ? this : new DeviceState(cluster, node, driver, pool, device, uuid, Collections.unmodifiableNavigableMap(next),
                 health, message, reason, source, since, refresh.deadline());
-    }
-
-    /** This device's only source with its key ({@link SourceReport#key()}); null when it has none or several. */
-    public Map.Entry<String, SourceReport> onlySource() {
-        return sources.size() == 1 ? ((NavigableMap<String, SourceReport>) sources).firstEntry() : null;
     }
 
     /** Whether {@code next} is this state with nothing changed but its sources' refresh times and its deadline. */

@@ -1,6 +1,5 @@
 package io.devhealth.processor.internals;
 
-import io.devhealth.processor.DeviceHealthTopology;
 import io.devhealth.schema.avro.FleetStats;
 import io.devhealth.schema.avro.HealthTransition;
 import io.micrometer.core.instrument.Counter;
@@ -55,7 +54,7 @@ public final class FleetCounter implements Processor<String, HealthTransition, S
     @Override
     public void init(ProcessorContext<String, FleetStats> context) {
         this.context = context;
-        this.store = context.getStateStore(DeviceHealthTopology.FLEET_STATS_STORE);
+        this.store = context.getStateStore(TopologyNames.FLEET_STATS_STORE);
         this.counts = new DecodedCache<>(store, DECODED_WINDOWS);
         // Stream time: retention follows the transitions' time, as window stores' does, not the wall clock.
         context.schedule(Duration.ofMillis(Math.max(1_000L, Math.min(windowMs, 60_000L))), PunctuationType.STREAM_TIME,

@@ -1,6 +1,5 @@
 package io.devhealth.processor.internals;
 
-import io.devhealth.processor.DeviceHealthTopology;
 import io.devhealth.processor.TopologyOptions;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
@@ -12,26 +11,29 @@ import io.devhealth.schema.avro.NodeDevices;
 import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.avro.NodeHeartbeat;
 import io.devhealth.schema.avro.PodAllocation;
+import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.avro.PodRef;
-import io.devhealth.schema.avro.ReportKind;
 import io.devhealth.schema.avro.Severity;
 import io.devhealth.schema.avro.SourceState;
 import io.micrometer.core.instrument.Counter;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
-import org.apache.kafka.common.serialization.StringSerializer;
-import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.WindowStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,52 +41,72 @@ import org.slf4j.LoggerFactory;
  * Applies everything a node's collector says — device reports, heartbeats, inventories and
  * allocation snapshots — and expires silent sources.
  *
- * <p>Per device it keeps the latest report of every source and merges them
- * ({@link DeviceHealthMerger}); every change of the merged health emits exactly one
- * HealthTransition, is kept in the device's history, and re-emits the status of every pod using the
- * device. Silence is judged on the node's own clock ({@link SilenceClock}): from the records of the
- * node as they are processed (stream time, so a replayed backlog expires exactly what was silent
- * then), and by a wall-clock punctuator that extrapolates the node's clock while it is quiet, so
- * that a device whose source stopped talking turns Unknown within about a second of its deadline.
+ * <p>What happens to a device is {@link DeviceRules}'; the nodes' state is {@link NodeStore}'s. This
+ * class keeps the rest: dispatch by kind of record, the node's identity ({@link NodeIdentityCheck}),
+ * de-duplication by (collector epoch, sequence), and what a change is forwarded as: every change of a
+ * device's effective health emits exactly one HealthTransition, is kept in the device's history, and
+ * re-emits the status of every pod using the device. Output values are PodDeviceStatus or
+ * HealthTransition, routed by child name ({@link TopologyNames}).
  *
- * <p>Identity (DESIGN §2): a report known only by GPU UUID (NVML) is applied, as one more source, to
- * every DRA device the node's inventory gives that UUID, so the merge weighs it against the DRA
- * driver's own word. While the inventory does not know the UUID yet the report is kept under the
- * UUID ({@link StateKeys#uuid}); when an inventory that knows it arrives, those sources move onto
- * the DRA devices.
+ * <p>Silence is judged on the node's own clock ({@link SilenceClock}): from the records of the node as
+ * they are processed (stream time, so a replayed backlog expires exactly what was silent then), and
+ * by a wall-clock punctuator that extrapolates the node's clock while it is quiet, so that a device
+ * whose source stopped talking turns Unknown within about a second of its deadline.
  *
- * <p>One processor takes everything a node's collector says (node-events) because it all changes
- * the same node's state (inventories change device identities and so deadlines; allocations decide
- * which pods a change reaches): owning every store alone, it can keep the node's decoded state in memory
- * ({@link DecodedCache}, {@link DeadlineIndex}, {@link PodIndex}) without another processor writing behind its back.
+ * <p>Identity: a report known only by GPU UUID (NVML) is applied, as one more source, to every DRA
+ * device the node's inventory gives that UUID, so the merge weighs it against the DRA driver's own
+ * word. While the inventory does not know the UUID yet the report is kept under the UUID
+ * ({@link StateKeys#uuid}); when an inventory that knows it arrives, those sources move onto the DRA
+ * devices ({@link DeviceRules#remap}).
+ *
+ * <p>One processor takes everything a node's collector says (node-events) because it all changes the
+ * same node's state: inventories change device identities, allocations decide which pods a change
+ * reaches. Owning every store alone, it can keep the node's decoded state in memory.
  */
-public final class NodeProcessor extends NodeStateProcessor<Object> {
+public final class NodeProcessor implements Processor<String, Object, String, Object> {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(NodeProcessor.class);
-    private static final StringSerializer KEYS = new StringSerializer();
-    /** Devices per node whose keep-alives are kept in the node's state (PendingRefresh): a node of 8 GPUs of 7 MIG slices each. */
-    static final int MAX_PENDING_REFRESHES = 64;
 
-    private final DeadlineIndex deadlines = new DeadlineIndex();
+    /** Tag {@code kind} of {@code devhealth.processor.duplicates}: device reports and heartbeats. */
+    static final String DUPLICATE_REPORTS = "reports";
+    /** Tag {@code kind} of {@code devhealth.processor.duplicates}: allocation snapshots. */
+    static final String DUPLICATE_ALLOCATIONS = "allocations";
+    /** Tag {@code kind} of {@code devhealth.processor.duplicates}: inventories. */
+    static final String DUPLICATE_INVENTORY = "inventory";
+
+    private final TopologyOptions options;
     private final Map<HealthStatus, Counter> transitionCounters = new EnumMap<>(HealthStatus.class);
+    private final Map<String, Counter> duplicates = new HashMap<>();
+    private ProcessorContext<String, Object> context;
+    private NodeStore store;
+    private KeyValueStore<String, PodDeviceStatus> podStatus;
+    private WindowStore<String, PodDeviceStatus> podHistory;
+    private WindowStore<String, HealthTransition> deviceHistory;
     private SilenceClock clock;
     private NodeIdentityCheck identity;
 
     public NodeProcessor(TopologyOptions options) {
-        super(options);
+        this.options = options;
     }
 
     @Override
     public void init(ProcessorContext<String, Object> context) {
-        super.init(context);
-        deadlines.clear();
-        deviceState.forEach((key, stored) -> {
-            String node = StateKeys.nodeOf(key);
-            deadlines.update(node, key, current(node, key, stored).deadline());
-        });
+        this.context = context;
+        this.store = new NodeStore(context);
+        this.podStatus = context.getStateStore(TopologyNames.POD_STATUS_STORE);
+        this.podHistory = context.getStateStore(TopologyNames.POD_HISTORY_STORE);
+        this.deviceHistory = context.getStateStore(TopologyNames.DEVICE_HISTORY_STORE);
         for (HealthStatus to : HealthStatus.values()) {
             transitionCounters.put(to, Counter.builder("devhealth.processor.transitions")
                     .description("Changes of a device's effective health").tag("to", to.name()).register(options.meters()));
+        }
+        // By the kind of record, as the node's watermarks are kept (NodeState): not by topic, since
+        // node-events carries all kinds.
+        for (String kind : List.of(DUPLICATE_REPORTS, DUPLICATE_ALLOCATIONS, DUPLICATE_INVENTORY)) {
+            duplicates.put(kind, Counter.builder("devhealth.processor.duplicates")
+                    .description("Records dropped because their (collector epoch, sequence) was already applied")
+                    .tag("kind", kind)
+                    .register(options.meters()));
         }
         identity = new NodeIdentityCheck(options.enforcePrincipals(), options.meters(), "node-events");
         clock = new SilenceClock(options.restoreGrace().toMillis(), options.stallThreshold().toMillis());
@@ -131,117 +153,39 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
         expireDue(node, state.nodeTime());
 
         long timeoutMs = options.timeouts().timeoutMs(report.getSourceName(), report.getTimeoutSeconds());
-        if (!DeviceIdentity.uuidOnly(ref)) {
+        List<InventoryDevice> mapped = DeviceIdentity.uuidOnly(ref) ? DeviceIdentity.devicesWithUuid(store.inventory(node), ref.getUuid())
+                : List.of();
+        if (mapped.isEmpty()) {
+            // A DRA device, or a UUID the inventory does not know (yet): kept under the UUID.
             String key = StateKeys.device(node, ref);
-            // A device that had a keep-alive since it was written is found through its node's refreshes.
-            PendingRefresh pending = state.refreshes().get(key);
-            DeviceState stored = pending != null && pending.stored() != null ? pending.stored() : deviceState.get(key);
-            if (stored != null && keptAlive(node, key, stored, pending, report, observedAt, timeoutMs, state)) {
-                return;
-            }
-            apply(node, key, stored != null ? current(node, key, stored)
-                    : DeviceState.empty(state.cluster(), node, withInventoryUuid(inventory.get(node), ref)),
-                    report, observedAt, timeoutMs, state, false);
+            DeviceState current = store.device(node, key);
+            apply(node, key, current != null ? current : DeviceState.empty(state.cluster(), node,
+                    DeviceIdentity.uuidOnly(ref) ? ref : withInventoryUuid(store.inventory(node), ref)), report, observedAt, timeoutMs, state, false);
             return;
         }
-        List<InventoryDevice> mapped = DeviceIdentity.devicesWithUuid(inventory.get(node), ref.getUuid());
-        if (mapped.isEmpty()) {
-            String key = StateKeys.device(node, ref);
-            DeviceState previous = device(node, key);
-            apply(node, key, previous != null ? previous : DeviceState.empty(state.cluster(), node, ref), report, observedAt, timeoutMs,
-                    state, false);
-        } else {
-            for (InventoryDevice device : mapped) {
-                String key = StateKeys.device(node, device.getDriver(), device.getPool(), device.getDevice());
-                DeviceState previous = device(node, key);
-                apply(node, key, previous != null ? previous : DeviceState.empty(state.cluster(), node, DeviceIdentity.ref(device)),
-                        report, observedAt, timeoutMs, state, mapped.size() > 1);
-            }
+        for (InventoryDevice device : mapped) {
+            String key = StateKeys.device(node, device.getDriver(), device.getPool(), device.getDevice());
+            DeviceState current = store.device(node, key);
+            apply(node, key, current != null ? current : DeviceState.empty(state.cluster(), node, DeviceIdentity.ref(device)),
+                    report, observedAt, timeoutMs, state, mapped.size() > 1);
         }
     }
 
     /**
-     * Applies {@code report} through {@link KeepAlivePath} when it is a keep-alive that only moves its
-     * device's refresh time (most reports): the device's pending refresh is changed in place, nothing
-     * else is built.
-     *
-     * @param stored the device's state as stored
-     * @param pending its pending refresh, or null
-     * @return whether the report was applied; if not, {@link #apply} applies it
-     */
-    private boolean keptAlive(String node, String key, DeviceState stored, PendingRefresh pending, DeviceHealthReport report,
-                              long observedAt, long timeoutMs, NodeState state) {
-        Map<String, PendingRefresh> refreshes = state.refreshes();
-        long refreshedAt = KeepAlivePath.refreshedAt(stored, pending, report, observedAt, timeoutMs, state);
-        if (refreshedAt == KeepAlivePath.UNCHANGED) {
-            return true;
-        }
-        if (refreshedAt == KeepAlivePath.GENERAL) {
-            return false;
-        }
-        long deadline = SourceReport.staleAt(refreshedAt, timeoutMs);
-        if (pending == null) {
-            if (refreshes.size() >= MAX_PENDING_REFRESHES) {
-                return false; // the general path writes the device whole
-            }
-            pending = new PendingRefresh(key, deadline, stored.onlySource().getKey(), refreshedAt).stored(stored);
-            refreshes.put(key, pending);
-        } else {
-            pending.refresh(0, refreshedAt, deadline); // KeepAlivePath took it only with this one source
-            if (pending.stored() != stored) {
-                pending.stored(stored);
-            }
-        }
-        touchNode(node);
-        // The refresh's own key: the index keeps the instance it was last given, so the next keep-alive compares by identity.
-        deadlines.update(node, pending.device(), deadline);
-        return true;
-    }
-
-    /**
-     * Applies one report to one device's state ({@code previous}: an empty one for a device seen for the
-     * first time). {@code oneOfSeveral}: the report reaches several devices (a GPU UUID whose MIG
+     * Applies one report to one device ({@code current}: as it is now, or an empty state for a device seen
+     * for the first time). {@code oneOfSeveral}: the report reaches several devices (a GPU UUID whose MIG
      * slices the inventory lists), so each transition's id names its device.
      */
-    private void apply(String node, String key, DeviceState previous, DeviceHealthReport report, long observedAt, long timeoutMs,
+    private void apply(String node, String key, DeviceState current, DeviceHealthReport report, long observedAt, long timeoutMs,
                        NodeState state, boolean oneOfSeveral) {
-        SourceReport known = previous.source(report.getSource(), report.getSourceName());
-        if (known != null && observedAt < known.observedAt()) {
-            LOGGER.debug("report older than the source's latest ignored node={} device={} observedAt={}", node, key, observedAt);
-            return;
+        DeviceRules.Outcome outcome = DeviceRules.apply(current, report, observedAt, timeoutMs, state);
+        if (outcome instanceof DeviceRules.Refreshed refreshed) {
+            store.refresh(node, key, refreshed.next());
+        } else if (outcome instanceof DeviceRules.Changed changed) {
+            // The id is built only here: most reports (keep-alives) never need one.
+            commit(node, key, current, changed.next(), observedAt,
+                    () -> oneOfSeveral ? recordTransitionId(key) + "#" + key : recordTransitionId(key));
         }
-        SourceReport next = SourceReport.after(report, known, observedAt, timeoutMs, state.isDown(report.getSourceName()));
-        DeviceState merged = previous.withSourceMerged(next, state.nodeTime(), observedAt);
-        if (merged.equals(previous)) {
-            return; // e.g. a keep-alive from a source the node says is down
-        }
-        if (previous.becomesWithRefresh(merged) && keepRefresh(node, key, merged)) {
-            return;
-        }
-        // The id is built only here: most reports (keep-alives) never need one.
-        commit(node, key, previous, merged, observedAt, () -> oneOfSeveral ? recordTransitionId(key) + "#" + key : recordTransitionId(key));
-    }
-
-    /**
-     * A change that only moved refresh times (keep-alives) is kept in the node's state, which is written
-     * at the commit anyway, instead of writing the device's whole state (PendingRefresh). Up to
-     * {@value #MAX_PENDING_REFRESHES} devices per node: past that the node's own value would grow
-     * costlier to write than the devices it saves.
-     *
-     * @return whether it was kept; if not, the caller writes the device's state
-     */
-    private boolean keepRefresh(String node, String key, DeviceState state) {
-        Map<String, PendingRefresh> refreshes = storedNode(node).refreshes();
-        PendingRefresh pending = refreshes.get(key);
-        if (pending == null && refreshes.size() >= MAX_PENDING_REFRESHES) {
-            return false;
-        }
-        if (pending == null || !pending.refresh(state)) {
-            refreshes.put(key, PendingRefresh.of(key, state).stored(deviceState.get(key)));
-        }
-        touchNode(node);
-        deadlines.update(node, key, state.deadline());
-        return true;
     }
 
     /** {@code ref} (a DRA device: driver, pool and device set) with the UUID the node's inventory gives it, if it had none. */
@@ -264,7 +208,6 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
             required(device.getDriver(), "inventory device driver");
             required(device.getDevice(), "inventory device name");
         }
-        NodeState stored = storedNode(node);
         NodeState current = node(node, devices.getCluster());
         long epoch = devices.getCollectorEpoch();
         long sequence = devices.getSequence();
@@ -275,42 +218,30 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
             return;
         }
         NodeState next = current.withInventory(current.inventory().advance(epoch, sequence));
-        putNode(node, next);
-        inventory.put(node, devices);
-        // A node known from this inventory alone has no device states yet: nothing to expire or re-map.
-        if (stored != null) {
-            NodeState state = next;
-            long nodeNow = state.nodeTime();
-            // Silence before the inventory arrived is judged first, under the identity the device had then.
-            expireDue(node, nodeNow);
-            for (KeyValue<String, DeviceState> uuidOnly : deviceState.prefixScan(StateKeys.uuidPrefix(node), KEYS)) {
-                KeyValue<String, DeviceState> orphan = KeyValue.pair(uuidOnly.key, current(node, uuidOnly.key, uuidOnly.value));
-                List<InventoryDevice> mapped = DeviceIdentity.devicesWithUuid(devices, orphan.value.uuid());
-                if (mapped.isEmpty()) {
-                    continue;
-                }
-                for (InventoryDevice device : mapped) {
-                    String key = StateKeys.device(node, device.getDriver(), device.getPool(), device.getDevice());
-                    DeviceState previous = device(node, key);
-                    if (previous == null) {
-                        previous = DeviceState.empty(state.cluster(), node, DeviceIdentity.ref(device));
-                    }
-                    DeviceState merged = previous;
-                    for (SourceReport source : orphan.value.sources().values()) {
-                        SourceReport known = merged.sources().get(source.key());
-                        if (known == null || known.observedAt() <= source.observedAt()) {
-                            merged = merged.withSource(source);
-                        }
-                    }
-                    commit(node, key, previous, merged.withEffective(DeviceHealthMerger.merge(merged.sources().values(), nodeNow), nodeNow),
-                            nodeNow, () -> recordTransitionId(key) + "#" + key);
-                }
-                deleteDevice(node, orphan.key);
-                LOGGER.info("uuid mapped to DRA devices node={} uuid={} devices={}", node, orphan.value.uuid(), mapped.size());
+        store.putNode(node, next);
+        store.putInventory(node, devices);
+        long nodeNow = next.nodeTime();
+        // Silence before the inventory arrived is judged first, under the identity the device had then.
+        expireDue(node, nodeNow);
+        for (String orphanKey : store.deviceKeys(node, StateKeys.uuidPrefix(node))) {
+            DeviceState orphan = store.device(node, orphanKey);
+            List<InventoryDevice> mapped = DeviceIdentity.devicesWithUuid(devices, orphan.uuid());
+            if (mapped.isEmpty()) {
+                continue;
             }
+            for (InventoryDevice device : mapped) {
+                String key = StateKeys.device(node, device.getDriver(), device.getPool(), device.getDevice());
+                DeviceState target = store.device(node, key);
+                if (target == null) {
+                    target = DeviceState.empty(next.cluster(), node, DeviceIdentity.ref(device));
+                }
+                commit(node, key, target, DeviceRules.remap(target, orphan, nodeNow), nodeNow, () -> recordTransitionId(key) + "#" + key);
+            }
+            store.deleteDevice(node, orphanKey);
+            LOGGER.info("uuid mapped to DRA devices node={} uuid={} devices={}", node, orphan.uuid(), mapped.size());
         }
         // Device-plugin ids read their health through the mapping, which may just have changed.
-        refreshPods(node, NodeStateProcessor::hasDevicePluginDevices, timestamp);
+        refreshPods(node, NodeProcessor::hasDevicePluginDevices, timestamp);
     }
 
     /** Keeps the node's latest allocation snapshot and emits the status of pods that appear or change. */
@@ -326,8 +257,8 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
                     snapshot.getSequence());
             return;
         }
-        putNode(node, state.withAllocations(state.allocations().advance(snapshot.getCollectorEpoch(), snapshot.getSequence())));
-        allocations.put(node, snapshot);
+        store.putNode(node, state.withAllocations(state.allocations().advance(snapshot.getCollectorEpoch(), snapshot.getSequence())));
+        store.putAllocations(node, snapshot);
         // Pods that left the node keep their last status: it is the post-mortem record.
         refreshPods(node, pod -> true, timestamp);
     }
@@ -343,7 +274,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
             sources.put(source.getSourceName(), new NodeState.Liveness(source.getState(),
                     source.getSince() == null ? observedAt : source.getSince().toEpochMilli(), source.getMessage()));
         }
-        putNode(node, state.withSources(sources));
+        store.putNode(node, state.withSources(sources));
         expireDue(node, state.nodeTime());
     }
 
@@ -367,7 +298,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
             return null;
         }
         NodeState next = state.withReport(state.reports().advance(epoch, sequence), observedAt);
-        putNode(node, next);
+        store.putNode(node, next);
         clock.recordSeen(node, context.currentSystemTimeMs());
         return next;
     }
@@ -377,47 +308,33 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
         if (!clock.tick(wallNow)) {
             return;
         }
-        for (String node : deadlines.nodesDue(node -> nodeNow(node, wallNow))) {
+        for (String node : store.nodesDue(node -> nodeNow(node, wallNow))) {
             expireDue(node, nodeNow(node, wallNow));
         }
     }
 
     private long nodeNow(String node, long wallNow) {
-        NodeState state = storedNode(node);
+        NodeState state = store.node(node);
         return clock.nodeNow(node, state == null ? 0L : state.nodeTime(), wallNow);
     }
 
     /** Applies every deadline of {@code node}'s devices up to {@code nodeNow}, in order, each at its own time. */
     private void expireDue(String node, long nodeNow) {
-        if (deadlines.earliest(node) > nodeNow) {
+        if (store.earliestDeadline(node) > nodeNow) {
             return;
         }
-        for (String key : deadlines.due(node, nodeNow)) {
-            DeviceState current = device(node, key);
-            if (current == null) {
-                // Deleted since indexed (a UUID-only device moved onto its DRA devices).
-                deadlines.remove(node, key);
-                continue;
-            }
-            boolean expired = false;
-            while (current.deadline() <= nodeNow) {
-                long at = current.deadline();
-                DeviceState next = current.withEffective(DeviceHealthMerger.merge(current.sources().values(), at), at);
-                commit(node, key, current, next, at, () -> "silence:" + key + "@" + at);
-                current = next;
-                expired = true;
-            }
-            if (!expired) {
-                // Indexed earlier than it is (only if the index and the state disagree): index it at its own deadline.
-                deadlines.update(node, key, current.deadline());
+        for (String key : store.due(node, nodeNow)) {
+            DeviceState current = store.device(node, key);
+            for (DeviceRules.Expiry expiry : DeviceRules.expire(current, nodeNow)) {
+                commit(node, key, current, expiry.next(), expiry.at(), () -> "silence:" + key + "@" + expiry.at());
+                current = expiry.next();
             }
         }
     }
 
     /** Stores the device's new state; emits a transition and pod statuses when what pods see changed. */
     private void commit(String node, String key, DeviceState previous, DeviceState next, long at, Supplier<String> transitionId) {
-        putDevice(node, key, next);
-        deadlines.update(node, key, next.deadline());
+        store.putDevice(node, key, next);
         boolean healthChanged = previous.health() != next.health();
         if (healthChanged) {
             List<PodRef> affected = podsUsing(node, next).stream()
@@ -437,7 +354,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
                     .setSeverity(severity(next.health()))
                     .build();
             deviceHistory.put(key, transition, at);
-            context.forward(new Record<>(key, transition, at, transitionHeaders(node, next)), DeviceHealthTopology.TRANSITIONS_SINK);
+            context.forward(new Record<>(key, transition, at, transitionHeaders(node, next)), TopologyNames.TRANSITIONS_SINK);
             transitionCounters.get(next.health()).increment();
             LOGGER.info("health transition node={} device={} from={} to={} reason={} pods={}", node, key, previous.health(),
                     next.health(), next.reason(), affected.size());
@@ -450,7 +367,7 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
     /** The device's product name for fleet analytics ({@link FleetDimensions}), when the inventory knows it. */
     private Headers transitionHeaders(String node, DeviceState device) {
         Headers headers = new RecordHeaders();
-        String product = DeviceIdentity.productOf(inventory.get(node), device.ref());
+        String product = DeviceIdentity.productOf(store.inventory(node), device.ref());
         if (product != null && !product.isEmpty()) {
             headers.add(FleetDimensions.PRODUCT_HEADER, product.getBytes(StandardCharsets.UTF_8));
         }
@@ -470,5 +387,89 @@ public final class NodeProcessor extends NodeStateProcessor<Object> {
             case UNKNOWN -> Severity.WARNING;
             case HEALTHY -> Severity.INFO;
         };
+    }
+
+    /** The node's state before this record ({@link NodeState#empty} before its first), under the cluster name the record gives. */
+    private NodeState node(String node, String cluster) {
+        NodeState state = store.node(node);
+        return (state == null ? NodeState.empty(cluster) : state).withCluster(cluster);
+    }
+
+    /** @param kind {@link #DUPLICATE_REPORTS}, {@link #DUPLICATE_ALLOCATIONS} or {@link #DUPLICATE_INVENTORY} */
+    private void countDuplicate(String kind) {
+        duplicates.get(kind).increment();
+    }
+
+    /** Rebuilds and emits (when changed) the status of every pod on {@code node} that {@code affected} selects. */
+    private void refreshPods(String node, Predicate<PodAllocation> affected, long timestamp) {
+        NodeAllocations nodeAllocations = store.allocations(node);
+        if (nodeAllocations != null) {
+            refreshPods(node, nodeAllocations.getPods().stream().filter(affected).toList(), timestamp);
+        }
+    }
+
+    /** Rebuilds and emits (when changed) the status of {@code pods}, pods of {@code node}'s current allocations. */
+    private void refreshPods(String node, List<PodAllocation> pods, long timestamp) {
+        NodeAllocations nodeAllocations = store.allocations(node);
+        if (nodeAllocations == null || pods.isEmpty()) {
+            return;
+        }
+        Instant now = Instant.ofEpochMilli(timestamp);
+        for (PodAllocation pod : pods) {
+            String key = StateKeys.pod(pod.getNamespace(), pod.getName());
+            PodDeviceStatus previous = podStatus.get(key);
+            PodDeviceStatus next = PodStatusBuilder.build(nodeAllocations.getCluster(), node, pod, deviceKey -> store.device(node, deviceKey),
+                    id -> deviceById(node, id), previous, now);
+            if (PodStatusBuilder.differs(previous, next)) {
+                podStatus.put(key, next);
+                podHistory.put(key, next, timestamp);
+                context.forward(new Record<>(key, next, timestamp), TopologyNames.POD_STATUS_SINK);
+            }
+        }
+    }
+
+    /**
+     * The state a device-plugin device id (a GPU UUID) reads its health from: the DRA device(s) the
+     * inventory maps it to (the worst of them when several: MIG slices of one GPU), else the state
+     * kept under the UUID itself; null when no source ever reported the device.
+     */
+    private DeviceState deviceById(String node, String id) {
+        List<InventoryDevice> mapped = DeviceIdentity.devicesWithUuid(store.inventory(node), id);
+        DeviceState worst = null;
+        for (InventoryDevice device : mapped) {
+            DeviceState state = store.device(node, StateKeys.device(node, device.getDriver(), device.getPool(), device.getDevice()));
+            if (state != null && (worst == null || PodStatusBuilder.worse(worst.health(), state.health()) != worst.health())) {
+                worst = state;
+            }
+        }
+        return worst != null ? worst : store.device(node, StateKeys.uuid(node, id));
+    }
+
+    /**
+     * The pods on {@code node} using {@code device}, in the allocation snapshot's order: as a DRA claim
+     * device, or as a device-plugin device id equal to its UUID (its own, or the one the inventory maps
+     * its DRA identity to).
+     */
+    private List<PodAllocation> podsUsing(String node, DeviceState device) {
+        PodIndex index = store.pods(node);
+        if (index == null) {
+            return List.of();
+        }
+        boolean dra = !device.driver().isEmpty();
+        String uuid = device.uuid() != null ? device.uuid()
+                : dra ? DeviceIdentity.uuidOf(store.inventory(node), device.driver(), device.pool(), device.device()) : null;
+        return index.podsUsing(dra ? StateKeys.device(node, device.driver(), device.pool(), device.device()) : null, uuid);
+    }
+
+    /** Whether {@code pod} has device-plugin devices, whose health depends on the inventory's UUID mapping. */
+    private static boolean hasDevicePluginDevices(PodAllocation pod) {
+        return pod.getContainers().stream().anyMatch(c -> c.getDevicePluginResources().stream().anyMatch(r -> !r.getDeviceIds().isEmpty()));
+    }
+
+    private static String required(String value, String what) {
+        if (value == null || value.isEmpty()) {
+            throw new InvalidInputException("missing " + what);
+        }
+        return value;
     }
 }

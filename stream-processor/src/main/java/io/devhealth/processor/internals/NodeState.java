@@ -5,36 +5,27 @@ import java.util.Map;
 
 /**
  * Per node: its own clock (the latest {@code observedAt} it sent), the de-duplication watermarks of
- * its three kinds of record, which sources its latest heartbeat said were up, and the keep-alives
- * of its devices not yet written into their device states. Value of the {@code node-state} store.
- *
- * <p>Immutable but for {@code refreshes}: the processor's working table of the node's pending
- * refreshes, which every {@code with…} passes on, so that all states the processor makes of one node
- * share it and a keep-alive changes it in place ({@link RefreshTable}). {@code sources} is a read-only copy.
+ * its three kinds of record, and which sources its latest heartbeat said were up. Immutable.
  *
  * @param nodeTime the node's own time as far as its reports and heartbeats tell (0 before any)
  * @param reports watermark of device reports and heartbeats
  * @param allocations watermark of allocation snapshots
  * @param inventory watermark of inventories
  * @param sources by source name, from the latest heartbeat
- * @param refreshes by device-state key: what keep-alives changed in a device since its state was last
- *                  written ({@link PendingRefresh}); a device's state is its stored value with this applied
  */
 public record NodeState(String cluster, long nodeTime, Watermark reports, Watermark allocations, Watermark inventory,
-                        Map<String, Liveness> sources, Map<String, PendingRefresh> refreshes) {
+                        Map<String, Liveness> sources) {
 
     public NodeState {
         reports = reports == null ? Watermark.NONE : reports;
         allocations = allocations == null ? Watermark.NONE : allocations;
         inventory = inventory == null ? Watermark.NONE : inventory;
         sources = sources == null ? Map.of() : Map.copyOf(sources);
-        refreshes = RefreshTable.of(refreshes); // the node's table itself when given one: every with...() passes it on
     }
 
     public static NodeState empty(String cluster) {
-        return new NodeState(cluster, 0L, Watermark.NONE, Watermark.NONE, Watermark.NONE, Map.of(), Map.of());
+        return new NodeState(cluster, 0L, Watermark.NONE, Watermark.NONE, Watermark.NONE, Map.of());
     }
-
     /** A source's state as the node's heartbeat tells it. */
     public record Liveness(SourceStatus status, long since, String message) {}
 
@@ -59,30 +50,24 @@ public record NodeState(String cluster, long nodeTime, Watermark reports, Waterm
 
     /** This state after a report or heartbeat: its watermark, and the node's clock moved to {@code observedAt} if later. */
     public NodeState withReport(Watermark watermark, long observedAt) {
-        return new NodeState(cluster, Math.max(nodeTime, observedAt), watermark, allocations, inventory, sources, refreshes);
+        return new NodeState(cluster, Math.max(nodeTime, observedAt), watermark, allocations, inventory, sources);
     }
 
     public NodeState withAllocations(Watermark watermark) {
-        return new NodeState(cluster, nodeTime, reports, watermark, inventory, sources, refreshes);
+        return new NodeState(cluster, nodeTime, reports, watermark, inventory, sources);
     }
 
     public NodeState withInventory(Watermark watermark) {
-        return new NodeState(cluster, nodeTime, reports, allocations, watermark, sources, refreshes);
+        return new NodeState(cluster, nodeTime, reports, allocations, watermark, sources);
     }
 
     public NodeState withSources(Map<String, Liveness> next) {
-        return new NodeState(cluster, nodeTime, reports, allocations, inventory, next, refreshes);
+        return new NodeState(cluster, nodeTime, reports, allocations, inventory, next);
     }
 
     public NodeState withCluster(String name) {
         return name == null || name.isEmpty() || name.equals(cluster) ? this
-                : new NodeState(name, nodeTime, reports, allocations, inventory, sources, refreshes);
-    }
-
-    /** The state of {@code device} (a device-state key of this node) as stored, with its pending refresh applied. */
-    public DeviceState deviceState(String device, DeviceState stored) {
-        PendingRefresh refresh = stored == null ? null : refreshes.get(device);
-        return refresh == null ? stored : stored.withRefresh(refresh);
+                : new NodeState(name, nodeTime, reports, allocations, inventory, sources);
     }
 
     /** Whether the node's latest heartbeat says {@code sourceName} is down. */

@@ -34,6 +34,16 @@ public record SourceReport(
     }
 
     /**
+     * Whether a report observed at {@code observedAt} is news about this source: not older than the
+     * latest evidence of what the source says (its refresh time). An older one — a change the collector
+     * sent again after keep-alives, a replay of a spool — is superseded by the keep-alives that came
+     * after it; applying it would move the refresh time back and turn the device Unknown early.
+     */
+    public boolean supersededBy(long observedAt) {
+        return observedAt >= refreshedAt;
+    }
+
+    /**
      * The source's latest word after {@code report}: a keep-alive that repeats what the source said
      * last moves only its refresh time, anything else replaces it.
      *

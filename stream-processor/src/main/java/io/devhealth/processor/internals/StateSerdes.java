@@ -3,7 +3,6 @@ package io.devhealth.processor.internals;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
-import com.google.protobuf.WireFormat;
 import io.devhealth.processor.internals.proto.DeviceStateValue;
 import io.devhealth.processor.internals.proto.Liveness;
 import io.devhealth.processor.internals.proto.NodeStateValue;
@@ -15,9 +14,7 @@ import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.SourceKind;
 import io.devhealth.schema.avro.SourceStatus;
 import java.io.IOException;
-import java.util.Collection;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.kafka.common.errors.SerializationException;
@@ -30,10 +27,9 @@ import org.apache.kafka.common.serialization.Serializer;
  * Serdes of the {@code device-state} and {@code node-state} stores: one format byte, then the
  * protobuf message of {@code processor_state.proto}.
  *
- * <p>The node's value is encoded once per commit for every node that had a record (every record moves
- * the node's clock and watermark, a keep-alive its device's pending refresh; the store is written
- * behind, {@link WriteBehindKeyValueStore}), and a device's on every other change of it, so their
- * format is on the hot path: JSON cost more than the rest of a keep-alive's work.
+ * <p>A device's value is written on every change of it, and a node's once per commit for every node
+ * that had a record ({@link NodeStore}), so their format is on the hot path: JSON cost more than the
+ * rest of a keep-alive's work.
  */
 public final class StateSerdes {
 
@@ -43,39 +39,21 @@ public final class StateSerdes {
     private StateSerdes() {}
 
     public static Serde<DeviceState> deviceState() {
-        return serde(DeviceState.class, state -> write(encode(state), List.of()),
+        return serde(DeviceState.class, state -> write(encode(state)),
                 bytes -> decode(DeviceStateValue.parser().parseFrom(bytes, 1, bytes.length - 1)));
     }
 
-    public static Serde<NodeState> nodeState() {
-        // The refreshes, most of the value, are appended already encoded (PendingRefresh#encoded): a node's
-        // value is written once per commit, and only the refreshes of devices that had a keep-alive since
-        // are new.
-        return serde(NodeState.class, state -> write(encode(state), state.refreshes().values()),
+    public static Serde<StoredNode> nodeState() {
+        return serde(StoredNode.class, node -> write(encode(node)),
                 bytes -> decode(NodeStateValue.parser().parseFrom(bytes, 1, bytes.length - 1)));
     }
 
-    /**
-     * The format byte, {@code message}, then each of {@code refreshes} as one more element of
-     * {@code NodeStateValue.refreshes}: protobuf reads a repeated field's elements wherever they are in
-     * the message, so this is exactly the value with the refreshes in it.
-     */
-    private static byte[] write(MessageLite message, Collection<PendingRefresh> refreshes) throws IOException {
-        int size = 1 + message.getSerializedSize();
-        for (PendingRefresh refresh : refreshes) {
-            int length = refresh.encoded().length;
-            size += CodedOutputStream.computeTagSize(NodeStateValue.REFRESHES_FIELD_NUMBER) + CodedOutputStream.computeUInt32SizeNoTag(length)
-                    + length;
-        }
-        byte[] bytes = new byte[size];
+    /** The format byte, then {@code message}. */
+    private static byte[] write(MessageLite message) throws IOException {
+        byte[] bytes = new byte[1 + message.getSerializedSize()];
         bytes[0] = FORMAT_PROTOBUF_V1;
         CodedOutputStream out = CodedOutputStream.newInstance(bytes, 1, bytes.length - 1);
         message.writeTo(out);
-        for (PendingRefresh refresh : refreshes) {
-            out.writeTag(NodeStateValue.REFRESHES_FIELD_NUMBER, WireFormat.WIRETYPE_LENGTH_DELIMITED);
-            out.writeUInt32NoTag(refresh.encoded().length);
-            out.writeRawBytes(refresh.encoded());
-        }
         out.checkNoSpaceLeft();
         return bytes;
     }
@@ -166,8 +144,8 @@ public final class StateSerdes {
                 symbol(SourceKind.values(), v.getSource(), SourceKind.OTHER), v.getSince(), v.getDeadline());
     }
 
-    /** The node's value without its refreshes, which {@link #nodeState()} appends. */
-    static NodeStateValue encode(NodeState state) {
+    static NodeStateValue encode(StoredNode node) {
+        NodeState state = node.state();
         NodeStateValue.Builder b = NodeStateValue.newBuilder()
                 .setNodeTime(state.nodeTime())
                 .setReports(watermark(state.reports()))
@@ -179,10 +157,15 @@ public final class StateSerdes {
             if (liveness.message() != null) l.setMessage(liveness.message());
             b.addSources(l);
         });
+        for (PendingRefresh refresh : node.refreshes().values()) {
+            PendingRefreshValue.Builder r = PendingRefreshValue.newBuilder().setDevice(refresh.device()).setDeadline(refresh.deadline());
+            refresh.refreshedAt().forEach((source, time) -> r.addSources(SourceRefresh.newBuilder().setSource(source).setRefreshedAt(time)));
+            b.addRefreshes(r);
+        }
         return b.build();
     }
 
-    static NodeState decode(NodeStateValue v) {
+    static StoredNode decode(NodeStateValue v) {
         Map<String, NodeState.Liveness> sources = new TreeMap<>();
         for (Liveness l : v.getSourcesList()) {
             sources.put(l.getSourceName(), new NodeState.Liveness(symbol(SourceStatus.values(), l.getStatus(), SourceStatus.UNKNOWN),
@@ -196,8 +179,9 @@ public final class StateSerdes {
             }
             refreshes.put(r.getDevice(), new PendingRefresh(r.getDevice(), r.getDeadline(), times));
         }
-        return new NodeState(v.hasCluster() ? v.getCluster() : null, v.getNodeTime(), watermark(v.getReports()),
-                watermark(v.getAllocations()), watermark(v.getInventory()), sources, refreshes);
+        NodeState state = new NodeState(v.hasCluster() ? v.getCluster() : null, v.getNodeTime(), watermark(v.getReports()),
+                watermark(v.getAllocations()), watermark(v.getInventory()), sources);
+        return new StoredNode(state, refreshes);
     }
 
     private static Watermark watermark(NodeState.Watermark w) {

@@ -4,7 +4,7 @@ import io.devhealth.processor.DeviceHealthTopology;
 import io.devhealth.processor.internals.DeviceState;
 import io.devhealth.processor.internals.FleetCounts;
 import io.devhealth.processor.internals.FleetWindowKeys;
-import io.devhealth.processor.internals.NodeState;
+import io.devhealth.processor.internals.StoredNode;
 import io.devhealth.processor.internals.StateKeys;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.PodDeviceStatus;
@@ -110,8 +110,8 @@ final class LocalStateQueries implements StateQueries {
 
     @Override
     public Optional<QueryViews.NodeDevices> nodeDevices(String node, int limit, String token) {
-        ReadOnlyKeyValueStore<String, NodeState> nodes = store(DeviceHealthTopology.NODE_STATE_STORE, QueryableStoreTypes.keyValueStore());
-        NodeState nodeState = nodes.get(node);
+        ReadOnlyKeyValueStore<String, StoredNode> nodes = store(DeviceHealthTopology.NODE_STATE_STORE, QueryableStoreTypes.keyValueStore());
+        StoredNode nodeState = nodes.get(node);
         if (nodeState == null) {
             return Optional.empty();
         }
@@ -131,8 +131,8 @@ final class LocalStateQueries implements StateQueries {
                     next = pageTokens.afterKey(node, lastKey);
                     break;
                 }
-                // Keep-alives since a device was last written are in its node's state (PendingRefresh).
-                items.add(QueryViews.nodeDevice(nodeState.deviceState(entry.key, entry.value)));
+                // As of the last commit: keep-alives since a device was last written are in its node's value.
+                items.add(QueryViews.nodeDevice(nodeState.device(entry.key, entry.value)));
                 lastKey = entry.key;
             }
         }

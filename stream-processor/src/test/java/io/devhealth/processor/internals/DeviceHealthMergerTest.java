@@ -30,6 +30,17 @@ class DeviceHealthMergerTest {
     }
 
     @Test
+    void shouldStayUnhealthyWhenANewerHealthyComesFromAnotherSource() {
+        // The newest report is the Healthy one: a merge that let "the newest fresh report decide" would say Healthy.
+        EffectiveHealth merged = DeviceHealthMerger.merge(List.of(nvml(HealthStatus.UNHEALTHY, 1_000, "double-bit ECC", "XID-48"),
+                dra(HealthStatus.HEALTHY, 4_000, null)), 5_000);
+
+        assertThat(merged.health()).isEqualTo(HealthStatus.UNHEALTHY);
+        assertThat(merged.source()).isEqualTo(SourceKind.NVML);
+        assertThat(merged.message()).isEqualTo("double-bit ECC");
+    }
+
+    @Test
     void shouldIgnoreAStaleUnhealthy() {
         EffectiveHealth merged = DeviceHealthMerger.merge(List.of(dra(HealthStatus.HEALTHY, 5_000, null),
                 nvml(HealthStatus.UNHEALTHY, 0, "old", "XID-48")), 12_000);

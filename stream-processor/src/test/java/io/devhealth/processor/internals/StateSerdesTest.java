@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.devhealth.processor.internals.proto.DeviceStateValue;
-import io.devhealth.processor.internals.proto.NodeStateValue;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.SourceKind;
 import io.devhealth.schema.avro.SourceStatus;
@@ -17,7 +16,7 @@ import org.junit.jupiter.api.Test;
 class StateSerdesTest {
 
     private final Serde<DeviceState> devices = StateSerdes.deviceState();
-    private final Serde<NodeState> nodes = StateSerdes.nodeState();
+    private final Serde<StoredNode> nodes = StateSerdes.nodeState();
 
     private static DeviceState device() {
         SourceReport dra = new SourceReport(SourceKind.DRA, "gpu.nvidia.com", HealthStatus.UNHEALTHY, "XID 79", "Xid79",
@@ -43,41 +42,12 @@ class StateSerdesTest {
         NodeState state = new NodeState("prod", 42L, new NodeState.Watermark(3, 17), new NodeState.Watermark(3, 2),
                 new NodeState.Watermark(3, 9),
                 Map.of("gpu.nvidia.com", new NodeState.Liveness(SourceStatus.DOWN, 40L, "stream lost"),
-                        "nvml", new NodeState.Liveness(SourceStatus.UP, 1L, null)),
-                Map.of("n1/gpu.nvidia.com/n1/gpu-0", new PendingRefresh("n1/gpu.nvidia.com/n1/gpu-0", 70_000L, Map.of("DRA:gpu.nvidia.com", 40_000L, "NVML:nvml", 39_000L)),
+                        "nvml", new NodeState.Liveness(SourceStatus.UP, 1L, null)));
+        StoredNode node = new StoredNode(state, Map.of("n1/gpu.nvidia.com/n1/gpu-0", new PendingRefresh("n1/gpu.nvidia.com/n1/gpu-0", 70_000L, Map.of("DRA:gpu.nvidia.com", 40_000L, "NVML:nvml", 39_000L)),
                         "n1/gpu.nvidia.com/n1/gpu-1", new PendingRefresh("n1/gpu.nvidia.com/n1/gpu-1", Long.MAX_VALUE, Map.of())));
-        assertThat(nodes.deserializer().deserialize("t", nodes.serializer().serialize("t", state))).isEqualTo(state);
-        NodeState empty = NodeState.empty(null);
+        assertThat(nodes.deserializer().deserialize("t", nodes.serializer().serialize("t", node))).isEqualTo(node);
+        StoredNode empty = new StoredNode(NodeState.empty(null), Map.of());
         assertThat(nodes.deserializer().deserialize("t", nodes.serializer().serialize("t", empty))).isEqualTo(empty);
-    }
-
-    @Test
-    void shouldReadNodeStateWrittenBeforeTheInventoryWatermarkAsAdmittingEveryInventory() {
-        // What an earlier processor wrote: fields 1-5 only.
-        byte[] proto = NodeStateValue.newBuilder().setCluster("prod").setNodeTime(42L)
-                .setReports(io.devhealth.processor.internals.proto.Watermark.newBuilder().setEpoch(3).setSequence(17))
-                .build().toByteArray();
-        byte[] bytes = new byte[proto.length + 1];
-        bytes[0] = StateSerdes.FORMAT_PROTOBUF_V1;
-        System.arraycopy(proto, 0, bytes, 1, proto.length);
-
-        NodeState read = nodes.deserializer().deserialize("t", bytes);
-
-        assertThat(read.reports()).isEqualTo(new NodeState.Watermark(3, 17));
-        assertThat(read.inventory()).isEqualTo(NodeState.Watermark.NONE);
-        assertThat(read.inventory().admits(1, 1)).isTrue();
-    }
-
-    @Test
-    void shouldKeepTheInventoryWatermarkInFieldSixForOlderProcessorsToSkip() throws Exception {
-        NodeState state = NodeState.empty("prod").withInventory(new NodeState.Watermark(5, 7));
-        byte[] bytes = nodes.serializer().serialize("t", state);
-
-        NodeStateValue value = NodeStateValue.parseFrom(java.util.Arrays.copyOfRange(bytes, 1, bytes.length));
-        assertThat(NodeStateValue.getDescriptor().findFieldByName("inventory").getNumber()).isEqualTo(6);
-        assertThat(value.getInventory().getEpoch()).isEqualTo(5L);
-        assertThat(value.getInventory().getSequence()).isEqualTo(7L);
-        assertThat(nodes.deserializer().deserialize("t", bytes).inventory()).isEqualTo(new NodeState.Watermark(5, 7));
     }
 
     @Test
@@ -105,7 +75,7 @@ class StateSerdesTest {
         assertThatThrownBy(() -> devices.deserializer().deserialize("t", new byte[] {9, 1, 2}))
                 .isInstanceOf(SerializationException.class).hasMessageContaining("unknown DeviceState format 9");
         assertThatThrownBy(() -> nodes.deserializer().deserialize("t", new byte[] {StateSerdes.FORMAT_PROTOBUF_V1, (byte) 0xff}))
-                .isInstanceOf(SerializationException.class).hasMessageContaining("cannot read NodeState");
+                .isInstanceOf(SerializationException.class).hasMessageContaining("cannot read StoredNode");
         assertThatThrownBy(() -> nodes.deserializer().deserialize("t", "".getBytes(StandardCharsets.UTF_8)))
                 .isInstanceOf(SerializationException.class);
     }

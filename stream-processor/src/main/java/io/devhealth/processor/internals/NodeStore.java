@@ -1,0 +1,419 @@
+package io.devhealth.processor.internals;
+
+import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.NodeDevices;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.ToLongFunction;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+
+/**
+ * The state of the nodes of one processor task, with one owner: the {@code node-state},
+ * {@code device-state}, {@code node-allocations} and {@code node-inventory} stores, what is kept of
+ * them decoded in memory, each device's deadline, and the keep-alives not yet written into device
+ * states. The processor reads and writes through this alone; the stores stay the only truth
+ * (everything here is rebuilt from them when the processor is initialized).
+ *
+ * <p>Why it keeps so much in memory: every record reads its node's state and one of its devices,
+ * every change a node's allocations and inventory, and the expiry punctuator every node's earliest
+ * deadline once a second. Decoding them from the stores each time was most of a report's cost. A
+ * node's devices sit in a small array (a node has a handful), so finding one is a node look-up and a
+ * short scan, and their deadlines are read where the devices are.
+ *
+ * <p>Writing, three ways:
+ * <ul>
+ *   <li>{@link #putDevice} writes a device's state through, now.</li>
+ *   <li>{@link #refresh} takes a device state that differs from the current one only in refresh times
+ *       and deadline (a keep-alive, {@link DeviceRules.Refreshed}): it is kept as the device's current
+ *       state and written, as a {@link PendingRefresh}, in its node's value — up to
+ *       {@value #MAX_PENDING_REFRESHES} devices per node, past which a node's value would cost more to
+ *       write than the devices it saves, and devices are written through.</li>
+ *   <li>{@link #putNode} keeps a node's state; every node changed since the last commit is written once,
+ *       just before the commit ({@link CommitHookKeyValueStore}): a node's records come in bursts (a
+ *       collector sends all its devices' keep-alives together), and encoding the node on every record
+ *       was a fifth of the stream thread's time.</li>
+ * </ul>
+ *
+ * <p>Readers outside the stream thread (interactive queries) read the stores, as of the last commit,
+ * through {@link StoredNode#device}: the same rule this class restores with.
+ *
+ * <p>Stream thread only; one per processor instance.
+ */
+final class NodeStore implements CommitHookKeyValueStore.Owner {
+
+    /** Devices per node whose keep-alives are kept in the node's value: a node of 8 GPUs of 7 MIG slices each, and some. */
+    static final int MAX_PENDING_REFRESHES = 64;
+
+    private final KeyValueStore<String, StoredNode> nodeStore;
+    private final KeyValueStore<String, DeviceState> deviceStore;
+    private final KeyValueStore<String, NodeAllocations> allocationStore;
+    private final KeyValueStore<String, NodeDevices> inventoryStore;
+    private final Map<String, Node> nodes = new HashMap<>();
+    private final List<Node> changed = new ArrayList<>();
+    /** False after a commit was abandoned: memory is then ahead of the stores, and is read from them again. */
+    private boolean loaded;
+
+    NodeStore(ProcessorContext<?, ?> context) {
+        this.nodeStore = context.getStateStore(TopologyNames.NODE_STATE_STORE);
+        this.deviceStore = context.getStateStore(TopologyNames.DEVICE_STATE_STORE);
+        this.allocationStore = context.getStateStore(TopologyNames.NODE_ALLOCATIONS_STORE);
+        this.inventoryStore = context.getStateStore(TopologyNames.NODE_INVENTORY_STORE);
+        CommitHookKeyValueStore.attach(nodeStore, this);
+        load();
+    }
+
+    private void load() {
+        nodes.clear();
+        changed.clear();
+        Map<String, StoredNode> stored = new HashMap<>();
+        try (KeyValueIterator<String, StoredNode> all = nodeStore.all()) {
+            all.forEachRemaining(entry -> {
+                stored.put(entry.key, entry.value);
+                nodes.put(entry.key, new Node(entry.key, entry.value.state()));
+            });
+        }
+        try (KeyValueIterator<String, DeviceState> all = deviceStore.all()) {
+            all.forEachRemaining(entry -> {
+                String name = StateKeys.nodeOf(entry.key);
+                StoredNode node = stored.get(name);
+                Slot slot = nodeOf(name).add(entry.key);
+                slot.current = node == null ? entry.value : node.device(entry.key, entry.value);
+                slot.refreshPending = node != null && node.refreshes().containsKey(entry.key);
+            });
+        }
+        for (Node node : nodes.values()) {
+            node.pending = 0;
+            for (int i = 0; i < node.size; i++) {
+                node.pending += node.slots[i].refreshPending ? 1 : 0;
+            }
+            node.findEarliest();
+        }
+        loaded = true;
+    }
+
+    private void ensureLoaded() {
+        if (!loaded) {
+            load();
+        }
+    }
+
+    /** The node's state; null before its first record. */
+    NodeState node(String node) {
+        ensureLoaded();
+        Node entry = nodes.get(node);
+        return entry == null ? null : entry.state;
+    }
+
+    /** Makes {@code state} the node's state, written at the next commit. */
+    void putNode(String node, NodeState state) {
+        ensureLoaded();
+        Node entry = nodeOf(node);
+        entry.state = state;
+        changed(entry);
+    }
+
+    /** Device {@code key} of {@code node} as it is now; null when no source ever reported it. */
+    DeviceState device(String node, String key) {
+        ensureLoaded();
+        Node entry = nodes.get(node);
+        Slot slot = entry == null ? null : entry.find(key);
+        return slot == null ? null : slot.current;
+    }
+
+    /** Writes the state of device {@code key} of {@code node} whole, now. */
+    void putDevice(String node, String key, DeviceState state) {
+        ensureLoaded();
+        deviceStore.put(key, state);
+        Node entry = nodeOf(node);
+        Slot slot = entry.find(key);
+        if (slot == null) {
+            slot = entry.add(key);
+        } else if (slot.refreshPending) {
+            slot.refreshPending = false;
+            entry.pending--;
+            changed(entry); // its value no longer carries the device's refresh
+        }
+        entry.set(slot, state);
+    }
+
+    /**
+     * Makes {@code state} device {@code key}'s current state, where it differs from the current one only in
+     * its sources' refresh times and its deadline ({@link DeviceRules.Refreshed}).
+     */
+    void refresh(String node, String key, DeviceState state) {
+        ensureLoaded();
+        Node entry = nodes.get(node);
+        Slot slot = entry == null ? null : entry.find(key);
+        if (slot == null || !slot.refreshPending && entry.pending >= MAX_PENDING_REFRESHES) {
+            putDevice(node, key, state);
+            return;
+        }
+        if (!slot.refreshPending) {
+            slot.refreshPending = true;
+            entry.pending++;
+        }
+        entry.set(slot, state);
+        changed(entry);
+    }
+
+    /** Deletes device {@code key} of {@code node}. */
+    void deleteDevice(String node, String key) {
+        ensureLoaded();
+        deviceStore.delete(key);
+        Node entry = nodes.get(node);
+        if (entry != null && entry.remove(key)) {
+            changed(entry);
+        }
+    }
+
+    /** The keys of {@code node}'s devices that start with {@code prefix}, in key order. */
+    List<String> deviceKeys(String node, String prefix) {
+        ensureLoaded();
+        Node entry = nodes.get(node);
+        if (entry == null) {
+            return List.of();
+        }
+        List<String> keys = new ArrayList<>();
+        for (int i = 0; i < entry.size; i++) {
+            if (entry.slots[i].key.startsWith(prefix)) {
+                keys.add(entry.slots[i].key);
+            }
+        }
+        keys.sort(Comparator.naturalOrder());
+        return keys;
+    }
+
+    /** The earliest deadline of {@code node}'s devices; {@link Long#MAX_VALUE} when none can change through silence. */
+    long earliestDeadline(String node) {
+        ensureLoaded();
+        Node entry = nodes.get(node);
+        return entry == null ? Long.MAX_VALUE : entry.earliest;
+    }
+
+    /** {@code node}'s devices whose deadline is at or before {@code nodeNow}, earliest first (ties by key). */
+    List<String> due(String node, long nodeNow) {
+        ensureLoaded();
+        Node entry = nodes.get(node);
+        if (entry == null || entry.earliest > nodeNow) {
+            return List.of();
+        }
+        List<Slot> due = new ArrayList<>();
+        for (int i = 0; i < entry.size; i++) {
+            if (entry.slots[i].current.deadline() <= nodeNow) {
+                due.add(entry.slots[i]);
+            }
+        }
+        due.sort(Comparator.<Slot>comparingLong(slot -> slot.current.deadline()).thenComparing(slot -> slot.key));
+        return due.stream().map(slot -> slot.key).toList();
+    }
+
+    /** The nodes with a device due by {@code nodeNow(node)}. */
+    List<String> nodesDue(ToLongFunction<String> nodeNow) {
+        ensureLoaded();
+        List<String> due = new ArrayList<>();
+        for (Node entry : nodes.values()) {
+            if (entry.earliest != Long.MAX_VALUE && entry.earliest <= nodeNow.applyAsLong(entry.name)) {
+                due.add(entry.name);
+            }
+        }
+        return due;
+    }
+
+    /** The node's latest allocation snapshot; null before its first. */
+    NodeAllocations allocations(String node) {
+        ensureLoaded();
+        Node entry = nodes.get(node);
+        if (entry == null) {
+            return allocationStore.get(node); // a node known from its allocations alone is not in memory until it has a state
+        }
+        if (!entry.allocationsRead) {
+            entry.allocations = allocationStore.get(node);
+            entry.allocationsRead = true;
+        }
+        return entry.allocations;
+    }
+
+    void putAllocations(String node, NodeAllocations snapshot) {
+        ensureLoaded();
+        allocationStore.put(node, snapshot);
+        Node entry = nodeOf(node);
+        entry.allocations = snapshot;
+        entry.allocationsRead = true;
+        entry.pods = null;
+    }
+
+    /** Which pods of the node use which device, for its latest allocation snapshot; null when it has none. */
+    PodIndex pods(String node) {
+        NodeAllocations snapshot = allocations(node);
+        if (snapshot == null) {
+            return null;
+        }
+        Node entry = nodeOf(node);
+        if (entry.pods == null || !entry.pods.isFor(snapshot)) {
+            entry.pods = new PodIndex(node, snapshot);
+        }
+        return entry.pods;
+    }
+
+    /** The node's latest inventory; null before its first. */
+    NodeDevices inventory(String node) {
+        ensureLoaded();
+        Node entry = nodes.get(node);
+        if (entry == null) {
+            return inventoryStore.get(node);
+        }
+        if (!entry.inventoryRead) {
+            entry.inventory = inventoryStore.get(node);
+            entry.inventoryRead = true;
+        }
+        return entry.inventory;
+    }
+
+    void putInventory(String node, NodeDevices devices) {
+        ensureLoaded();
+        inventoryStore.put(node, devices);
+        Node entry = nodeOf(node);
+        entry.inventory = devices;
+        entry.inventoryRead = true;
+    }
+
+    @Override
+    public void writeBeforeCommit() {
+        for (Node entry : changed) {
+            entry.changed = false;
+            if (entry.state == null) {
+                continue; // devices without a node state: written through already, nothing of the node to keep
+            }
+            Map<String, PendingRefresh> refreshes = new LinkedHashMap<>();
+            for (int i = 0; i < entry.size; i++) {
+                Slot slot = entry.slots[i];
+                if (slot.refreshPending) {
+                    refreshes.put(slot.key, PendingRefresh.of(slot.key, slot.current));
+                }
+            }
+            nodeStore.put(entry.name, new StoredNode(entry.state, refreshes));
+        }
+        changed.clear();
+    }
+
+    @Override
+    public void discardUnwritten() {
+        loaded = false;
+        nodes.clear();
+        changed.clear();
+    }
+
+    private Node nodeOf(String node) {
+        Node entry = nodes.get(node);
+        if (entry == null) {
+            entry = new Node(node, null);
+            nodes.put(node, entry);
+        }
+        return entry;
+    }
+
+    private void changed(Node entry) {
+        if (!entry.changed) {
+            entry.changed = true;
+            changed.add(entry);
+        }
+    }
+
+    /** One node: its state, and its devices with their current states. */
+    private static final class Node {
+        final String name;
+        NodeState state;
+        Slot[] slots = new Slot[8];
+        int size;
+        /** The earliest deadline among the devices. */
+        long earliest = Long.MAX_VALUE;
+        /** How many devices have a refresh pending. */
+        int pending;
+        /** Whether the node's value changed since the last commit (it is then in {@link NodeStore#changed}). */
+        boolean changed;
+        NodeAllocations allocations;
+        boolean allocationsRead;
+        NodeDevices inventory;
+        boolean inventoryRead;
+        PodIndex pods;
+
+        Node(String name, NodeState state) {
+            this.name = name;
+            this.state = state;
+        }
+
+        Slot find(String key) {
+            int hash = key.hashCode();
+            for (int i = 0; i < size; i++) {
+                Slot slot = slots[i];
+                if (slot.hash == hash && slot.key.equals(key)) {
+                    return slot;
+                }
+            }
+            return null;
+        }
+
+        Slot add(String key) {
+            if (size == slots.length) {
+                slots = Arrays.copyOf(slots, size * 2);
+            }
+            Slot slot = new Slot(key);
+            slots[size++] = slot;
+            return slot;
+        }
+
+        void set(Slot slot, DeviceState state) {
+            long previous = slot.current == null ? Long.MAX_VALUE : slot.current.deadline();
+            slot.current = state;
+            long deadline = state.deadline();
+            if (deadline < earliest) {
+                earliest = deadline;
+            } else if (previous == earliest && deadline != previous) {
+                findEarliest(); // the earliest moved later: find the new one
+            }
+        }
+
+        /** @return whether the device had a refresh pending, which the node's value then no longer carries */
+        boolean remove(String key) {
+            for (int i = 0; i < size; i++) {
+                if (slots[i].key.equals(key)) {
+                    boolean pendingRefresh = slots[i].refreshPending;
+                    pending -= pendingRefresh ? 1 : 0;
+                    slots[i] = slots[--size];
+                    slots[size] = null;
+                    findEarliest();
+                    return pendingRefresh;
+                }
+            }
+            return false;
+        }
+
+        void findEarliest() {
+            earliest = Long.MAX_VALUE;
+            for (int i = 0; i < size; i++) {
+                earliest = Math.min(earliest, slots[i].current.deadline());
+            }
+        }
+    }
+
+    /** One device of a node. */
+    private static final class Slot {
+        final String key;
+        final int hash;
+        /** As it is now: as written, or with the keep-alives since applied ({@link #refreshPending}). */
+        DeviceState current;
+        boolean refreshPending;
+
+        Slot(String key) {
+            this.key = key;
+            this.hash = key.hashCode();
+        }
+    }
+}

@@ -1,0 +1,26 @@
+package io.devhealth.processor.internals;
+
+/**
+ * The names of the node processor's stores and output children. They live here, with the code that
+ * uses them, so that internals never import the topology; {@link io.devhealth.processor.DeviceHealthTopology}
+ * publishes them to callers (queries, tests).
+ */
+public final class TopologyNames {
+
+    public static final String DEVICE_STATE_STORE = "device-state";
+    public static final String NODE_STATE_STORE = "node-state";
+    public static final String NODE_ALLOCATIONS_STORE = "node-allocations";
+    public static final String NODE_INVENTORY_STORE = "node-inventory";
+    public static final String POD_STATUS_STORE = "pod-status";
+    public static final String DEVICE_HISTORY_STORE = "device-history";
+    public static final String POD_HISTORY_STORE = "pod-history";
+    /** The fleet counter's store ({@link FleetCounter}). */
+    public static final String FLEET_STATS_STORE = "fleet-stats";
+
+    /** The child the node processor forwards pod statuses to. */
+    public static final String POD_STATUS_SINK = "pod-device-status-sink";
+    /** The child the node processor forwards health transitions to. */
+    public static final String TRANSITIONS_SINK = "health-transitions-sink";
+
+    private TopologyNames() {}
+}

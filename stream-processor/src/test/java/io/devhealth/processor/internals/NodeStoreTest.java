@@ -1,0 +1,178 @@
+package io.devhealth.processor.internals;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.devhealth.schema.avro.DeviceRef;
+import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.SourceKind;
+import java.util.Map;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.processor.api.MockProcessorContext;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.StoreBuilder;
+import org.apache.kafka.streams.state.Stores;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class NodeStoreTest {
+
+    private static final String NODE = "n1";
+    private static final String SOURCE = "DRA:gpu.nvidia.com";
+
+    private final MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
+    private KeyValueStore<String, StoredNode> nodes;
+    private KeyValueStore<String, DeviceState> devices;
+    private NodeStore store;
+
+    @BeforeEach
+    void setUp() {
+        nodes = add(CommitHookKeyValueStore.builder(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(TopologyNames.NODE_STATE_STORE),
+                Serdes.String(), StateSerdes.nodeState())));
+        devices = add(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(TopologyNames.DEVICE_STATE_STORE), Serdes.String(),
+                StateSerdes.deviceState()));
+        add(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(TopologyNames.NODE_ALLOCATIONS_STORE), Serdes.String(),
+                Serdes.String()));
+        add(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(TopologyNames.NODE_INVENTORY_STORE), Serdes.String(),
+                Serdes.String()));
+        store = new NodeStore(context);
+    }
+
+    private <V> KeyValueStore<String, V> add(StoreBuilder<KeyValueStore<String, V>> builder) {
+        KeyValueStore<String, V> built = builder.withLoggingDisabled().build();
+        built.init(context.getStateStoreContext(), built);
+        context.addStateStore(built);
+        return built;
+    }
+
+    /** What Kafka Streams does before it commits the task. */
+    private void commit() {
+        ((CommitHookKeyValueStore<?, ?>) nodes).flushCache();
+    }
+
+    private static String key(int device) {
+        return NODE + "/gpu.nvidia.com/" + NODE + "/gpu-" + device;
+    }
+
+    /** A Healthy device whose only source spoke at {@code observedAt} and was last refreshed at {@code refreshedAt}. */
+    private static DeviceState healthy(int device, long observedAt, long refreshedAt) {
+        SourceReport source = new SourceReport(SourceKind.DRA, "gpu.nvidia.com", HealthStatus.HEALTHY, null, null, observedAt, refreshedAt,
+                30_000L);
+        DeviceRef ref = DeviceRef.newBuilder().setDriver("gpu.nvidia.com").setPool(NODE).setDevice("gpu-" + device).build();
+        return new DeviceState("c", NODE, ref.getDriver(), ref.getPool(), ref.getDevice(), null, Map.of(SOURCE, source), HealthStatus.HEALTHY,
+                null, null, SourceKind.DRA, observedAt, refreshedAt + 30_000L);
+    }
+
+    private static NodeState node(long time) {
+        return NodeState.empty("c").withReport(new NodeState.Watermark(1, time), time);
+    }
+
+    @Test
+    void shouldWriteANodeOnceAtTheCommitNotOnEveryChange() {
+        store.putNode(NODE, node(1));
+        store.putNode(NODE, node(2));
+        assertThat(nodes.get(NODE)).as("nothing written before the commit").isNull();
+
+        commit();
+
+        assertThat(nodes.get(NODE).state()).isEqualTo(node(2));
+        assertThat(store.node(NODE)).isEqualTo(node(2));
+    }
+
+    @Test
+    void shouldKeepARefreshInTheNodesValueAndTheWrittenDeviceUntouched() {
+        store.putNode(NODE, node(1_000));
+        store.putDevice(NODE, key(0), healthy(0, 1_000, 1_000));
+        store.refresh(NODE, key(0), healthy(0, 1_000, 16_000));
+        commit();
+
+        assertThat(devices.get(key(0))).isEqualTo(healthy(0, 1_000, 1_000));
+        assertThat(nodes.get(NODE).refreshes()).containsOnlyKeys(key(0));
+        assertThat(nodes.get(NODE).device(key(0), devices.get(key(0)))).as("as queries read it").isEqualTo(healthy(0, 1_000, 16_000));
+        assertThat(store.device(NODE, key(0))).isEqualTo(healthy(0, 1_000, 16_000));
+        assertThat(store.earliestDeadline(NODE)).isEqualTo(46_000L);
+    }
+
+    @Test
+    void shouldDropTheRefreshOnceTheDeviceIsWrittenWhole() {
+        store.putNode(NODE, node(1_000));
+        store.putDevice(NODE, key(0), healthy(0, 1_000, 1_000));
+        store.refresh(NODE, key(0), healthy(0, 1_000, 16_000));
+        commit();
+
+        store.putDevice(NODE, key(0), healthy(0, 20_000, 20_000));
+        commit();
+
+        assertThat(nodes.get(NODE).refreshes()).isEmpty();
+        assertThat(devices.get(key(0))).isEqualTo(healthy(0, 20_000, 20_000));
+    }
+
+    @Test
+    void shouldRestoreExactlyWhatItHeldFromTheStores() {
+        store.putNode(NODE, node(1_000));
+        for (int i = 0; i < 4; i++) {
+            store.putDevice(NODE, key(i), healthy(i, 1_000, 1_000));
+        }
+        store.refresh(NODE, key(1), healthy(1, 1_000, 16_000));
+        store.refresh(NODE, key(2), healthy(2, 1_000, 31_000));
+        commit();
+
+        NodeStore restored = new NodeStore(context);
+
+        for (int i = 0; i < 4; i++) {
+            assertThat(restored.device(NODE, key(i))).isEqualTo(store.device(NODE, key(i)));
+        }
+        assertThat(restored.node(NODE)).isEqualTo(store.node(NODE));
+        assertThat(restored.earliestDeadline(NODE)).isEqualTo(31_000L);
+        // A refresh restored as pending stays in the node's value at the next commit.
+        restored.putNode(NODE, node(2_000));
+        commit();
+        assertThat(nodes.get(NODE).refreshes()).containsOnlyKeys(key(1), key(2));
+    }
+
+    @Test
+    void shouldReadTheStoresAgainAfterACommitWasAbandoned() {
+        store.putNode(NODE, node(1_000));
+        store.putDevice(NODE, key(0), healthy(0, 1_000, 1_000));
+        commit();
+        store.putNode(NODE, node(5_000));
+        store.refresh(NODE, key(0), healthy(0, 1_000, 16_000));
+
+        ((CommitHookKeyValueStore<?, ?>) nodes).clearCache();
+
+        assertThat(store.node(NODE)).as("as committed").isEqualTo(node(1_000));
+        assertThat(store.device(NODE, key(0))).isEqualTo(healthy(0, 1_000, 1_000));
+    }
+
+    @Test
+    void shouldWriteDevicesThroughPastTheMostRefreshesANodeKeeps() {
+        store.putNode(NODE, node(1_000));
+        int count = NodeStore.MAX_PENDING_REFRESHES + 1;
+        for (int i = 0; i < count; i++) {
+            store.putDevice(NODE, key(i), healthy(i, 1_000, 1_000));
+        }
+        for (int i = 0; i < count; i++) {
+            store.refresh(NODE, key(i), healthy(i, 1_000, 16_000));
+        }
+        commit();
+
+        assertThat(nodes.get(NODE).refreshes()).hasSize(NodeStore.MAX_PENDING_REFRESHES).doesNotContainKey(key(count - 1));
+        assertThat(devices.get(key(count - 1))).isEqualTo(healthy(count - 1, 1_000, 16_000));
+    }
+
+    @Test
+    void shouldListDueDevicesEarliestFirstAndOnlyNodesWithOneDue() {
+        store.putNode(NODE, node(1_000));
+        store.putNode("n2", node(1_000));
+        store.putDevice(NODE, key(0), healthy(0, 1_000, 9_000));
+        store.putDevice(NODE, key(1), healthy(1, 1_000, 2_000));
+        store.putDevice(NODE, key(2), healthy(2, 1_000, 50_000));
+
+        assertThat(store.due(NODE, 40_000L)).containsExactly(key(1), key(0));
+        assertThat(store.nodesDue(node -> 40_000L)).containsExactly(NODE);
+        assertThat(store.nodesDue(node -> 31_000L)).isEmpty();
+
+        store.deleteDevice(NODE, key(1));
+        assertThat(store.earliestDeadline(NODE)).isEqualTo(39_000L);
+        assertThat(store.device(NODE, key(1))).isNull();
+    }
+}
