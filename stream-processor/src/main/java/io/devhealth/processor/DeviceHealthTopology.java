@@ -2,9 +2,7 @@ package io.devhealth.processor;
 
 import io.devhealth.processor.internals.CloudEventsMirror;
 import io.devhealth.processor.internals.FleetCounter;
-import io.devhealth.processor.internals.FleetCounts;
 import io.devhealth.processor.internals.FleetDimensions;
-import io.devhealth.processor.internals.JsonSerde;
 import io.devhealth.processor.internals.NodeProcessor;
 import io.devhealth.processor.internals.StateSerdes;
 import io.devhealth.processor.internals.CommitHookKeyValueStore;
@@ -134,10 +132,12 @@ public final class DeviceHealthTopology {
                     .to(topics.healthTransitionsCloudEvents(), Produced.with(Serdes.String(), Serdes.ByteArray())
                             .withName("cloudevents-sink"));
         }
+        // A record cache here: a burst of transitions updates the same few windows again and again, and the
+        // cache folds their changelog records into one per window and commit.
         builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(FLEET_STATS_STORE),
-                Serdes.String(), JsonSerde.of(FleetCounts.class)));
+                Serdes.String(), StateSerdes.fleetCounts()).withCachingEnabled());
         transitions.process(FleetDimensions::new, Named.as("fleet-dimensions"))
-                .repartition(Repartitioned.with(Serdes.String(), serdes.healthTransitions()).withName("fleet-by-dimension"))
+                .repartition(Repartitioned.with(Serdes.String(), StateSerdes.fleetCounts()).withName("fleet-by-dimension"))
                 .process(() -> new FleetCounter(options.fleetWindow(), FLEET_GRACE, retention, options.meters()),
                         Named.as("fleet-counts"), FLEET_STATS_STORE)
                 .to(topics.fleetStats(), Produced.with(Serdes.String(), serdes.fleetStats()).withName("fleet-stats-sink"));

@@ -218,10 +218,17 @@ public final class ProcessorConfig extends ServiceConfig {
 
     /** The topology's behaviour settings, counting into {@code meters}. */
     public TopologyOptions topologyOptions(MeterRegistry meters) {
-        return new TopologyOptions(timeoutPolicy(), Duration.ofMillis(getLong(EXPIRY_INTERVAL)),
-                Duration.ofMillis(getLong(RESTORE_GRACE)), Duration.ofMillis(getLong(STALL_THRESHOLD)),
-                Duration.ofDays(getInt(HISTORY_RETENTION)), meters, getBoolean(PRINCIPALS_ENFORCE),
-                Duration.ofSeconds(getLong(FLEET_WINDOW)), getBoolean(CLOUDEVENTS_ENABLED));
+        return TopologyOptions.builder()
+                .timeouts(timeoutPolicy())
+                .expiryInterval(Duration.ofMillis(getLong(EXPIRY_INTERVAL)))
+                .restoreGrace(Duration.ofMillis(getLong(RESTORE_GRACE)))
+                .stallThreshold(Duration.ofMillis(getLong(STALL_THRESHOLD)))
+                .historyRetention(Duration.ofDays(getInt(HISTORY_RETENTION)))
+                .meters(meters)
+                .enforcePrincipals(getBoolean(PRINCIPALS_ENFORCE))
+                .fleetWindow(Duration.ofSeconds(getLong(FLEET_WINDOW)))
+                .cloudEvents(getBoolean(CLOUDEVENTS_ENABLED))
+                .build();
     }
 
     public RocksDbMemoryBudget rocksDbMemory() {

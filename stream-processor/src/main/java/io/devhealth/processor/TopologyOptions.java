@@ -7,7 +7,7 @@ import java.util.Objects;
 
 /**
  * The behaviour settings of {@link DeviceHealthTopology}, taken from {@link ProcessorConfig} in
- * production and set directly by tests.
+ * production ({@link ProcessorConfig#topologyOptions}) and set through {@link #builder()} by tests.
  *
  * @param timeouts how long a report stays fresh
  * @param expiryInterval how often silent devices are looked for (wall clock); bounds how late an expiry is
@@ -43,6 +43,10 @@ public record TopologyOptions(
         Objects.requireNonNull(timeouts, "timeouts");
         Objects.requireNonNull(meters, "meters");
         Objects.requireNonNull(fleetWindow, "fleetWindow");
+        Objects.requireNonNull(expiryInterval, "expiryInterval");
+        Objects.requireNonNull(restoreGrace, "restoreGrace");
+        Objects.requireNonNull(stallThreshold, "stallThreshold");
+        Objects.requireNonNull(historyRetention, "historyRetention");
         if (fleetWindow.isNegative() || fleetWindow.isZero()) {
             throw new IllegalArgumentException("fleet window " + fleetWindow + " must be positive");
         }
@@ -51,43 +55,78 @@ public record TopologyOptions(
         }
     }
 
-    public TopologyOptions(TimeoutPolicy timeouts, Duration expiryInterval, Duration restoreGrace, Duration stallThreshold,
-                           Duration historyRetention, MeterRegistry meters) {
-        this(timeouts, expiryInterval, restoreGrace, stallThreshold, historyRetention, meters, false, DEFAULT_FLEET_WINDOW, false);
-    }
-
+    /** The defaults of every setting, counting into a registry of its own. */
     public static TopologyOptions defaults() {
-        return new TopologyOptions(TimeoutPolicy.defaults(), DEFAULT_EXPIRY_INTERVAL, DEFAULT_RESTORE_GRACE,
-                DEFAULT_STALL_THRESHOLD, DEFAULT_HISTORY_RETENTION, new SimpleMeterRegistry());
+        return builder().build();
     }
 
-    public TopologyOptions withTimeouts(TimeoutPolicy policy) {
-        return new TopologyOptions(policy, expiryInterval, restoreGrace, stallThreshold, historyRetention, meters,
-                enforcePrincipals, fleetWindow, cloudEvents);
+    /** Settings starting from the defaults. */
+    public static Builder builder() {
+        return new Builder();
     }
 
-    public TopologyOptions withMeters(MeterRegistry registry) {
-        return new TopologyOptions(timeouts, expiryInterval, restoreGrace, stallThreshold, historyRetention, registry,
-                enforcePrincipals, fleetWindow, cloudEvents);
-    }
+    /** Builds {@link TopologyOptions}; each setting starts at its default. */
+    public static final class Builder {
+        private TimeoutPolicy timeouts = TimeoutPolicy.defaults();
+        private Duration expiryInterval = DEFAULT_EXPIRY_INTERVAL;
+        private Duration restoreGrace = DEFAULT_RESTORE_GRACE;
+        private Duration stallThreshold = DEFAULT_STALL_THRESHOLD;
+        private Duration historyRetention = DEFAULT_HISTORY_RETENTION;
+        private MeterRegistry meters;
+        private boolean enforcePrincipals;
+        private Duration fleetWindow = DEFAULT_FLEET_WINDOW;
+        private boolean cloudEvents;
 
-    public TopologyOptions withRestoreGrace(Duration grace) {
-        return new TopologyOptions(timeouts, expiryInterval, grace, stallThreshold, historyRetention, meters,
-                enforcePrincipals, fleetWindow, cloudEvents);
-    }
+        private Builder() {}
 
-    public TopologyOptions withEnforcePrincipals(boolean enforce) {
-        return new TopologyOptions(timeouts, expiryInterval, restoreGrace, stallThreshold, historyRetention, meters,
-                enforce, fleetWindow, cloudEvents);
-    }
+        public Builder timeouts(TimeoutPolicy value) {
+            this.timeouts = value;
+            return this;
+        }
 
-    public TopologyOptions withFleetWindow(Duration window) {
-        return new TopologyOptions(timeouts, expiryInterval, restoreGrace, stallThreshold, historyRetention, meters,
-                enforcePrincipals, window, cloudEvents);
-    }
+        public Builder expiryInterval(Duration value) {
+            this.expiryInterval = value;
+            return this;
+        }
 
-    public TopologyOptions withCloudEvents(boolean enabled) {
-        return new TopologyOptions(timeouts, expiryInterval, restoreGrace, stallThreshold, historyRetention, meters,
-                enforcePrincipals, fleetWindow, enabled);
+        public Builder restoreGrace(Duration value) {
+            this.restoreGrace = value;
+            return this;
+        }
+
+        public Builder stallThreshold(Duration value) {
+            this.stallThreshold = value;
+            return this;
+        }
+
+        public Builder historyRetention(Duration value) {
+            this.historyRetention = value;
+            return this;
+        }
+
+        public Builder meters(MeterRegistry value) {
+            this.meters = value;
+            return this;
+        }
+
+        public Builder enforcePrincipals(boolean value) {
+            this.enforcePrincipals = value;
+            return this;
+        }
+
+        public Builder fleetWindow(Duration value) {
+            this.fleetWindow = value;
+            return this;
+        }
+
+        public Builder cloudEvents(boolean value) {
+            this.cloudEvents = value;
+            return this;
+        }
+
+        public TopologyOptions build() {
+            return new TopologyOptions(timeouts, expiryInterval, restoreGrace, stallThreshold, historyRetention,
+                    meters == null ? new SimpleMeterRegistry() : meters, enforcePrincipals, fleetWindow, cloudEvents);
+        }
     }
 }

@@ -37,7 +37,7 @@ class CloudEventsMirrorTest {
 
     @Test
     void shouldMirrorEveryTransitionAsAStructuredCloudEvent() throws Exception {
-        try (TopologyFixture fixture = new TopologyFixture(o -> o.withCloudEvents(true))) {
+        try (TopologyFixture fixture = new TopologyFixture(o -> o.cloudEvents(true))) {
             fixture.allocate("train-0", "gpu-0");
             fixture.send(report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(1)).setCluster("prod-eu"));
             fixture.send(report("gpu-0", HealthStatus.UNHEALTHY, T0.plusSeconds(2)).setCluster("prod-eu").setReason("XID-79")

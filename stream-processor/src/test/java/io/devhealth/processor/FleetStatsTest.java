@@ -28,8 +28,8 @@ import org.junit.jupiter.api.Test;
 class FleetStatsTest {
 
     /** Reports stay fresh for 10 minutes: only the reports themselves make transitions, unless a test waits for silence. */
-    private final TopologyFixture fixture = new TopologyFixture(o -> o.withFleetWindow(Duration.ofMinutes(1))
-            .withTimeouts(new TimeoutPolicy(Duration.ofMinutes(10), Map.of())));
+    private final TopologyFixture fixture = new TopologyFixture(o -> o.fleetWindow(Duration.ofMinutes(1))
+            .timeouts(new TimeoutPolicy(Duration.ofMinutes(10), Map.of())));
 
     @AfterEach
     void tearDown() {

@@ -64,7 +64,7 @@ class NodeIdentityTest {
 
     @Test
     void shouldRequireTheNodeHeaderOnlyWhenPrincipalsAreEnforced() {
-        try (TopologyFixture fixture = new TopologyFixture(o -> o.withEnforcePrincipals(true))) {
+        try (TopologyFixture fixture = new TopologyFixture(o -> o.enforcePrincipals(true))) {
             DeviceHealthReport.Builder report = report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(1)).setCollectorEpoch(EPOCH);
             fixture.events.pipeInput(new TestRecord<>(NODE, new NodeEvent(report.setSequence(1).build()),
                     new RecordHeaders(), T0.plusSeconds(1)));

@@ -35,7 +35,7 @@ class NodeSignatureTest {
     private static final byte[] PREVIOUS = "previous-cluster-secret-0123456789abcdef".getBytes(StandardCharsets.UTF_8);
 
     private static TopologyFixture enforcing(byte[]... masters) {
-        return new TopologyFixture(o -> o.withEnforcePrincipals(true), Optional.of(new RecordVerifier(List.of(masters))));
+        return new TopologyFixture(o -> o.enforcePrincipals(true), Optional.of(new RecordVerifier(List.of(masters))));
     }
 
     private static double rejected(TopologyFixture fixture, String input, String check) {

@@ -58,7 +58,7 @@ class TopologyBadInputPropertiesTest {
     @MethodSource("seeds")
     void shouldDeadLetterEveryBadRecordAndProcessEveryGoodOne(long seed) {
         List<Input> inputs = inputs(new Random(seed));
-        try (TopologyFixture fixture = new TopologyFixture(o -> o.withTimeouts(NO_SILENCE))) {
+        try (TopologyFixture fixture = new TopologyFixture(o -> o.timeouts(NO_SILENCE))) {
             Map<String, HealthStatus> current = new HashMap<>();
             List<String> expectedTransitions = new ArrayList<>();
             List<byte[]> expectedLetters = new ArrayList<>();

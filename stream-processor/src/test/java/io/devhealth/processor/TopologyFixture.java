@@ -69,16 +69,16 @@ final class TopologyFixture implements AutoCloseable {
     }
 
     TopologyFixture(TimeoutPolicy timeouts) {
-        this(options -> options.withTimeouts(timeouts));
+        this(options -> options.timeouts(timeouts));
     }
 
     /** With the default options as {@code customize} changes them (meters are always this fixture's). */
-    TopologyFixture(java.util.function.UnaryOperator<TopologyOptions> customize) {
+    TopologyFixture(java.util.function.UnaryOperator<TopologyOptions.Builder> customize) {
         this(customize, java.util.Optional.empty());
     }
 
     /** Also verifying collector records' node signatures with {@code verifier} (principals.secret), when present. */
-    TopologyFixture(java.util.function.UnaryOperator<TopologyOptions> customize,
+    TopologyFixture(java.util.function.UnaryOperator<TopologyOptions.Builder> customize,
                     java.util.Optional<io.devhealth.schema.security.RecordVerifier> verifier) {
         serdes = ProcessorSerdes.over(SchemaRegistries.inMemory("topology-test-" + UUID.randomUUID()))
                 .authenticated(topics, verifier, meters);
@@ -91,7 +91,7 @@ final class TopologyFixture implements AutoCloseable {
             throw new java.io.UncheckedIOException(e);
         }
         DeadLetterHandler.configure(props, topics.deadLetters(), serdes.deadLetters().serializer(), meters);
-        TopologyOptions options = customize.apply(TopologyOptions.defaults()).withMeters(meters);
+        TopologyOptions options = customize.apply(TopologyOptions.builder()).meters(meters).build();
         driver = new TopologyTestDriver(DeviceHealthTopology.build(topics, serdes, options), props, T0);
         events = driver.createInputTopic(topics.nodeEvents(), Serdes.String().serializer(), serdes.nodeEvents().serializer());
         rawEvents = driver.createInputTopic(topics.nodeEvents(), Serdes.String().serializer(), Serdes.ByteArray().serializer());

@@ -1,7 +1,6 @@
 package io.devhealth.processor.internals;
 
 import io.devhealth.schema.avro.FleetStats;
-import io.devhealth.schema.avro.HealthTransition;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
@@ -27,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * by this task minus the grace is dropped (counted in {@code devhealth.processor.fleet.late}), and
  * windows older than the retention are deleted by a punctuator on stream time.
  */
-public final class FleetCounter implements Processor<String, HealthTransition, String, FleetStats> {
+public final class FleetCounter implements Processor<String, FleetCounts, String, FleetStats> {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(FleetCounter.class);
     /** Windows kept decoded per task: every dimension value of a busy hour, with room to spare. */
@@ -62,7 +61,7 @@ public final class FleetCounter implements Processor<String, HealthTransition, S
     }
 
     @Override
-    public void process(Record<String, HealthTransition> record) {
+    public void process(Record<String, FleetCounts> record) {
         if (record.value() == null || record.key() == null || record.timestamp() < 0) {
             return;
         }
@@ -71,13 +70,13 @@ public final class FleetCounter implements Processor<String, HealthTransition, S
         long observedStreamTime = Math.max(context.currentStreamTimeMs(), at);
         long windowStart = at - at % windowMs;
         if (windowStart + windowMs + graceMs <= observedStreamTime) {
-            late.increment();
+            late.increment(record.value().total());
             LOGGER.debug("transition too late for its fleet window key={} at={} streamTime={}", record.key(), at, observedStreamTime);
             return;
         }
         String key = FleetWindowKeys.key(windowStart, record.key());
         FleetCounts previous = counts.get(key);
-        FleetCounts next = (previous == null ? FleetCounts.empty() : previous).add(record.value());
+        FleetCounts next = previous == null ? record.value() : previous.plus(record.value());
         counts.put(key, next);
         context.forward(new Record<>(record.key() + "@" + Instant.ofEpochMilli(windowStart),
                 next.toStats(record.key(), Instant.ofEpochMilli(windowStart), Instant.ofEpochMilli(windowStart + windowMs)),

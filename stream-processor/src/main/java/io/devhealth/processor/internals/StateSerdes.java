@@ -4,6 +4,7 @@ import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
 import io.devhealth.processor.internals.proto.DeviceStateValue;
+import io.devhealth.processor.internals.proto.FleetCountsValue;
 import io.devhealth.processor.internals.proto.Liveness;
 import io.devhealth.processor.internals.proto.NodeStateValue;
 import io.devhealth.processor.internals.proto.PendingRefreshValue;
@@ -24,8 +25,8 @@ import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.Serializer;
 
 /**
- * Serdes of the {@code device-state} and {@code node-state} stores: one format byte, then the
- * protobuf message of {@code processor_state.proto}.
+ * Serdes of the {@code device-state}, {@code node-state} and {@code fleet-stats} stores (and of the
+ * fleet-by-dimension repartition): one format byte, then the protobuf message of {@code processor_state.proto}.
  *
  * <p>A device's value is written on every change of it, and a node's once per commit for every node
  * that had a record ({@link NodeStore}), so their format is on the hot path: JSON cost more than the
@@ -46,6 +47,22 @@ public final class StateSerdes {
     public static Serde<StoredNode> nodeState() {
         return serde(StoredNode.class, node -> write(encode(node)),
                 bytes -> decode(NodeStateValue.parser().parseFrom(bytes, 1, bytes.length - 1)));
+    }
+
+    public static Serde<FleetCounts> fleetCounts() {
+        return serde(FleetCounts.class, counts -> write(encode(counts)),
+                bytes -> decode(FleetCountsValue.parser().parseFrom(bytes, 1, bytes.length - 1)));
+    }
+
+    static FleetCountsValue encode(FleetCounts counts) {
+        FleetCountsValue.Builder b = FleetCountsValue.newBuilder().setToUnhealthy(counts.toUnhealthy()).setToUnknown(counts.toUnknown())
+                .setToHealthy(counts.toHealthy());
+        if (counts.cluster() != null) b.setCluster(counts.cluster());
+        return b.build();
+    }
+
+    static FleetCounts decode(FleetCountsValue v) {
+        return new FleetCounts(v.hasCluster() ? v.getCluster() : "", v.getToUnhealthy(), v.getToUnknown(), v.getToHealthy());
     }
 
     /** The format byte, then {@code message}. */
