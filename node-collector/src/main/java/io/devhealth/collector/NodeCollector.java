@@ -18,7 +18,6 @@ import io.devhealth.schema.ops.HealthServer;
 import io.devhealth.collector.podresources.PodResourcesPoller;
 import io.devhealth.collector.publish.KafkaReportPublisher;
 import io.devhealth.collector.publish.ReportPublisher;
-import io.devhealth.collector.spool.DiskSpool;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.NodeHeartbeat;
 import io.devhealth.schema.avro.SourceKind;
@@ -121,10 +120,8 @@ public final class NodeCollector implements DriverStreamListener, AutoCloseable 
             LOGGER.warn("no {} configured: spooling to a temporary directory that does not survive a restart dir={}",
                     CollectorConfig.SPOOL_DIR, spoolDir);
         }
-        KafkaReportPublisher publisher = KafkaReportPublisher.start(config.nodeName(), config.topics(),
-                withBootstrap(config), SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals()),
-                new DiskSpool.Settings(spoolDir, config.spoolMaxBytes(), config.spoolFsyncInterval()),
-                config.spoolMaxInFlight(), metrics, clock, config.recordSigner());
+        KafkaReportPublisher publisher = KafkaReportPublisher.start(config.publisherSettings(spoolDir),
+                SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals()), metrics, clock);
         NodeCollector collector = new NodeCollector(config, publisher, metrics, clock);
         if (temporary != null) {
             Path dir = temporary;
@@ -142,12 +139,6 @@ public final class NodeCollector implements DriverStreamListener, AutoCloseable 
                     collector::liveness, collector::readiness);
         }
         return collector;
-    }
-
-    private static Map<String, Object> withBootstrap(CollectorConfig config) {
-        Map<String, Object> props = config.kafkaClientProperties();
-        props.put("bootstrap.servers", config.bootstrapServers());
-        return props;
     }
 
     static boolean inventoryWanted(CollectorConfig config, Map<String, String> env) {
