@@ -128,9 +128,17 @@ public final class CollectorConfig extends ServiceConfig {
             new RemovedOption("publish.layout", "the three-topics layout is gone; the collector writes every record "
                     + "as a NodeEvent to <topic.prefix>node-events. Remove the setting."));
 
-    /** The NVML source's settings (nvml.*). */
+    /**
+     * The NVML source's settings (nvml.*). Without {@value NvmlConfig#STATE_DIR}, sticky findings are
+     * kept in {@code <spool.dir>/}{@value NvmlConfig#DEFAULT_STATE_SUBDIRECTORY} when a spool directory is set.
+     */
     public NvmlConfig nvml() {
-        return NvmlConfig.from(this);
+        NvmlConfig nvml = NvmlConfig.from(this);
+        if (nvml.stateDirectory() == null && spoolDirectory().isPresent()) {
+            // On the spool's hostPath: it outlives the pod, which is the point of keeping sticky findings.
+            return nvml.toBuilder().stateDirectory(spoolDirectory().get().resolve(NvmlConfig.DEFAULT_STATE_SUBDIRECTORY)).build();
+        }
+        return nvml;
     }
 
     /** A statically configured DRA driver, the socket that serves its health stream, and the API version it speaks. */

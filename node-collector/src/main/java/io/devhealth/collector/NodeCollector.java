@@ -1,7 +1,6 @@
 package io.devhealth.collector;
 
 import io.devhealth.collector.dra.DriverStreamListener;
-import io.devhealth.collector.nvml.NvmlConfig;
 import io.devhealth.collector.nvml.NvmlHealthSource;
 import io.devhealth.collector.nvml.NvmlListener;
 import io.devhealth.collector.dra.DriverStreams;
@@ -195,12 +194,7 @@ public final class NodeCollector implements DriverStreamListener, AutoCloseable 
 
     /** NVML watches the GPUs directly: on most GPU nodes the failure is seen there first (NVIDIA's DRA driver serves no health). */
     private void startNvml() {
-        NvmlConfig nvmlConfig = config.nvml();
-        if (nvmlConfig.stateDirectory() == null && config.spoolDirectory().isPresent()) {
-            // On the spool's hostPath: it outlives the pod, which is the point of keeping sticky findings.
-            nvmlConfig = nvmlConfig.withStateDirectory(config.spoolDirectory().get().resolve(NvmlConfig.DEFAULT_STATE_SUBDIRECTORY));
-        }
-        nvml = NvmlHealthSource.create(nvmlConfig, config.clusterName(), config.nodeName(), new NvmlListener() {
+        nvml = NvmlHealthSource.create(config.nvml(), config.clusterName(), config.nodeName(), new NvmlListener() {
             @Override
             public void onReport(DeviceHealthReport report) {
                 publisher.publish(report);
