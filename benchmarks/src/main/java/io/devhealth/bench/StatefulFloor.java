@@ -13,7 +13,8 @@ import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.Stores;
 
 /**
- * The least any processor meeting issue 5 must do per record, as a Kafka Streams topology: decode the
+ * The least any processor must do per record when it processes exactly once and drops the duplicates
+ * a collector's replayed spool sends, as a Kafka Streams topology: decode the
  * Avro record and de-duplicate it by its node's (collector epoch, sequence) watermark, kept in a
  * RocksDB store with a changelog and a record cache (exactly-once needs the watermark to commit with
  * the offsets). No merge, no device state, no output. Between the pass-through and the devhealth

@@ -2,6 +2,9 @@ package io.devhealth.collector;
 
 import io.devhealth.collector.dra.HealthApiVersion;
 import io.devhealth.collector.nvml.NvmlConfig;
+import io.devhealth.collector.publish.KafkaReportPublisher;
+import io.devhealth.collector.publish.KafkaSpoolSender;
+import io.devhealth.collector.spool.DiskSpool;
 import io.devhealth.schema.config.ServiceConfig;
 import io.devhealth.schema.security.NodeKeyCredential;
 import io.devhealth.schema.security.RecordSigner;
@@ -85,13 +88,13 @@ public final class CollectorConfig extends ServiceConfig {
                     "Directory of the disk spool every record passes through before Kafka (a hostPath in a DaemonSet, e.g. "
                             + "/var/lib/devhealth/spool, so it outlives the pod). Empty: a temporary directory deleted at shutdown, "
                             + "which does NOT survive a restart (a warning is logged); for the embedded demo and tests only.")
-            .define(SPOOL_MAX_BYTES, Type.LONG, 256L * 1024 * 1024, ConfigDef.Range.atLeast(64 * 1024), Importance.MEDIUM,
+            .define(SPOOL_MAX_BYTES, Type.LONG, DiskSpool.Settings.DEFAULT_MAX_BYTES, ConfigDef.Range.atLeast(64 * 1024), Importance.MEDIUM,
                     "Disk budget of the spool's records. When full, the oldest unsent keep-alives are evicted first; other records "
                             + "are rejected only when no keep-alive is left. Every drop is counted (devhealth_collector_spool_dropped_total).")
-            .define(SPOOL_FSYNC_INTERVAL, Type.LONG, 1_000L, ConfigDef.Range.atLeast(0), Importance.MEDIUM,
+            .define(SPOOL_FSYNC_INTERVAL, Type.LONG, DiskSpool.Settings.DEFAULT_FSYNC_INTERVAL.toMillis(), ConfigDef.Range.atLeast(0), Importance.MEDIUM,
                     "How often the spool's write-ahead log is fsynced. Accepted records survive a crash or kill -9 of the "
                             + "collector regardless; this bounds what a crash of the whole node can lose. 0 = fsync every record.")
-            .define(SPOOL_MAX_IN_FLIGHT, Type.INT, 2_000, ConfigDef.Range.between(1, 100_000), Importance.LOW,
+            .define(SPOOL_MAX_IN_FLIGHT, Type.INT, KafkaSpoolSender.Settings.DEFAULT_MAX_IN_FLIGHT, ConfigDef.Range.between(1, 100_000), Importance.LOW,
                     "Most records handed to the Kafka producer and not yet acknowledged.")
             .define(INVENTORY_ENABLED, Type.STRING, "auto", ConfigDef.ValidString.in("auto", "true", "false"), Importance.MEDIUM,
                     "Publish the node's devices from its ResourceSlices (resource.k8s.io/v1) as NodeDevices. auto: on when a "
@@ -125,9 +128,17 @@ public final class CollectorConfig extends ServiceConfig {
             new RemovedOption("publish.layout", "the three-topics layout is gone; the collector writes every record "
                     + "as a NodeEvent to <topic.prefix>node-events. Remove the setting."));
 
-    /** The NVML source's settings (nvml.*). */
+    /**
+     * The NVML source's settings (nvml.*). Without {@value NvmlConfig#STATE_DIR}, sticky findings are
+     * kept in {@code <spool.dir>/}{@value NvmlConfig#DEFAULT_STATE_SUBDIRECTORY} when a spool directory is set.
+     */
     public NvmlConfig nvml() {
-        return NvmlConfig.from(this);
+        NvmlConfig nvml = NvmlConfig.from(this);
+        if (nvml.stateDirectory() == null && spoolDirectory().isPresent()) {
+            // On the spool's hostPath: it outlives the pod, which is the point of keeping sticky findings.
+            return nvml.toBuilder().stateDirectory(spoolDirectory().get().resolve(NvmlConfig.DEFAULT_STATE_SUBDIRECTORY)).build();
+        }
+        return nvml;
     }
 
     /** A statically configured DRA driver, the socket that serves its health stream, and the API version it speaks. */
@@ -194,8 +205,23 @@ public final class CollectorConfig extends ServiceConfig {
         return Optional.of(new RecordSigner(credential));
     }
 
-
-
+    /**
+     * The publishing path's settings: node, topics, the {@code kafka.*} client properties with
+     * {@value #BOOTSTRAP_SERVERS}, the spool options and the node key.
+     *
+     * @param spoolDirectory {@link #spoolDirectory()}, or the temporary directory used when it is empty
+     */
+    public KafkaReportPublisher.Settings publisherSettings(Path spoolDirectory) {
+        Map<String, Object> client = kafkaClientProperties();
+        client.put("bootstrap.servers", bootstrapServers());
+        return KafkaReportPublisher.Settings.builder(nodeName(), topics(), spoolDirectory)
+                .clientProperties(client)
+                .spoolMaxBytes(spoolMaxBytes())
+                .spoolFsyncInterval(spoolFsyncInterval())
+                .maxInFlight(spoolMaxInFlight())
+                .signer(recordSigner())
+                .build();
+    }
 
     public List<DriverEndpoint> driverEndpoints() {
         List<DriverEndpoint> endpoints = new ArrayList<>();

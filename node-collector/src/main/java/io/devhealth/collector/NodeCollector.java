@@ -1,7 +1,6 @@
 package io.devhealth.collector;
 
 import io.devhealth.collector.dra.DriverStreamListener;
-import io.devhealth.collector.nvml.NvmlConfig;
 import io.devhealth.collector.nvml.NvmlHealthSource;
 import io.devhealth.collector.nvml.NvmlListener;
 import io.devhealth.collector.dra.DriverStreams;
@@ -18,7 +17,6 @@ import io.devhealth.schema.ops.HealthServer;
 import io.devhealth.collector.podresources.PodResourcesPoller;
 import io.devhealth.collector.publish.KafkaReportPublisher;
 import io.devhealth.collector.publish.ReportPublisher;
-import io.devhealth.collector.spool.DiskSpool;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.NodeHeartbeat;
 import io.devhealth.schema.avro.SourceKind;
@@ -121,10 +119,8 @@ public final class NodeCollector implements DriverStreamListener, AutoCloseable 
             LOGGER.warn("no {} configured: spooling to a temporary directory that does not survive a restart dir={}",
                     CollectorConfig.SPOOL_DIR, spoolDir);
         }
-        KafkaReportPublisher publisher = KafkaReportPublisher.start(config.nodeName(), config.topics(),
-                withBootstrap(config), SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals()),
-                new DiskSpool.Settings(spoolDir, config.spoolMaxBytes(), config.spoolFsyncInterval()),
-                config.spoolMaxInFlight(), metrics, clock, config.recordSigner());
+        KafkaReportPublisher publisher = KafkaReportPublisher.start(config.publisherSettings(spoolDir),
+                SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals()), metrics, clock);
         NodeCollector collector = new NodeCollector(config, publisher, metrics, clock);
         if (temporary != null) {
             Path dir = temporary;
@@ -142,12 +138,6 @@ public final class NodeCollector implements DriverStreamListener, AutoCloseable 
                     collector::liveness, collector::readiness);
         }
         return collector;
-    }
-
-    private static Map<String, Object> withBootstrap(CollectorConfig config) {
-        Map<String, Object> props = config.kafkaClientProperties();
-        props.put("bootstrap.servers", config.bootstrapServers());
-        return props;
     }
 
     static boolean inventoryWanted(CollectorConfig config, Map<String, String> env) {
@@ -204,12 +194,7 @@ public final class NodeCollector implements DriverStreamListener, AutoCloseable 
 
     /** NVML watches the GPUs directly: on most GPU nodes the failure is seen there first (NVIDIA's DRA driver serves no health). */
     private void startNvml() {
-        NvmlConfig nvmlConfig = config.nvml();
-        if (nvmlConfig.stateDirectory() == null && config.spoolDirectory().isPresent()) {
-            // On the spool's hostPath: it outlives the pod, which is the point of keeping sticky findings.
-            nvmlConfig = nvmlConfig.withStateDirectory(config.spoolDirectory().get().resolve(NvmlConfig.DEFAULT_STATE_SUBDIRECTORY));
-        }
-        nvml = NvmlHealthSource.create(nvmlConfig, config.clusterName(), config.nodeName(), new NvmlListener() {
+        nvml = NvmlHealthSource.create(config.nvml(), config.clusterName(), config.nodeName(), new NvmlListener() {
             @Override
             public void onReport(DeviceHealthReport report) {
                 publisher.publish(report);

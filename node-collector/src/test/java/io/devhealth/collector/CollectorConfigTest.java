@@ -4,7 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.devhealth.collector.dra.HealthApiVersion;
+import io.devhealth.collector.nvml.NvmlConfig;
+import io.devhealth.collector.publish.KafkaReportPublisher;
+import io.devhealth.collector.spool.DiskSpool;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.kafka.common.config.ConfigException;
@@ -48,6 +52,36 @@ class CollectorConfigTest {
         assertThat(config.spoolFsyncInterval().toMillis()).isEqualTo(1_000);
         assertThat(config.httpPort()).isEqualTo(-1);
         assertThat(config.inventoryEnabled()).isEqualTo("auto");
+    }
+
+    @Test
+    void shouldDerivePublisherSettingsFromTheCollectorOptions() {
+        Map<String, Object> values = required();
+        values.put(CollectorConfig.SPOOL_MAX_BYTES, "1048576");
+        values.put(CollectorConfig.SPOOL_FSYNC_INTERVAL, "0");
+        values.put(CollectorConfig.SPOOL_MAX_IN_FLIGHT, "7");
+        values.put("kafka.security.protocol", "SSL");
+
+        KafkaReportPublisher.Settings settings = new CollectorConfig(values).publisherSettings(Path.of("/spool"));
+
+        assertThat(settings.sender().node()).isEqualTo("node-a");
+        assertThat(settings.sender().maxInFlight()).isEqualTo(7);
+        assertThat(settings.sender().signer()).isEmpty();
+        assertThat(settings.spool()).isEqualTo(new DiskSpool.Settings(Path.of("/spool"), 1_048_576, Duration.ZERO));
+        assertThat(settings.clientProperties()).containsEntry("bootstrap.servers", "k:9092").containsEntry("security.protocol", "SSL");
+    }
+
+    @Test
+    void shouldKeepStickyFindingsUnderTheSpoolDirectoryUnlessAStateDirectoryIsSet() {
+        assertThat(new CollectorConfig(required()).nvml().stateDirectory()).isNull();
+
+        Map<String, Object> spooled = required();
+        spooled.put(CollectorConfig.SPOOL_DIR, "/var/lib/devhealth/spool");
+        assertThat(new CollectorConfig(spooled).nvml().stateDirectory())
+                .isEqualTo(Path.of("/var/lib/devhealth/spool", NvmlConfig.DEFAULT_STATE_SUBDIRECTORY));
+
+        spooled.put(NvmlConfig.STATE_DIR, "/var/lib/devhealth/sticky");
+        assertThat(new CollectorConfig(spooled).nvml().stateDirectory()).isEqualTo(Path.of("/var/lib/devhealth/sticky"));
     }
 
     @Test

@@ -32,9 +32,36 @@ public final class ApiCallPolicy {
     private final Retry retry;
     private final SinkMetrics metrics;
 
-    public ApiCallPolicy(double qps, int burst, int maxAttempts, Duration initialInterval, Duration maxInterval,
-                         SinkMetrics metrics) {
+    /**
+     * How hard the sink may press the API server and how long it keeps trying.
+     *
+     * @param qps average requests per second, all kinds together
+     * @param burst requests that may pass at once
+     * @param maxAttempts attempts of one read or patch (1 = no retry)
+     * @param initialInterval the first backoff, doubled per attempt
+     * @param maxInterval the longest backoff
+     */
+    public record Settings(double qps, int burst, int maxAttempts, Duration initialInterval, Duration maxInterval) {
+
+        /** The sink's settings ({@code api.*}, {@code retry.*}). */
+        public static Settings of(SinkConfig config) {
+            return new Settings(config.apiQps(), config.apiBurst(), config.retryMaxAttempts(), config.retryInitialInterval(),
+                    config.retryMaxInterval());
+        }
+
+        /** One attempt per request, at most {@code qps} a second in bursts of as many (tests, tools). */
+        public static Settings singleAttempt(double qps) {
+            return new Settings(qps, (int) qps, 1, Duration.ofMillis(1), Duration.ofMillis(1));
+        }
+    }
+
+    public ApiCallPolicy(Settings settings, SinkMetrics metrics) {
         this.metrics = metrics;
+        double qps = settings.qps();
+        int burst = settings.burst();
+        int maxAttempts = settings.maxAttempts();
+        Duration initialInterval = settings.initialInterval();
+        Duration maxInterval = settings.maxInterval();
         long periodNanos = Math.max(1_000_000L, (long) (burst / qps * 1_000_000_000L));
         this.rateLimiter = RateLimiter.of("kubernetes-api", RateLimiterConfig.custom()
                 .limitForPeriod(burst)

@@ -82,6 +82,11 @@ public final class PodStatusWriter {
         public static Settings of(SinkConfig config) {
             return new Settings(config.terminationWindow(), config.conflictMaxAttempts());
         }
+
+        /** The sink's defaults ({@link SinkConfig#DEFAULT_TERMINATION_WINDOW}, {@link SinkConfig#DEFAULT_CONFLICT_MAX_ATTEMPTS}). */
+        public static Settings defaults() {
+            return new Settings(SinkConfig.DEFAULT_TERMINATION_WINDOW, SinkConfig.DEFAULT_CONFLICT_MAX_ATTEMPTS);
+        }
     }
 
     private final KubernetesClient client;
@@ -93,19 +98,13 @@ public final class PodStatusWriter {
     private final ClaimAllocations allocations;
     private final PostMortemStore records;
 
-    /** A writer with the default window (2 min), no rate limit and no retries (tests, tools). */
+    /** A writer with the sink's default settings ({@link Settings#defaults()}), no rate limit and no retries (tests, tools). */
     public PodStatusWriter(KubernetesClient client, Clock clock) {
-        this(client, Duration.ofMinutes(2), clock);
-    }
-
-    /** A writer with no rate limit and no retries (tests, tools). */
-    public PodStatusWriter(KubernetesClient client, Duration terminationWindow, Clock clock) {
-        this(client, new Settings(terminationWindow, 10), clock, new SinkMetrics(new SimpleMeterRegistry()));
+        this(client, Settings.defaults(), clock, new SinkMetrics(new SimpleMeterRegistry()));
     }
 
     private PodStatusWriter(KubernetesClient client, Settings settings, Clock clock, SinkMetrics metrics) {
-        this(client, settings, new ApiCallPolicy(10_000, 10_000, 1, Duration.ofMillis(1), Duration.ofMillis(1), metrics),
-                null, metrics, clock);
+        this(client, settings, new ApiCallPolicy(ApiCallPolicy.Settings.singleAttempt(10_000), metrics), null, metrics, clock);
     }
 
     PodStatusWriter(KubernetesClient client, Settings settings, ApiCallPolicy api, PodEventRecorder events, SinkMetrics metrics,

@@ -50,8 +50,7 @@ public final class SinkApp implements AutoCloseable {
         this.registry = registry;
         this.client = new KubernetesClientBuilder().withConfig(kubernetesConfig(config)).build();
         SinkMetrics metrics = new SinkMetrics(registry);
-        ApiCallPolicy api = new ApiCallPolicy(config.apiQps(), config.apiBurst(), config.retryMaxAttempts(),
-                config.retryInitialInterval(), config.retryMaxInterval(), metrics);
+        ApiCallPolicy api = new ApiCallPolicy(ApiCallPolicy.Settings.of(config), metrics);
         PodEventRecorder events = new PodEventRecorder(client, api, metrics, clock, config.eventsEnabled(),
                 config.eventsPerPodBurst(), config.eventsPerPodInterval());
         PodStatusWriter writer = new PodStatusWriter(client, PodStatusWriter.Settings.of(config), api, events, metrics, clock);

@@ -26,6 +26,8 @@ public final class SinkConfig extends ServiceConfig {
     public static final String CONFLICT_MAX_ATTEMPTS = "conflict.max.attempts";
     public static final String TERMINATION_WINDOW_MS = "termination.window.ms";
     public static final String TERMINATION_WATCH = "termination.watch";
+    public static final Duration DEFAULT_TERMINATION_WINDOW = Duration.ofMinutes(2);
+    public static final int DEFAULT_CONFLICT_MAX_ATTEMPTS = 10;
     public static final String TRACKED_PODS_MAX = "tracked.pods.max";
     public static final String EVENTS_ENABLED = "events.enabled";
     public static final String EVENTS_PER_POD_BURST = "events.per.pod.burst";
@@ -64,9 +66,9 @@ public final class SinkConfig extends ServiceConfig {
                     "First backoff; doubled per attempt with ±50% jitter. A Retry-After from the server wins when longer.")
             .define(RETRY_MAX_INTERVAL_MS, Type.LONG, 30_000L, ConfigDef.Range.between(1, 3_600_000), Importance.LOW,
                     "Longest backoff between attempts, and between re-tries of a set-aside pod.")
-            .define(CONFLICT_MAX_ATTEMPTS, Type.INT, 10, ConfigDef.Range.between(1, 1000), Importance.LOW,
+            .define(CONFLICT_MAX_ATTEMPTS, Type.INT, DEFAULT_CONFLICT_MAX_ATTEMPTS, ConfigDef.Range.between(1, 1000), Importance.LOW,
                     "Re-reads after a conflict (409, or a failed resourceVersion test) before the write is retried later.")
-            .define(TERMINATION_WINDOW_MS, Type.LONG, 120_000L, ConfigDef.Range.atLeast(0), Importance.MEDIUM,
+            .define(TERMINATION_WINDOW_MS, Type.LONG, DEFAULT_TERMINATION_WINDOW.toMillis(), ConfigDef.Range.atLeast(0), Importance.MEDIUM,
                     "After a container's finishedAt, Unhealthy reports still apply for this long (failures are often "
                             + "reported after the crash); then the terminated pod's device status is frozen.")
             .define(TERMINATION_WATCH, Type.BOOLEAN, true, Importance.LOW,

@@ -31,7 +31,7 @@ class PodEventRecorderTest {
     void setUp() {
         pod = PodFixtures.createRunning(client, PodFixtures.podWithClaim("ml", "train-0", "node-a", "main", "gpu", "train-0-gpu-x1", "gpu"));
         SinkMetrics metrics = new SinkMetrics(registry);
-        recorder = new PodEventRecorder(client, new ApiCallPolicy(1_000, 1_000, 1, Duration.ofMillis(1), Duration.ofMillis(1), metrics),
+        recorder = new PodEventRecorder(client, new ApiCallPolicy(ApiCallPolicy.Settings.singleAttempt(1_000), metrics),
                 metrics, clock, true, 2, Duration.ofMinutes(1));
     }
 

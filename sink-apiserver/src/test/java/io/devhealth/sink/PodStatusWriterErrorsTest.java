@@ -50,7 +50,7 @@ class PodStatusWriterErrorsTest {
     }
 
     private PodStatusWriter writer() {
-        ApiCallPolicy policy = new ApiCallPolicy(1_000, 1_000, 4, Duration.ofMillis(5), Duration.ofMillis(20), metrics);
+        ApiCallPolicy policy = new ApiCallPolicy(new ApiCallPolicy.Settings(1_000, 1_000, 4, Duration.ofMillis(5), Duration.ofMillis(20)), metrics);
         return new PodStatusWriter(client, new PodStatusWriter.Settings(Duration.ofMinutes(2), 5), policy, null, metrics, clock);
     }
 

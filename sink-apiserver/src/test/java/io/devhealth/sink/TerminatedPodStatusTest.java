@@ -45,7 +45,7 @@ class TerminatedPodStatusTest {
         PodFixtures.createRunning(client, PodFixtures.podWithClaim("ml", "train-0", "node-a", "main", "gpu", "train-0-gpu-x1", "gpu"));
         SinkMetrics metrics = new SinkMetrics(new SimpleMeterRegistry());
         writer = new PodStatusWriter(client, new PodStatusWriter.Settings(Duration.ofMinutes(2), 5),
-                new ApiCallPolicy(1_000, 1_000, 1, Duration.ofMillis(1), Duration.ofMillis(1), metrics), null, metrics, clock);
+                new ApiCallPolicy(ApiCallPolicy.Settings.singleAttempt(1_000), metrics), null, metrics, clock);
     }
 
     private Pod pod() {
@@ -155,7 +155,7 @@ class TerminatedPodStatusTest {
         // A new writer (a restarted sink, nothing in memory) reads the marker from the pod itself.
         SinkMetrics metrics = new SinkMetrics(new SimpleMeterRegistry());
         PodStatusWriter restarted = new PodStatusWriter(client, new PodStatusWriter.Settings(Duration.ofMinutes(2), 5),
-                new ApiCallPolicy(1_000, 1_000, 1, Duration.ofMillis(1), Duration.ofMillis(1), metrics), null, metrics, clock);
+                new ApiCallPolicy(ApiCallPolicy.Settings.singleAttempt(1_000), metrics), null, metrics, clock);
         PodDeviceStatus late = gpu(2, HealthStatus.UNHEALTHY, "XID 79 again", FINISHED.plusSeconds(30));
         assertThat(restarted.write(List.of(late), null).outcome()).isEqualTo(PodStatusWriter.Outcome.FROZEN);
         assertThat(pod().getMetadata().getResourceVersion()).isEqualTo(resourceVersion);

@@ -4,7 +4,6 @@ import io.devhealth.collector.dra.ObservedDevice;
 import io.devhealth.collector.dra.SnapshotDiff;
 import io.devhealth.collector.ops.CollectorMetrics;
 import io.devhealth.collector.publish.KafkaReportPublisher;
-import io.devhealth.collector.spool.DiskSpool;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.ClaimAllocation;
 import io.devhealth.schema.avro.ClaimDevice;
@@ -105,9 +104,10 @@ public final class SimulatedFleet implements AutoCloseable {
         this.clock = clock;
         for (int s = 0; s < shardCount; s++) {
             String shard = shardName(s);
-            shards.add(KafkaReportPublisher.start(shard, topics, kafkaClient, registry,
-                    new DiskSpool.Settings(spoolRoot.resolve(shard), 256L * 1024 * 1024, Duration.ofSeconds(1)),
-                    2_000, new CollectorMetrics(new SimpleMeterRegistry()), clock));
+            // Spool budget, fsync interval and records in flight as a collector has them by default.
+            KafkaReportPublisher.Settings settings = KafkaReportPublisher.Settings.builder(shard, topics, spoolRoot.resolve(shard))
+                    .clientProperties(kafkaClient).build();
+            shards.add(KafkaReportPublisher.start(settings, registry, new CollectorMetrics(new SimpleMeterRegistry()), clock));
         }
         for (int n = 0; n < nodeCount; n++) {
             int shard = n % shardCount;

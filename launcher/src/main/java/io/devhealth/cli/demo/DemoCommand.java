@@ -79,8 +79,8 @@ public final class DemoCommand implements Callable<Integer> {
         Path workDir = Files.createTempDirectory("dh-demo");
         step("starting: in-process Kafka, %d simulated nodes x %d GPUs (fake DRA drivers + kubelets on unix sockets), "
                 + "collectors, processor, sink, local Kubernetes API", nodes, gpus);
-        EmbeddedPipeline.Options options = new EmbeddedPipeline.Options(nodes, gpus, workDir, 3)
-                .withTerminationWindow(terminationWindow);
+        EmbeddedPipeline.Options options = EmbeddedPipeline.Options.builder(workDir).nodes(nodes).devicesPerNode(gpus)
+                .partitions(3).terminationWindow(terminationWindow).build();
         try (EmbeddedPipeline pipeline = EmbeddedPipeline.start(options)) {
             KubernetesClient kube = pipeline.kubernetes();
             step("up: kafka=%s kubernetes=%s query-api=%s", pipeline.bootstrapServers(), pipeline.kubernetesUrl(), pipeline.queryUrl());

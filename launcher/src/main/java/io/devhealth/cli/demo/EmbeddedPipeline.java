@@ -47,6 +47,8 @@ public final class EmbeddedPipeline implements AutoCloseable {
     public static final String DRIVER = "gpu.devhealth.example";
 
     /**
+     * What to run. Built with {@link #builder(Path)}.
+     *
      * @param workDir keep it short: unix socket paths must fit in 108 bytes
      * @param terminationWindow how long after a container ends an Unhealthy report still applies (sink)
      * @param serviceOptions options given to all three services (collector, processor, sink) on top of
@@ -55,30 +57,21 @@ public final class EmbeddedPipeline implements AutoCloseable {
      */
     public record Options(int nodes, int devicesPerNode, Path workDir, int partitions, String topicPrefix,
                           Duration terminationWindow, Map<String, String> serviceOptions) {
+
+        public static final int DEFAULT_NODES = 3;
+        public static final int DEFAULT_DEVICES_PER_NODE = 4;
+        public static final int DEFAULT_PARTITIONS = 3;
+
         public Options {
             serviceOptions = Map.copyOf(serviceOptions);
         }
 
-        public Options(int nodes, int devicesPerNode, Path workDir, int partitions) {
-            this(nodes, devicesPerNode, workDir, partitions, Topics.DEFAULT_PREFIX, Duration.ofMinutes(2), Map.of());
-        }
-
-        public static Options defaults(Path workDir) {
-            return new Options(3, 4, workDir, 3);
-        }
-
-        /** Pipelines sharing one broker need their own topics (each has its own in-memory schema registry). */
-        public Options withTopicPrefix(String prefix) {
-            return new Options(nodes, devicesPerNode, workDir, partitions, prefix, terminationWindow, serviceOptions);
-        }
-
-        public Options withTerminationWindow(Duration window) {
-            return new Options(nodes, devicesPerNode, workDir, partitions, topicPrefix, window, serviceOptions);
-        }
-
-        /** Options every service gets, overriding the pipeline's (see {@link #serviceOptions()}). */
-        public Options withServiceOptions(Map<String, String> options) {
-            return new Options(nodes, devicesPerNode, workDir, partitions, topicPrefix, terminationWindow, options);
+        /**
+         * {@value #DEFAULT_NODES} nodes of {@value #DEFAULT_DEVICES_PER_NODE} devices, {@value #DEFAULT_PARTITIONS}
+         * partitions, the default topic prefix, the sink's default termination window, no service options.
+         */
+        public static Builder builder(Path workDir) {
+            return new Builder(workDir);
         }
 
         /** Service options can hold passwords: only their keys are shown. */
@@ -87,6 +80,56 @@ public final class EmbeddedPipeline implements AutoCloseable {
             return "Options[nodes=" + nodes + ", devicesPerNode=" + devicesPerNode + ", workDir=" + workDir
                     + ", partitions=" + partitions + ", topicPrefix=" + topicPrefix + ", terminationWindow=" + terminationWindow
                     + ", serviceOptions=" + new java.util.TreeSet<>(serviceOptions.keySet()) + "]";
+        }
+
+        public static final class Builder {
+            private final Path workDir;
+            private int nodes = DEFAULT_NODES;
+            private int devicesPerNode = DEFAULT_DEVICES_PER_NODE;
+            private int partitions = DEFAULT_PARTITIONS;
+            private String topicPrefix = Topics.DEFAULT_PREFIX;
+            private Duration terminationWindow = SinkConfig.DEFAULT_TERMINATION_WINDOW;
+            private Map<String, String> serviceOptions = Map.of();
+
+            private Builder(Path workDir) {
+                this.workDir = workDir;
+            }
+
+            public Builder nodes(int count) {
+                this.nodes = count;
+                return this;
+            }
+
+            public Builder devicesPerNode(int count) {
+                this.devicesPerNode = count;
+                return this;
+            }
+
+            public Builder partitions(int count) {
+                this.partitions = count;
+                return this;
+            }
+
+            /** Pipelines sharing one broker need their own topics (each has its own in-memory schema registry). */
+            public Builder topicPrefix(String prefix) {
+                this.topicPrefix = prefix;
+                return this;
+            }
+
+            public Builder terminationWindow(Duration window) {
+                this.terminationWindow = window;
+                return this;
+            }
+
+            /** Options every service gets, overriding the pipeline's (see {@link Options#serviceOptions()}). */
+            public Builder serviceOptions(Map<String, String> options) {
+                this.serviceOptions = options;
+                return this;
+            }
+
+            public Options build() {
+                return new Options(nodes, devicesPerNode, workDir, partitions, topicPrefix, terminationWindow, serviceOptions);
+            }
         }
     }
 

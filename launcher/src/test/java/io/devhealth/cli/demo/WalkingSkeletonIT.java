@@ -42,7 +42,7 @@ class WalkingSkeletonIT {
     @BeforeAll
     static void startPipeline() throws Exception {
         Path workDir = Files.createTempDirectory("dh-it");
-        pipeline = EmbeddedPipeline.start(new EmbeddedPipeline.Options(1, 2, workDir, 2));
+        pipeline = EmbeddedPipeline.start(EmbeddedPipeline.Options.builder(workDir).nodes(1).devicesPerNode(2).partitions(2).build());
     }
 
     @AfterAll

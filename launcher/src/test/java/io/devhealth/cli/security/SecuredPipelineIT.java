@@ -95,8 +95,8 @@ class SecuredPipelineIT {
     }
 
     private static void runSkeletonScenario(Map<String, Object> client, String name) throws Exception {
-        EmbeddedPipeline.Options options = new EmbeddedPipeline.Options(1, 1, dir.resolve(name), 1)
-                .withTopicPrefix("devhealth-" + name + ".");
+        EmbeddedPipeline.Options options = EmbeddedPipeline.Options.builder(dir.resolve(name)).nodes(1).devicesPerNode(1)
+                .partitions(1).topicPrefix("devhealth-" + name + ".").build();
         try (EmbeddedPipeline pipeline = EmbeddedPipeline.start(options, kafka, client)) {
             EmbeddedPipeline.SimulatedNode node = pipeline.nodes().get(0);
             BatchJob job = BatchJob.onDevice("ml", "train-" + name, node.name(), EmbeddedPipeline.SimulatedNode.device(0));

@@ -63,9 +63,10 @@ class SecuredRegistryPipelineIT {
         String prefix = "devhealth-https-registry.";
         // Short: unix socket paths under it must fit in 108 bytes.
         Path workDir = Files.createTempDirectory("dh-reg");
-        EmbeddedPipeline.Options options = new EmbeddedPipeline.Options(1, 2, workDir, 1)
-                .withTopicPrefix(prefix)
-                .withServiceOptions(registry.serviceOptions());
+        EmbeddedPipeline.Options options = EmbeddedPipeline.Options.builder(workDir).nodes(1).devicesPerNode(2).partitions(1)
+                .topicPrefix(prefix)
+                .serviceOptions(registry.serviceOptions())
+                .build();
 
         try (EmbeddedPipeline pipeline = EmbeddedPipeline.start(options)) {
             assertThat(pipeline.schemaRegistryUrl()).isEqualTo(registry.ccompatUrl()).startsWith("https://");

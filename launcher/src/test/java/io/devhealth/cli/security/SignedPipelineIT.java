@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import io.devhealth.collector.ops.CollectorMetrics;
 import io.devhealth.collector.publish.KafkaReportPublisher;
-import io.devhealth.collector.spool.DiskSpool;
 import io.devhealth.processor.DeadLetterHandler;
 import io.devhealth.processor.DeviceHealthTopology;
 import io.devhealth.processor.ProcessorConfig;
@@ -114,10 +113,12 @@ class SignedPipelineIT {
         byte[] master = SECRET.getBytes(StandardCharsets.UTF_8);
 
         try (KafkaStreams streams = new KafkaStreams(DeviceHealthTopology.build(topics, serdes, config.topologyOptions(meters)), props);
-             KafkaReportPublisher nodeA = KafkaReportPublisher.start("node-a", topics, kafka.clientProperties(), registry,
-                     new DiskSpool.Settings(dir.resolve("spool-a"), 1 << 20, Duration.ofMillis(100)), 100,
-                     new CollectorMetrics(new SimpleMeterRegistry()), Clock.systemUTC(),
-                     Optional.of(new RecordSigner(NodeKeyCredential.issue(master, "node-a"))))) {
+             KafkaReportPublisher nodeA = KafkaReportPublisher.start(
+                     KafkaReportPublisher.Settings.builder("node-a", topics, dir.resolve("spool-a"))
+                             .clientProperties(kafka.clientProperties()).spoolMaxBytes(1 << 20)
+                             .spoolFsyncInterval(Duration.ofMillis(100)).maxInFlight(100)
+                             .signer(Optional.of(new RecordSigner(NodeKeyCredential.issue(master, "node-a")))).build(),
+                     registry, new CollectorMetrics(new SimpleMeterRegistry()), Clock.systemUTC())) {
             streams.start();
             Instant now = Instant.now();
             nodeA.publish(allocations("node-a", "train-a", now));

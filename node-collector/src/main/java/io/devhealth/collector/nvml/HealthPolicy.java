@@ -111,7 +111,7 @@ public record HealthPolicy(
             ReadingRule volatileUncorrectedEcc, ReadingRule temperature, ReadingRule nvlinkDown, ReadingRule clocksEvent,
             ReadingRule power, Map<RecoveryAction, Rule> recoveryAction) {}
 
-    /** Clock event reason bits (reference §5.5) that may count as a finding. */
+    /** Clock event reason bits (nvml.h's {@code nvmlClocksEventReason*} mask) that may count as a finding. */
     public enum ClockReason {
         SW_POWER_CAP(0x4L, "software power cap"),
         HW_SLOWDOWN(0x8L, "HW slowdown"),
@@ -137,7 +137,10 @@ public record HealthPolicy(
         }
     }
 
-    /** Values of the GPU recovery-action field (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION, reference §5.1). */
+    /**
+     * Values of the GPU recovery-action field, in nvml.h's order (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION,
+     * {@link io.devhealth.collector.nvml.jna.NvmlFieldValue#FI_DEV_GET_GPU_RECOVERY_ACTION}).
+     */
     public enum RecoveryAction {
         NONE, GPU_RESET, NODE_REBOOT, DRAIN_P2P, DRAIN_AND_RESET, RECOVER_IMEX_DOMAIN;
 

@@ -113,36 +113,107 @@ public record NvmlConfig(boolean enabled, Path libraryPath, Path policyFile, Dur
         return value == null || value.isBlank() ? null : Path.of(value.trim());
     }
 
-    public NvmlConfig withLibraryPath(Path path) {
-        return new NvmlConfig(enabled, path, policyFile, pollInterval, eventWaitTimeout, healthTimeout, evaluateInterval,
-                reinitInterval, rescanInterval, stateDirectory, bootIdFile);
+    /** A builder starting from the documented defaults ({@link #defaults()}). */
+    public static Builder builder() {
+        return defaults().toBuilder();
     }
 
-    public NvmlConfig withPolicyFile(Path path) {
-        return new NvmlConfig(enabled, libraryPath, path, pollInterval, eventWaitTimeout, healthTimeout, evaluateInterval,
-                reinitInterval, rescanInterval, stateDirectory, bootIdFile);
+    /** A builder starting from these settings (tests and the demo run faster than a node). */
+    public Builder toBuilder() {
+        return new Builder(this);
     }
 
-    /** The same settings with other timings (tests and the demo run faster than a node). */
-    public NvmlConfig withTimings(Duration poll, Duration eventWait, Duration evaluate, Duration reinit) {
-        return new NvmlConfig(enabled, libraryPath, policyFile, poll, eventWait, healthTimeout, evaluate, reinit, rescanInterval, stateDirectory,
-                bootIdFile);
-    }
+    /** Sets what differs from where it started; {@link #build()} validates as the record does. */
+    public static final class Builder {
+        private boolean enabled;
+        private Path libraryPath;
+        private Path policyFile;
+        private Duration pollInterval;
+        private Duration eventWaitTimeout;
+        private Duration healthTimeout;
+        private Duration evaluateInterval;
+        private Duration reinitInterval;
+        private Duration rescanInterval;
+        private Path stateDirectory;
+        private Path bootIdFile;
 
-    public NvmlConfig withHealthTimeout(Duration timeout) {
-        return new NvmlConfig(enabled, libraryPath, policyFile, pollInterval, eventWaitTimeout, timeout, evaluateInterval,
-                reinitInterval, rescanInterval, stateDirectory, bootIdFile);
-    }
+        private Builder(NvmlConfig from) {
+            enabled = from.enabled;
+            libraryPath = from.libraryPath;
+            policyFile = from.policyFile;
+            pollInterval = from.pollInterval;
+            eventWaitTimeout = from.eventWaitTimeout;
+            healthTimeout = from.healthTimeout;
+            evaluateInterval = from.evaluateInterval;
+            reinitInterval = from.reinitInterval;
+            rescanInterval = from.rescanInterval;
+            stateDirectory = from.stateDirectory;
+            bootIdFile = from.bootIdFile;
+        }
 
-    /** The same settings keeping sticky findings in {@code directory} (null: not kept). */
-    public NvmlConfig withStateDirectory(Path directory) {
-        return new NvmlConfig(enabled, libraryPath, policyFile, pollInterval, eventWaitTimeout, healthTimeout, evaluateInterval,
-                reinitInterval, rescanInterval, directory, bootIdFile);
-    }
+        public Builder enabled(boolean value) {
+            enabled = value;
+            return this;
+        }
 
-    public NvmlConfig withBootIdFile(Path file) {
-        return new NvmlConfig(enabled, libraryPath, policyFile, pollInterval, eventWaitTimeout, healthTimeout, evaluateInterval,
-                reinitInterval, rescanInterval, stateDirectory, file);
+        /** Null: the dynamic loader's search. */
+        public Builder libraryPath(Path path) {
+            libraryPath = path;
+            return this;
+        }
+
+        /** Null: the shipped policy. */
+        public Builder policyFile(Path path) {
+            policyFile = path;
+            return this;
+        }
+
+        public Builder pollInterval(Duration interval) {
+            pollInterval = interval;
+            return this;
+        }
+
+        public Builder eventWaitTimeout(Duration timeout) {
+            eventWaitTimeout = timeout;
+            return this;
+        }
+
+        public Builder healthTimeout(Duration timeout) {
+            healthTimeout = timeout;
+            return this;
+        }
+
+        public Builder evaluateInterval(Duration interval) {
+            evaluateInterval = interval;
+            return this;
+        }
+
+        public Builder reinitInterval(Duration interval) {
+            reinitInterval = interval;
+            return this;
+        }
+
+        public Builder rescanInterval(Duration interval) {
+            rescanInterval = interval;
+            return this;
+        }
+
+        /** Null: sticky findings are not kept. */
+        public Builder stateDirectory(Path directory) {
+            stateDirectory = directory;
+            return this;
+        }
+
+        /** Null: reboots are judged by GPU evidence alone. */
+        public Builder bootIdFile(Path file) {
+            bootIdFile = file;
+            return this;
+        }
+
+        public NvmlConfig build() {
+            return new NvmlConfig(enabled, libraryPath, policyFile, pollInterval, eventWaitTimeout, healthTimeout,
+                    evaluateInterval, reinitInterval, rescanInterval, stateDirectory, bootIdFile);
+        }
     }
 
     /** Half the health timeout: how often an unchanged device is re-sent. */

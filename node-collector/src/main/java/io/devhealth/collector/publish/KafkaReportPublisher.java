@@ -9,10 +9,13 @@ import io.devhealth.schema.avro.NodeDevices;
 import io.devhealth.schema.avro.NodeHeartbeat;
 import io.devhealth.schema.security.RecordSigner;
 import io.devhealth.schema.serde.SchemaRegistryClient;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -37,31 +40,87 @@ public final class KafkaReportPublisher implements ReportPublisher {
     }
 
     /**
-     * Opens the spool (replaying what an earlier run left) and starts sending.
+     * Everything a publisher is told: the sender's settings, the spool's, and the Kafka producer's
+     * client properties. Built with {@link #builder(String, Topics, Path)}; the collector derives it
+     * from its configuration ({@link io.devhealth.collector.CollectorConfig#publisherSettings}).
      *
-     * @param clientProperties Kafka producer settings; the delivery guarantees below are forced
+     * @param clientProperties Kafka producer settings; the delivery guarantees ({@link #producerProperties}) are forced
      */
-    public static KafkaReportPublisher start(String node, Topics topics, Map<String, Object> clientProperties,
-                                             SchemaRegistryClient registry, DiskSpool.Settings spoolSettings,
-                                             int maxInFlight, CollectorMetrics metrics, Clock clock) {
-        return start(node, topics, clientProperties, registry, spoolSettings, maxInFlight, metrics, clock, Optional.empty());
+    public record Settings(KafkaSpoolSender.Settings sender, DiskSpool.Settings spool, Map<String, Object> clientProperties) {
+
+        public Settings {
+            Objects.requireNonNull(sender, "sender");
+            Objects.requireNonNull(spool, "spool");
+            clientProperties = Collections.unmodifiableMap(new HashMap<>(clientProperties));
+        }
+
+        /**
+         * Settings for node {@code node} spooling in {@code spoolDirectory}, with the defaults of
+         * {@link KafkaSpoolSender.Settings#builder} and {@link DiskSpool.Settings#DEFAULT_MAX_BYTES},
+         * {@link DiskSpool.Settings#DEFAULT_FSYNC_INTERVAL}, and no client properties.
+         */
+        public static Builder builder(String node, Topics topics, Path spoolDirectory) {
+            return new Builder(node, topics, spoolDirectory);
+        }
+
+        public static final class Builder {
+            private final KafkaSpoolSender.Settings.Builder sender;
+            private final Path spoolDirectory;
+            private long spoolMaxBytes = DiskSpool.Settings.DEFAULT_MAX_BYTES;
+            private Duration spoolFsyncInterval = DiskSpool.Settings.DEFAULT_FSYNC_INTERVAL;
+            private Map<String, Object> clientProperties = Map.of();
+
+            private Builder(String node, Topics topics, Path spoolDirectory) {
+                this.sender = KafkaSpoolSender.Settings.builder(node, topics);
+                this.spoolDirectory = spoolDirectory;
+            }
+
+            public Builder clientProperties(Map<String, Object> properties) {
+                this.clientProperties = properties;
+                return this;
+            }
+
+            public Builder spoolMaxBytes(long bytes) {
+                this.spoolMaxBytes = bytes;
+                return this;
+            }
+
+            public Builder spoolFsyncInterval(Duration interval) {
+                this.spoolFsyncInterval = interval;
+                return this;
+            }
+
+            public Builder maxInFlight(int records) {
+                sender.maxInFlight(records);
+                return this;
+            }
+
+            public Builder closeTimeout(Duration timeout) {
+                sender.closeTimeout(timeout);
+                return this;
+            }
+
+            public Builder signer(Optional<RecordSigner> signer) {
+                sender.signer(signer);
+                return this;
+            }
+
+            public Settings build() {
+                return new Settings(sender.build(), new DiskSpool.Settings(spoolDirectory, spoolMaxBytes, spoolFsyncInterval),
+                        clientProperties);
+            }
+        }
     }
 
-    /**
-     * Like {@link #start(String, Topics, Map, SchemaRegistryClient, DiskSpool.Settings, int, CollectorMetrics, Clock)},
-     * signing every record with {@code signer} when present ({@link io.devhealth.collector.CollectorConfig#recordSigner()}).
-     */
-    public static KafkaReportPublisher start(String node, Topics topics, Map<String, Object> clientProperties,
-                                             SchemaRegistryClient registry, DiskSpool.Settings spoolSettings,
-                                             int maxInFlight, CollectorMetrics metrics, Clock clock, Optional<RecordSigner> signer) {
-        Map<String, Object> props = producerProperties(node, clientProperties);
-        DiskSpool spool = DiskSpool.open(spoolSettings, clock);
+    /** Opens the spool (replaying what an earlier run left) and starts sending. */
+    public static KafkaReportPublisher start(Settings settings, SchemaRegistryClient registry, CollectorMetrics metrics, Clock clock) {
+        Map<String, Object> props = producerProperties(settings.sender().node(), settings.clientProperties());
+        DiskSpool spool = DiskSpool.open(settings.spool(), clock);
         try {
             metrics.bindSpool(spool, clock);
             SpoolCodec codec = new SpoolCodec(spool);
-            KafkaSpoolSender sender = new KafkaSpoolSender(node, topics, spool, codec, registry,
-                    () -> new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer()), metrics, clock,
-                    maxInFlight, Duration.ofSeconds(5), signer);
+            KafkaSpoolSender sender = new KafkaSpoolSender(settings.sender(), spool, codec, registry,
+                    () -> new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer()), metrics, clock);
             sender.start();
             return new KafkaReportPublisher(spool, new SpoolingPublisher(spool, codec, metrics), sender);
         } catch (RuntimeException e) {

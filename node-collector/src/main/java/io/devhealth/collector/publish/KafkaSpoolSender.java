@@ -15,6 +15,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -93,32 +94,96 @@ public final class KafkaSpoolSender implements AutoCloseable {
         }
     }
 
-    /** Unsigned. */
-    public KafkaSpoolSender(String node, Topics topics, DiskSpool spool, SpoolCodec codec, SchemaRegistryClient registry,
-                            Supplier<Producer<String, byte[]>> producerFactory, CollectorMetrics metrics, Clock clock,
-                            int maxInFlight, Duration closeTimeout) {
-        this(node, topics, spool, codec, registry, producerFactory, metrics, clock, maxInFlight, closeTimeout, Optional.empty());
+    /**
+     * What a sender is told, as opposed to what it is given to work with (spool, producer, metrics).
+     * Built with {@link #builder(String, Topics)}; the collector derives it from its configuration
+     * ({@link io.devhealth.collector.CollectorConfig#publisherSettings}).
+     *
+     * @param node the node every record is keyed by and speaks for
+     * @param topics where {@link Topics#nodeEvents()} is
+     * @param maxInFlight most records handed to the producer and not yet acknowledged
+     * @param closeTimeout how long {@link #close()} gives the producer to deliver what it holds
+     * @param signer signs every record with this node's key when present; its node must be {@code node}
+     */
+    public record Settings(String node, Topics topics, int maxInFlight, Duration closeTimeout, Optional<RecordSigner> signer) {
+
+        public static final int DEFAULT_MAX_IN_FLIGHT = 2_000;
+        public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(5);
+
+        public Settings {
+            Objects.requireNonNull(node, "node");
+            Objects.requireNonNull(topics, "topics");
+            Objects.requireNonNull(closeTimeout, "closeTimeout");
+            Objects.requireNonNull(signer, "signer");
+            if (maxInFlight < 1) {
+                throw new IllegalArgumentException("maxInFlight must be at least 1");
+            }
+            if (closeTimeout.isNegative()) {
+                throw new IllegalArgumentException("closeTimeout must not be negative");
+            }
+            if (signer.isPresent() && !signer.get().node().equals(node)) {
+                throw new IllegalArgumentException("node key is for node '" + signer.get().node() + "', this collector is node '" + node + "'");
+            }
+        }
+
+        /** Unsigned, {@value #DEFAULT_MAX_IN_FLIGHT} records in flight, {@link #DEFAULT_CLOSE_TIMEOUT} to close. */
+        public static Builder builder(String node, Topics topics) {
+            return new Builder(node, topics);
+        }
+
+        public static final class Builder {
+            private final String node;
+            private final Topics topics;
+            private int maxInFlight = DEFAULT_MAX_IN_FLIGHT;
+            private Duration closeTimeout = DEFAULT_CLOSE_TIMEOUT;
+            private Optional<RecordSigner> signer = Optional.empty();
+
+            private Builder(String node, Topics topics) {
+                this.node = node;
+                this.topics = topics;
+            }
+
+            public Builder maxInFlight(int records) {
+                this.maxInFlight = records;
+                return this;
+            }
+
+            public Builder closeTimeout(Duration timeout) {
+                this.closeTimeout = timeout;
+                return this;
+            }
+
+            /** Signs every record when present (see {@link io.devhealth.collector.CollectorConfig#recordSigner()}). */
+            public Builder signer(Optional<RecordSigner> recordSigner) {
+                this.signer = recordSigner;
+                return this;
+            }
+
+            public Settings build() {
+                return new Settings(node, topics, maxInFlight, closeTimeout, signer);
+            }
+        }
     }
 
-    /** @param signer signs every record with this node's key; its node must be {@code node} */
-    public KafkaSpoolSender(String node, Topics topics, DiskSpool spool, SpoolCodec codec, SchemaRegistryClient registry,
-                            Supplier<Producer<String, byte[]>> producerFactory, CollectorMetrics metrics, Clock clock,
-                            int maxInFlight, Duration closeTimeout, Optional<RecordSigner> signer) {
-        if (signer.isPresent() && !signer.get().node().equals(node)) {
-            throw new IllegalArgumentException("node key is for node '" + signer.get().node() + "', this collector is node '" + node + "'");
-        }
-        this.node = node;
+    /**
+     * A sender that is not running yet ({@link #start()}).
+     *
+     * @param producerFactory called for the first producer and again after a fatal producer error
+     */
+    public KafkaSpoolSender(Settings settings, DiskSpool spool, SpoolCodec codec, SchemaRegistryClient registry,
+                            Supplier<Producer<String, byte[]>> producerFactory, CollectorMetrics metrics, Clock clock) {
+        this.node = settings.node();
         this.nodeHeader = node.getBytes(StandardCharsets.UTF_8);
-        this.signer = signer.orElse(null);
-        this.topic = topics.nodeEvents();
+        this.signer = settings.signer().orElse(null);
+        this.topic = settings.topics().nodeEvents();
         this.spool = spool;
         this.codec = codec;
         this.producerFactory = producerFactory;
         this.eventSerializer = AvroSerde.of(NodeEvent.class, registry).serializer();
         this.metrics = metrics;
         this.clock = clock;
-        this.maxInFlight = maxInFlight;
-        this.closeTimeout = closeTimeout;
+        this.maxInFlight = settings.maxInFlight();
+        this.closeTimeout = settings.closeTimeout();
         this.lastLoopAt = clock.instant();
         this.thread = new Thread(this::run, "devhealth-kafka-sender");
         this.thread.setDaemon(true);

@@ -11,6 +11,7 @@ import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -79,7 +80,12 @@ public final class DiskSpool implements AutoCloseable {
      * @param fsyncInterval how often the write-ahead log is fsynced; {@link Duration#ZERO} = on every append
      */
     public record Settings(Path directory, long maxBytes, Duration fsyncInterval) {
+
+        public static final long DEFAULT_MAX_BYTES = 256L * 1024 * 1024;
+        public static final Duration DEFAULT_FSYNC_INTERVAL = Duration.ofSeconds(1);
+
         public Settings {
+            Objects.requireNonNull(directory, "directory");
             if (maxBytes <= 0) {
                 throw new IllegalArgumentException("maxBytes must be positive");
             }

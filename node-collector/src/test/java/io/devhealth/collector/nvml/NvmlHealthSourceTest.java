@@ -30,8 +30,13 @@ class NvmlHealthSourceTest {
     private NvmlHealthSource source;
 
     private static NvmlConfig fastConfig(NvmlStub stub) {
-        return NvmlConfig.defaults().withLibraryPath(stub == null ? null : stub.libraryPath())
-                .withTimings(Duration.ofMillis(100), Duration.ofMillis(50), Duration.ofMillis(20), Duration.ofMillis(100));
+        return fast(stub == null ? null : stub.libraryPath()).build();
+    }
+
+    /** Timings a test can wait for: 100 ms polls, 50 ms event waits, 20 ms evaluations, 100 ms re-initialisation. */
+    private static NvmlConfig.Builder fast(Path libraryPath) {
+        return NvmlConfig.builder().libraryPath(libraryPath).pollInterval(Duration.ofMillis(100))
+                .eventWaitTimeout(Duration.ofMillis(50)).evaluateInterval(Duration.ofMillis(20)).reinitInterval(Duration.ofMillis(100));
     }
 
     private void start(NvmlConfig config, Clock clock) {
@@ -158,7 +163,7 @@ class NvmlHealthSourceTest {
         Path policy = dir.resolve("policy.json");
         Files.writeString(policy, "{\"xids\": {\"31\": {\"action\": \"IGNORE\"}, \"43\": {\"action\": \"UNHEALTHY\", \"description\": \"stopped\"}}}");
         stub = NvmlStub.load(1);
-        start(fastConfig(stub).withPolicyFile(policy), Clock.systemUTC());
+        start(fast(stub.libraryPath()).policyFile(policy).build(), Clock.systemUTC());
         awaitHealth(gpu(0), HealthStatus.HEALTHY, null);
         stub.queueXid(0, 31).queueXid(0, 43);
         awaitHealth(gpu(0), HealthStatus.UNHEALTHY, "XID 43: stopped");
@@ -195,8 +200,7 @@ class NvmlHealthSourceTest {
         // A 500 ms event wait: the stuck-loop check allows 3 waits + 2 evaluations of silence, and on a
         // loaded machine a loop draining 800,000 events can be descheduled for longer than the 190 ms
         // the fast timings allow, which reported both GPUs Unknown mid-storm (extra reports, a flaky count).
-        start(fastConfig(stub).withTimings(Duration.ofMillis(100), Duration.ofMillis(500), Duration.ofMillis(20),
-                Duration.ofMillis(100)), clock);
+        start(fast(stub.libraryPath()).eventWaitTimeout(Duration.ofMillis(500)).build(), clock);
         awaitHealth(gpu(1), HealthStatus.HEALTHY, null);
         int before = recorder.reports.size();
         recorder.stubAtReport[0] = stub;
@@ -232,7 +236,7 @@ class NvmlHealthSourceTest {
     void shouldSendKeepAlivesAtHalfTheTimeout() {
         stub = NvmlStub.load(1);
         MutableClock clock = MutableClock.at("2026-01-01T00:00:00Z");
-        start(fastConfig(stub).withHealthTimeout(Duration.ofSeconds(20)), clock);
+        start(fast(stub.libraryPath()).healthTimeout(Duration.ofSeconds(20)).build(), clock);
         awaitHealth(gpu(0), HealthStatus.HEALTHY, null);
         clock.advance(Duration.ofSeconds(9));
         assertThat(recorder.of(gpu(0))).hasSize(1);
@@ -263,9 +267,7 @@ class NvmlHealthSourceTest {
 
     @Test
     void shouldReportMissingLibraryAsUnsupportedWithoutCrashing(@TempDir Path empty) {
-        start(NvmlConfig.defaults().withLibraryPath(empty.resolve("libnvidia-ml.so.1"))
-                .withTimings(Duration.ofMillis(100), Duration.ofMillis(50), Duration.ofMillis(20), Duration.ofMillis(100)),
-                Clock.systemUTC());
+        start(fast(empty.resolve("libnvidia-ml.so.1")).build(), Clock.systemUTC());
         await().atMost(WAIT).untilAsserted(() -> {
             assertThat(source.sourceState().getState()).isEqualTo(SourceStatus.UNSUPPORTED);
             assertThat(source.sourceState().getMessage()).contains("libnvidia-ml.so.1");

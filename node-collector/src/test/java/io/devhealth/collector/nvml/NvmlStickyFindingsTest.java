@@ -57,11 +57,12 @@ class NvmlStickyFindingsTest {
             source.close();
         }
         recorder = new RecordingNvmlListener();
-        NvmlConfig config = NvmlConfig.defaults().withLibraryPath(stub.libraryPath())
+        NvmlConfig config = NvmlConfig.builder().libraryPath(stub.libraryPath())
                 // A longer event wait than the other NVML tests: these assert the very first report, which a loaded
                 // machine must not turn Unknown through the event-wait-stuck check (3 waits + 2 evaluations).
-                .withTimings(Duration.ofMillis(100), Duration.ofMillis(400), Duration.ofMillis(20), Duration.ofMillis(100))
-                .withStateDirectory(stateDir).withBootIdFile(bootId);
+                .pollInterval(Duration.ofMillis(100)).eventWaitTimeout(Duration.ofMillis(400))
+                .evaluateInterval(Duration.ofMillis(20)).reinitInterval(Duration.ofMillis(100))
+                .stateDirectory(stateDir).bootIdFile(bootId).build();
         source = NvmlHealthSource.create(config, "c1", "node-a", recorder, Clock.systemUTC());
         source.start();
     }

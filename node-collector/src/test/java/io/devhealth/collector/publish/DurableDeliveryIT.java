@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.devhealth.collector.ops.CollectorMetrics;
-import io.devhealth.collector.spool.DiskSpool;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
@@ -73,8 +72,10 @@ class DurableDeliveryIT {
     }
 
     private KafkaReportPublisher start(Topics topics, String registryUrl, Map<String, Object> client, Path spoolDir) {
-        return KafkaReportPublisher.start("node-a", topics, client, SchemaRegistries.fromUrl(registryUrl),
-                new DiskSpool.Settings(spoolDir, 64L * 1024 * 1024, Duration.ofMillis(100)), 500,
+        KafkaReportPublisher.Settings settings = KafkaReportPublisher.Settings.builder("node-a", topics, spoolDir)
+                .clientProperties(client).spoolMaxBytes(64L * 1024 * 1024).spoolFsyncInterval(Duration.ofMillis(100))
+                .maxInFlight(500).build();
+        return KafkaReportPublisher.start(settings, SchemaRegistries.fromUrl(registryUrl),
                 new CollectorMetrics(new SimpleMeterRegistry()), Clock.systemUTC());
     }
 

@@ -72,12 +72,14 @@ class KafkaSpoolSenderTest {
     }
 
     private KafkaSpoolSender sender(Optional<RecordSigner> signer) {
-        return new KafkaSpoolSender("node-a", topics, spool, codec, SchemaRegistries.fromUrl(registryUrl),
+        KafkaSpoolSender.Settings settings = KafkaSpoolSender.Settings.builder("node-a", topics)
+                .maxInFlight(100).closeTimeout(Duration.ofMillis(100)).signer(signer).build();
+        return new KafkaSpoolSender(settings, spool, codec, SchemaRegistries.fromUrl(registryUrl),
                 () -> {
                     MockProducer<String, byte[]> producer = new MockProducer<>(false, null, new StringSerializer(), new ByteArraySerializer());
                     producers.add(producer);
                     return producer;
-                }, metrics, Clock.systemUTC(), 100, Duration.ofMillis(100), signer);
+                }, metrics, Clock.systemUTC());
     }
 
     private void useSender(Optional<RecordSigner> signer) {

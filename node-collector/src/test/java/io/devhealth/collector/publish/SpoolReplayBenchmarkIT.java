@@ -1,7 +1,6 @@
 package io.devhealth.collector.publish;
 
 import io.devhealth.collector.ops.CollectorMetrics;
-import io.devhealth.collector.spool.DiskSpool;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
@@ -38,11 +37,13 @@ class SpoolReplayBenchmarkIT {
         Path spoolDir = tmp.resolve("spool");
         Topics topics = new Topics(UniqueNames.uniqueName("bench") + ".");
         String registry = "mem://" + UniqueNames.uniqueName("bench");
-        DiskSpool.Settings settings = new DiskSpool.Settings(spoolDir, 1L << 30, Duration.ofSeconds(1));
+        KafkaReportPublisher.Settings.Builder settings = KafkaReportPublisher.Settings.builder("node-b", topics, spoolDir)
+                .spoolMaxBytes(1L << 30).spoolFsyncInterval(Duration.ofSeconds(1)).maxInFlight(2_000);
 
         long acceptStart = System.nanoTime();
-        try (KafkaReportPublisher down = KafkaReportPublisher.start("node-b", topics, Map.of("bootstrap.servers", "127.0.0.1:1"),
-                SchemaRegistries.fromUrl(registry), settings, 2_000, new CollectorMetrics(new SimpleMeterRegistry()), Clock.systemUTC())) {
+        try (KafkaReportPublisher down = KafkaReportPublisher.start(
+                settings.clientProperties(Map.of("bootstrap.servers", "127.0.0.1:1")).build(),
+                SchemaRegistries.fromUrl(registry), new CollectorMetrics(new SimpleMeterRegistry()), Clock.systemUTC())) {
             for (int i = 0; i < RECORDS; i++) {
                 down.publish(DeviceHealthReport.newBuilder().setNode("node-b").setSourceName("gpu.example.com")
                         .setDevice(DeviceRef.newBuilder().setDriver("gpu.example.com").setPool("node-b").setDevice("gpu-" + (i % 8)).build())
@@ -55,9 +56,8 @@ class SpoolReplayBenchmarkIT {
         try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start()) {
             kafka.createTopics(1, topics.nodeEvents());
             long replayStart = System.nanoTime();
-            try (KafkaReportPublisher up = KafkaReportPublisher.start("node-b", topics, kafka.clientProperties(),
-                    SchemaRegistries.fromUrl(registry), settings, 2_000, new CollectorMetrics(new SimpleMeterRegistry()),
-                    Clock.systemUTC())) {
+            try (KafkaReportPublisher up = KafkaReportPublisher.start(settings.clientProperties(kafka.clientProperties()).build(),
+                    SchemaRegistries.fromUrl(registry), new CollectorMetrics(new SimpleMeterRegistry()), Clock.systemUTC())) {
                 while (up.spool().records() > 0) {
                     Thread.sleep(50);
                 }

@@ -1,7 +1,6 @@
 package io.devhealth.collector.publish;
 
 import io.devhealth.collector.ops.CollectorMetrics;
-import io.devhealth.collector.spool.DiskSpool;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
@@ -25,9 +24,10 @@ public final class SpoolWriterMain {
 
     public static void main(String[] args) throws Exception {
         Path dir = Path.of(args[0]);
-        KafkaReportPublisher publisher = KafkaReportPublisher.start("node-k", Topics.withDefaultPrefix(),
-                Map.of("bootstrap.servers", "127.0.0.1:1"), SchemaRegistries.fromUrl("mem://kill"),
-                new DiskSpool.Settings(dir, 64L * 1024 * 1024, Duration.ofSeconds(1)), 100,
+        KafkaReportPublisher.Settings settings = KafkaReportPublisher.Settings.builder("node-k", Topics.withDefaultPrefix(), dir)
+                .clientProperties(Map.of("bootstrap.servers", "127.0.0.1:1"))
+                .spoolMaxBytes(64L * 1024 * 1024).spoolFsyncInterval(Duration.ofSeconds(1)).maxInFlight(100).build();
+        KafkaReportPublisher publisher = KafkaReportPublisher.start(settings, SchemaRegistries.fromUrl("mem://kill"),
                 new CollectorMetrics(new SimpleMeterRegistry()), Clock.systemUTC());
         for (long i = 0; ; i++) {
             DeviceHealthReport report = DeviceHealthReport.newBuilder().setNode("node-k").setSourceName("gpu.example.com")

@@ -1,5 +1,5 @@
 /**
- * Per-node authentication of collector records (issue 9, docs/SECURITY.md).
+ * Per-node authentication of collector records (docs/SECURITY.md).
  *
  * <p>Kafka does not tell a consumer which principal produced a record, so the record carries the
  * proof: an HMAC-SHA256 over (node, topic, value bytes) with a key that only that node holds. Node

@@ -77,16 +77,54 @@ public record RegistryClientConfig(URI baseUrl, Duration connectTimeout, Duratio
         }
     }
 
-    /** Without TLS settings: an {@code https://} URL is then verified against the JVM's default trust. */
-    public RegistryClientConfig(URI baseUrl, Duration connectTimeout, Duration requestTimeout,
-            RegistryCredentials credentials) {
-        this(baseUrl, connectTimeout, requestTimeout, credentials, RegistryTls.none());
+    /** A configuration with default timeouts, no authentication and no TLS settings. */
+    public static RegistryClientConfig of(String baseUrl) {
+        return builder(baseUrl).build();
     }
 
-    /** A configuration with default timeouts and no authentication. */
-    public static RegistryClientConfig of(String baseUrl) {
-        return new RegistryClientConfig(URI.create(baseUrl), DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT,
-                RegistryCredentials.none());
+    /**
+     * Starts from {@link #DEFAULT_CONNECT_TIMEOUT}, {@link #DEFAULT_REQUEST_TIMEOUT}, no credentials and
+     * no TLS settings (an {@code https://} URL is then verified against the JVM's default trust).
+     */
+    public static Builder builder(String baseUrl) {
+        return new Builder(URI.create(baseUrl));
+    }
+
+    public static final class Builder {
+        private final URI baseUrl;
+        private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
+        private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
+        private RegistryCredentials credentials = RegistryCredentials.none();
+        private RegistryTls tls = RegistryTls.none();
+
+        private Builder(URI baseUrl) {
+            this.baseUrl = baseUrl;
+        }
+
+        public Builder connectTimeout(Duration timeout) {
+            this.connectTimeout = timeout;
+            return this;
+        }
+
+        public Builder requestTimeout(Duration timeout) {
+            this.requestTimeout = timeout;
+            return this;
+        }
+
+        public Builder credentials(RegistryCredentials registryCredentials) {
+            this.credentials = registryCredentials;
+            return this;
+        }
+
+        public Builder tls(RegistryTls registryTls) {
+            this.tls = registryTls;
+            return this;
+        }
+
+        /** @throws IllegalArgumentException as the record's constructor does */
+        public RegistryClientConfig build() {
+            return new RegistryClientConfig(baseUrl, connectTimeout, requestTimeout, credentials, tls);
+        }
     }
 
     /**
@@ -96,22 +134,12 @@ public record RegistryClientConfig(URI baseUrl, Duration connectTimeout, Duratio
      * @throws IllegalArgumentException when both basic and bearer credentials are set, or a value is malformed
      */
     public static RegistryClientConfig fromMap(String baseUrl, Map<String, ?> config) {
-        Duration connect = millis(config, CONNECT_TIMEOUT_MS_CONFIG, DEFAULT_CONNECT_TIMEOUT);
-        Duration request = millis(config, REQUEST_TIMEOUT_MS_CONFIG, DEFAULT_REQUEST_TIMEOUT);
-        return new RegistryClientConfig(URI.create(baseUrl), connect, request, credentials(config),
-                RegistryTls.fromMap(config));
-    }
-
-    public RegistryClientConfig withCredentials(RegistryCredentials newCredentials) {
-        return new RegistryClientConfig(baseUrl, connectTimeout, requestTimeout, newCredentials, tls);
-    }
-
-    public RegistryClientConfig withTimeouts(Duration newConnectTimeout, Duration newRequestTimeout) {
-        return new RegistryClientConfig(baseUrl, newConnectTimeout, newRequestTimeout, credentials, tls);
-    }
-
-    public RegistryClientConfig withTls(RegistryTls newTls) {
-        return new RegistryClientConfig(baseUrl, connectTimeout, requestTimeout, credentials, newTls);
+        return builder(baseUrl)
+                .connectTimeout(millis(config, CONNECT_TIMEOUT_MS_CONFIG, DEFAULT_CONNECT_TIMEOUT))
+                .requestTimeout(millis(config, REQUEST_TIMEOUT_MS_CONFIG, DEFAULT_REQUEST_TIMEOUT))
+                .credentials(credentials(config))
+                .tls(RegistryTls.fromMap(config))
+                .build();
     }
 
     private static RegistryCredentials credentials(Map<String, ?> config) {

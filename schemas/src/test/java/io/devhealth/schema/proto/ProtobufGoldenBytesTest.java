@@ -17,8 +17,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The copied .proto files must stay wire-compatible with the kubelet's. The bytes below are written
- * by hand from the field tables in reference/kubernetes-device-health.md (§1.3, §2.1, §5.2), not
- * produced by the generated code: tag = field_number << 3 | wire_type (0 = varint, 2 = length-
+ * by hand from the field numbers and types of the upstream files the copies follow (k8s.io/kubelet
+ * pkg/apis/dra-health/v1alpha1 and v1, pkg/apis/podresources/v1, api.proto), not produced by the
+ * generated code: tag = field_number << 3 | wire_type (0 = varint, 2 = length-
  * delimited), then a varint length for strings and messages. A renumbered field, a changed type
  * or a wrong package makes these tests fail.
  */

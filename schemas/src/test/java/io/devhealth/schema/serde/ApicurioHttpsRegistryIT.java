@@ -180,8 +180,8 @@ class ApicurioHttpsRegistryIT {
     void shouldRefusePlainHttpOnTheHttpsPort() {
         String plain = server.ccompatUrl().replace("https://", "http://");
         ConfluentCompatSchemaRegistryClient client = new ConfluentCompatSchemaRegistryClient(
-                RegistryClientConfig.of(plain).withTimeouts(Duration.ofSeconds(2), Duration.ofSeconds(3))
-                        .withCredentials(RegistryCredentials.basic(USER, password)));
+                RegistryClientConfig.builder(plain).connectTimeout(Duration.ofSeconds(2)).requestTimeout(Duration.ofSeconds(3))
+                        .credentials(RegistryCredentials.basic(USER, password)).build());
 
         assertThatThrownBy(() -> client.getById(1)).isInstanceOfSatisfying(SchemaRegistryException.class,
                 e -> assertThat(e.httpStatus() / 100).isNotEqualTo(2));

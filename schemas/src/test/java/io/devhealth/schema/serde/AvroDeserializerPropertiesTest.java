@@ -24,10 +24,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Bad bytes on any topic (DESIGN §4.7): whatever a consumer is handed, the Confluent-framed Avro
- * deserializer either returns a record or throws {@link SerializationException}, the one exception
- * the dead-letter handlers route, never anything else (no AvroRuntimeException, no
- * ArrayIndexOutOfBounds, no OutOfMemoryError from a forged length).
+ * Bad bytes on any topic become a dead letter, never a stopped consumer: whatever a consumer is
+ * handed, the Confluent-framed Avro deserializer either returns a record or throws
+ * {@link SerializationException}, the one exception the dead-letter handlers route, never anything
+ * else (no AvroRuntimeException, no ArrayIndexOutOfBounds, no OutOfMemoryError from a forged length).
  *
  * <p>Seeded random property tests in plain JUnit: each try gets its own {@link Random} seed, shown
  * in the test's display name; {@code -Ddevhealth.seed=N} replays that one try.

@@ -122,9 +122,9 @@ class ConfluentCompatSchemaRegistryClientTest {
         String expected = "Basic " + Base64.getEncoder().encodeToString("svc:pa55word".getBytes(StandardCharsets.UTF_8));
         fake.requireAuthorization(expected);
         ConfluentCompatSchemaRegistryClient authenticated = new ConfluentCompatSchemaRegistryClient(
-                RegistryClientConfig.of(fake.url()).withCredentials(RegistryCredentials.basic("svc", "pa55word")));
+                RegistryClientConfig.builder(fake.url()).credentials(RegistryCredentials.basic("svc", "pa55word")).build());
         ConfluentCompatSchemaRegistryClient wrong = new ConfluentCompatSchemaRegistryClient(
-                RegistryClientConfig.of(fake.url()).withCredentials(RegistryCredentials.basic("svc", "wr0ng")));
+                RegistryClientConfig.builder(fake.url()).credentials(RegistryCredentials.basic("svc", "wr0ng")).build());
 
         assertThat(authenticated.register("a-value", NodeHeartbeat.getClassSchema())).isEqualTo(1);
         assertThat(fake.requests().get(0).header("Authorization")).isEqualTo(expected);
@@ -138,7 +138,7 @@ class ConfluentCompatSchemaRegistryClientTest {
     void shouldSendABearerToken() {
         fake.requireAuthorization("Bearer tok-1");
         ConfluentCompatSchemaRegistryClient authenticated = new ConfluentCompatSchemaRegistryClient(
-                RegistryClientConfig.of(fake.url()).withCredentials(RegistryCredentials.bearer("tok-1")));
+                RegistryClientConfig.builder(fake.url()).credentials(RegistryCredentials.bearer("tok-1")).build());
 
         assertThat(authenticated.register("a-value", NodeHeartbeat.getClassSchema())).isEqualTo(1);
     }
@@ -178,7 +178,7 @@ class ConfluentCompatSchemaRegistryClientTest {
     void shouldGiveUpAfterTheRequestTimeout() {
         fake.delayAnswers(Duration.ofSeconds(3));
         ConfluentCompatSchemaRegistryClient impatient = new ConfluentCompatSchemaRegistryClient(
-                RegistryClientConfig.of(fake.url()).withTimeouts(Duration.ofSeconds(1), Duration.ofMillis(200)));
+                RegistryClientConfig.builder(fake.url()).connectTimeout(Duration.ofSeconds(1)).requestTimeout(Duration.ofMillis(200)).build());
         long start = System.nanoTime();
 
         assertThatThrownBy(() -> impatient.getById(1)).isInstanceOfSatisfying(SchemaRegistryException.class,

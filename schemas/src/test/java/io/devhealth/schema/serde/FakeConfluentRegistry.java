@@ -30,7 +30,7 @@ import org.apache.avro.SchemaCompatibility.SchemaCompatibilityType;
 /**
  * A fake of the Confluent-compatible endpoints the client uses, on the JDK's HTTP server, bound to
  * 127.0.0.1 on a free port. Answers are shaped like the ones recorded from Apicurio 3.3.3's
- * {@code /apis/ccompat/v7} (infrastructure.md §1.3): {@code {"id":1}}, {@code {"schema":…}},
+ * {@code /apis/ccompat/v7}: {@code {"id":1}}, {@code {"schema":…}},
  * {@code {"error_code":40403,…}} and {@code {"error_code":409,…}}.
  *
  * <p>Compatibility is judged with Avro's own {@link SchemaCompatibility}, BACKWARD only, against the

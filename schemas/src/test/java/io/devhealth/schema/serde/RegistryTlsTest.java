@@ -84,7 +84,7 @@ class RegistryTlsTest {
                 .hasMessageContaining("schema registry").hasMessageContaining(certificates.truststore().toString())
                 .hasMessageNotContaining(certificates.password());
         assertThatThrownBy(() -> new ConfluentCompatSchemaRegistryClient(
-                RegistryClientConfig.of("https://127.0.0.1:1/apis/ccompat/v7").withTls(missingFile)))
+                RegistryClientConfig.builder("https://127.0.0.1:1/apis/ccompat/v7").tls(missingFile).build()))
                 .as("a service fails at start-up, not on its first record")
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("missing.p12");
     }

@@ -111,7 +111,7 @@ class SinkOnRealKubeletIT {
         String device = claim.getStatus().getAllocation().getDevices().getResults().get(0).getDevice();
         await("the kubelet's own allocatedResourcesStatus").atMost(WAIT).until(() -> kubeletEntries(pod("live")) != null);
         List<ResourceStatus> kubelets = kubeletEntries(pod("live"));
-        PodStatusWriter writer = new PodStatusWriter(sink, Duration.ofMinutes(2), Clock.systemUTC());
+        PodStatusWriter writer = new PodStatusWriter(sink, Clock.systemUTC());
 
         Instant t0 = Instant.now();
         assertThat(writer.write(status(node, pod("live"), claim, device, HealthStatus.HEALTHY, null, t0, 1)))
@@ -153,7 +153,7 @@ class SinkOnRealKubeletIT {
         await().atMost(WAIT).until(() -> "Running".equals(pod("train-xid").getStatus().getPhase()));
         ResourceClaim claim = claimOf("train-xid");
         String device = claim.getStatus().getAllocation().getDevices().getResults().get(0).getDevice();
-        PodStatusWriter writer = new PodStatusWriter(sink, Duration.ofMinutes(2), Clock.systemUTC());
+        PodStatusWriter writer = new PodStatusWriter(sink, Clock.systemUTC());
         writer.write(status(node, pod("train-xid"), claim, device, HealthStatus.HEALTHY, null, Instant.now(), 1));
 
         node.driver().setHealth(device, "Unhealthy", XID);
@@ -216,7 +216,7 @@ class SinkOnRealKubeletIT {
         await().atMost(WAIT).until(() -> "Running".equals(pod("retry").getStatus().getPhase()));
         ResourceClaim firstClaim = claimOf("retry");
         String device = firstClaim.getStatus().getAllocation().getDevices().getResults().get(0).getDevice();
-        PodStatusWriter writer = new PodStatusWriter(sink, Duration.ofMinutes(2), Clock.systemUTC());
+        PodStatusWriter writer = new PodStatusWriter(sink, Clock.systemUTC());
         node.runtime().exit(NAMESPACE, "retry", "main", 1, "crashed");
         await().atMost(WAIT).until(() -> "Failed".equals(pod("retry").getStatus().getPhase()));
         String firstUid = pod("retry").getMetadata().getUid();

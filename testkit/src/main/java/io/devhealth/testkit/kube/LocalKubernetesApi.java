@@ -39,7 +39,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>It stores and serves objects, emulates {@code resourceVersion} conflicts, watches, label and
  * {@code metadata.name} field selectors, and JSON Patch (RFC 6902). It is not an API server; its known
- * deviations (see {@code java-stack.md} §7):
+ * deviations from one:
  * <ul>
  *   <li>strategic merge patch: HTTP 415 (fabric8's {@code patch(String)} without context sends it);
  *   <li>JSON merge patch <b>appends</b> to lists instead of replacing them;

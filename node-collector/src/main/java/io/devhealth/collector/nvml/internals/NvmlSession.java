@@ -109,7 +109,7 @@ public final class NvmlSession implements AutoCloseable {
             nvml.registerEvents(device.handle(), mask, eventSet);
             return null;
         } catch (NvmlException e) {
-            // NOT_SUPPORTED leaves the set usable with nothing registered for this GPU (reference §5.1).
+            // NOT_SUPPORTED: this GPU takes none of these event types; the set stays usable, with nothing registered for it.
             return "cannot register NVML events: " + e.getMessage();
         }
     }

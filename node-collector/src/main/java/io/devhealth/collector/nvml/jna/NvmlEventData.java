@@ -4,7 +4,7 @@ import com.sun.jna.Pointer;
 import com.sun.jna.Structure;
 
 /**
- * {@code nvmlEventData_t} (reference §5.2): 32 bytes on x86-64 and aarch64 (LP64), no padding.
+ * {@code nvmlEventData_t} (layout from nvml.h): 32 bytes on x86-64 and aarch64 (LP64), no padding.
  *
  * <pre>
  * 0  device             nvmlDevice_t        device where the event occurred

@@ -4,7 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The health-related bits of the NVML event mask ({@code unsigned long long}, reference §5.3).
+ * The health-related bits of the NVML event mask ({@code unsigned long long}, nvml.h's {@code nvmlEventType*} constants).
  *
  * <p>0x1–0x8 have been in nvml.h for many releases. 0x200–0x2000 first appear in the CUDA 12.6
  * header and 0x4000–0x8000 in 12.8; which driver branch first <em>delivers</em> them, and what

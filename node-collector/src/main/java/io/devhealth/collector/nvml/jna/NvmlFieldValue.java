@@ -4,8 +4,8 @@ import com.sun.jna.Structure;
 
 /**
  * {@code nvmlFieldValue_t}, the element of {@code nvmlDeviceGetFieldValues}: 40 bytes on LP64.
- * Not in the reference's §5.2; the layout is nvml.h's (checked against the header text in several
- * public copies): the union {@code nvmlValue_t} is 8 bytes, 8-aligned.
+ * The layout is nvml.h's (checked against the header text in several public copies): the union
+ * {@code nvmlValue_t} is 8 bytes, 8-aligned.
  *
  * <pre>
  * 0  fieldId      unsigned int   set by the caller
@@ -37,8 +37,9 @@ public final class NvmlFieldValue extends Structure {
 
     /**
      * {@code NVML_FI_DEV_GET_GPU_RECOVERY_ACTION}: None 0, GPU_RESET 1, NODE_REBOOT 2, DRAIN_P2P 3,
-     * DRAIN_AND_RESET 4, RECOVER_IMEX_DOMAIN 5 (reference §5.1). The id 230 is as the reference gives
-     * it; which driver first serves this field is UNCONFIRMED, so NOT_SUPPORTED is expected on older ones.
+     * DRAIN_AND_RESET 4, RECOVER_IMEX_DOMAIN 5, and the field id 230, as recorded from nvml.h of CUDA 13.3
+     * (not checked against a second copy); which driver first serves this field is UNCONFIRMED, so
+     * NOT_SUPPORTED is expected on older ones.
      */
     public static final int FI_DEV_GET_GPU_RECOVERY_ACTION = 230;
 

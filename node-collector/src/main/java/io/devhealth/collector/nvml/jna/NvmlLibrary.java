@@ -10,7 +10,8 @@ import com.sun.jna.ptr.PointerByReference;
  * The NVML C functions devhealth calls, as JNA maps them. Every function returns {@code nvmlReturn_t}
  * (a 4-byte enum, {@link NvmlReturn}). {@code unsigned int} is a Java {@code int} (read it with
  * {@link Integer#toUnsignedLong}), {@code unsigned long long} a {@code long}, handles are pointers.
- * Versioned names ({@code _v2}, {@code _v3}) are bound explicitly, as the reference advises.
+ * Versioned names ({@code _v2}, {@code _v3}) are bound explicitly: nvml.h maps the plain names to them
+ * with {@code #define}s that JNA never sees, and the plain exported symbols are older versions of the calls.
  */
 public interface NvmlLibrary extends Library {
 

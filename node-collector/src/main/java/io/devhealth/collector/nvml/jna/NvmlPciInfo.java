@@ -4,7 +4,7 @@ import com.sun.jna.Native;
 import com.sun.jna.Structure;
 
 /**
- * {@code nvmlPciInfo_t} as filled by {@code nvmlDeviceGetPciInfo_v3} (reference §5.2): 68 bytes,
+ * {@code nvmlPciInfo_t} as filled by {@code nvmlDeviceGetPciInfo_v3} (layout from nvml.h): 68 bytes,
  * 4-byte aligned.
  *
  * <pre>

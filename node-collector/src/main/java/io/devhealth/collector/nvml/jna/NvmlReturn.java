@@ -1,6 +1,6 @@
 package io.devhealth.collector.nvml.jna;
 
-/** {@code nvmlReturn_t} values (reference §5.4). */
+/** {@code nvmlReturn_t} values, as nvml.h numbers them. */
 public final class NvmlReturn {
 
     public static final int SUCCESS = 0;
