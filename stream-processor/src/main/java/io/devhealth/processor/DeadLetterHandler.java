@@ -25,7 +25,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Bad input never stops the processor and is never silently dropped (DESIGN §4.7): a record that
+ * Bad input never stops the processor and is never silently dropped: a record that
  * cannot be decoded, or that decodes but is invalid, becomes a {@link DeadLetter} on the dead-letter
  * topic with its original key and value bytes, its topic/partition/offset, the reason and the error
  * class; a counter and a log line say so; processing continues with the next record.

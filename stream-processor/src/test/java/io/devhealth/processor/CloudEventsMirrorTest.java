@@ -24,7 +24,7 @@ import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.Test;
 
-/** The optional CloudEvents 1.0 JSON mirror of health-transitions (issue 5 item 7). */
+/** The optional CloudEvents 1.0 JSON mirror of health-transitions, for SIEMs that take CloudEvents. */
 class CloudEventsMirrorTest {
 
     private static final String DEVICE_KEY = NODE + "/" + DRIVER + "/" + NODE + "/gpu-0";

@@ -24,7 +24,7 @@ import org.apache.kafka.streams.state.KeyValueStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** Windowed transition counts per node, driver, product and reason (issue 5 item 6). */
+/** Windowed transition counts per node, driver, product and reason, in tumbling windows of the transitions' own time. */
 class FleetStatsTest {
 
     /** Reports stay fresh for 10 minutes: only the reports themselves make transitions, unless a test waits for silence. */

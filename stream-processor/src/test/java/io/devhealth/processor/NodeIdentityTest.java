@@ -20,7 +20,7 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.Test;
 
-/** A collector may only publish for its own node (issue 9). */
+/** A collector may only publish for its own node: a record keyed by one node that names another is a dead letter. */
 class NodeIdentityTest {
 
     private static double rejected(TopologyFixture fixture, String input, String check) {

@@ -26,8 +26,8 @@ import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.Test;
 
 /**
- * With principals enforced, only a record signed with its node's key changes that node's state
- * (issue 9): the serdes verify the signature, NodeIdentityCheck that the signed node is the key.
+ * With principals enforced, only a record signed with its node's key changes that node's state:
+ * the serdes verify the signature, NodeIdentityCheck that the signed node is the key.
  */
 class NodeSignatureTest {
 

@@ -18,7 +18,7 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** Silence → Unknown, eagerly, on the node's clock (DESIGN §4.2), driven by TopologyTestDriver's wall clock. */
+/** Silence → Unknown, eagerly, on the node's clock (never the processor's), driven by TopologyTestDriver's wall clock. */
 class SilenceTimeoutTest {
 
     private TopologyFixture fixture = new TopologyFixture();

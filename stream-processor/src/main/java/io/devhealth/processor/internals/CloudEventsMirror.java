@@ -18,7 +18,7 @@ import org.apache.kafka.streams.processor.api.FixedKeyProcessorContext;
 import org.apache.kafka.streams.processor.api.FixedKeyRecord;
 
 /**
- * Mirrors a health transition as a CloudEvents 1.0 event in JSON structured mode (issue 5 item 7),
+ * Mirrors a health transition as a CloudEvents 1.0 event in JSON structured mode,
  * for SIEMs that speak CloudEvents rather than Avro: {@code id} = the transition id, {@code source}
  * = {@code /devhealth/<cluster>/<node>}, {@code type} = {@value #TYPE}, {@code subject} = the device
  * key, {@code time} = when the health changed, {@code data} = the transition as JSON, and a

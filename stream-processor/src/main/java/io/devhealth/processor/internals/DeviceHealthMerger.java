@@ -8,7 +8,7 @@ import java.util.Comparator;
 import java.util.List;
 
 /**
- * The merge rules of DESIGN §4.1: a fresh Unhealthy from any source wins; Healthy needs a fresh
+ * How a device's sources merge into its effective health: a fresh Unhealthy from any source wins; Healthy needs a fresh
  * Healthy and no fresh Unhealthy; otherwise (all stale, or only fresh Unknown) the device is Unknown.
  *
  * <p>Messages: when one source decides, its own message is passed through unchanged (it is what the

@@ -6,7 +6,7 @@ import io.devhealth.schema.avro.NodeDevices;
 import java.util.List;
 
 /**
- * Maps between the two identities of a GPU (issue 4 item 4, DESIGN §2): the DRA device
+ * Maps between the two identities of a GPU: the DRA device
  * ({@code driver/pool/device}, from the node's ResourceSlices) and the GPU UUID NVML and device
  * plugins use. The node's inventory ({@link NodeDevices}) says which DRA device has which UUID.
  *

@@ -9,7 +9,7 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 
 /**
- * A collector may only speak for its own node (issue 9). What a Kafka consumer can check is checked
+ * A collector may only speak for its own node. What a Kafka consumer can check is checked
  * here; what it cannot (which principal produced the record: Kafka does not tell consumers) is left
  * to the broker, see docs/SECURITY.md.
  *

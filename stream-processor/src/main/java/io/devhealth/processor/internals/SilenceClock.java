@@ -7,7 +7,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Estimates each node's current time, so that silence is judged on the node's clock and never on
- * the processor's (DESIGN §4.2).
+ * the processor's: a processor that lags, restarts or pauses must not call a node silent that was not.
  *
  * <p>A node's time is what its own records say ({@code observedAt}, kept in {@link NodeState}), plus
  * the wall-clock time this processor has spent waiting for its next record while being able to

@@ -35,7 +35,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The post-mortem query API over HTTP/JSON (DESIGN §5), plus {@code /healthz}, {@code /readyz} and
+ * The post-mortem query API over HTTP/JSON (a pod's devices as of a time, a device's history, a node's devices, fleet counts), plus {@code /healthz}, {@code /readyz} and
  * {@code /metrics}.
  *
  * <ul>
