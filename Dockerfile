@@ -7,6 +7,7 @@ WORKDIR /src
 COPY .mvn/ .mvn/
 COPY mvnw pom.xml ./
 COPY schemas/ schemas/
+COPY service-runtime/ service-runtime/
 COPY testkit/ testkit/
 COPY node-collector/ node-collector/
 COPY stream-processor/ stream-processor/
