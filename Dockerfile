@@ -8,6 +8,7 @@ COPY .mvn/ .mvn/
 COPY mvnw pom.xml ./
 COPY schemas/ schemas/
 COPY service-runtime/ service-runtime/
+COPY simulators/ simulators/
 COPY testkit/ testkit/
 COPY node-collector/ node-collector/
 COPY stream-processor/ stream-processor/

@@ -1,8 +1,8 @@
 package io.devhealth.cli.demo;
 
-import io.devhealth.testkit.dra.DeviceState;
-import io.devhealth.testkit.dra.FakeDraDriver;
-import io.devhealth.testkit.kubelet.FakeKubelet;
+import io.devhealth.simulators.dra.DeviceState;
+import io.devhealth.simulators.dra.FakeDraDriver;
+import io.devhealth.simulators.kubelet.FakeKubelet;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;

@@ -8,7 +8,7 @@ import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.PodRef;
 import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.SchemaRegistries;
-import io.devhealth.testkit.dra.DeviceState;
+import io.devhealth.simulators.dra.DeviceState;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -99,7 +99,7 @@ class WalkingSkeletonIT {
         node.driver().report(DeviceState.unhealthy(node.pool(), job.device(), "XID 79: GPU has fallen off the bus"),
                 DeviceState.healthy(node.pool(), EmbeddedPipeline.SimulatedNode.device(1)));
         await("Unhealthy in pod status").atMost(STEP).until(() -> health(kube, job).equals(Optional.of("Unhealthy")));
-        io.devhealth.testkit.kube.PodFixtures.markTerminated(kube, job.namespace(), job.name(), 1, java.time.Instant.now());
+        io.devhealth.simulators.kube.PodFixtures.markTerminated(kube, job.namespace(), job.name(), 1, java.time.Instant.now());
 
         await("post-mortem record").atMost(STEP).until(() -> job.recordedDevice(kube).isPresent());
         assertThat(job.recordedDevice(kube).orElseThrow()).satisfies(device -> {

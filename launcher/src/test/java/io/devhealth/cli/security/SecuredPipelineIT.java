@@ -5,9 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import io.devhealth.cli.demo.BatchJob;
 import io.devhealth.cli.demo.EmbeddedPipeline;
-import io.devhealth.testkit.dra.DeviceState;
-import io.devhealth.testkit.kafka.EmbeddedKafkaCluster;
-import io.devhealth.testkit.kafka.KafkaSecurity;
+import io.devhealth.simulators.dra.DeviceState;
+import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
+import io.devhealth.simulators.kafka.KafkaSecurity;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

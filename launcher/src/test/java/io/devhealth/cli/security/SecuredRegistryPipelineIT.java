@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.devhealth.cli.demo.BatchJob;
 import io.devhealth.cli.demo.EmbeddedPipeline;
 import io.devhealth.schema.serde.HttpsApicurio;
-import io.devhealth.testkit.dra.DeviceState;
+import io.devhealth.simulators.dra.DeviceState;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
