@@ -18,7 +18,7 @@ import java.util.Map;
  * with a certificate authority, a server certificate and passwords generated for the run
  * ({@link TestCertificates}), for tests outside this package.
  *
- * <p>Lives in the launcher's tests under the schemas' package because the fixtures it wraps
+ * <p>Lives in the demo's tests under the schemas' package because the fixtures it wraps
  * (from the schemas test-jar) are package-private; it adds no server logic of its own.
  */
 public final class HttpsApicurio implements AutoCloseable {

@@ -2,7 +2,7 @@ package io.devhealth.cli.demo;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
-import io.devhealth.cli.Devhealth;
+import io.devhealth.cli.QueryCommand;
 import io.devhealth.sink.PodStatusWriter;
 import io.devhealth.sink.DevicePostMortem;
 import io.devhealth.simulators.dra.DeviceState;
@@ -23,6 +23,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.Supplier;
 import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -156,7 +157,7 @@ public final class DemoCommand implements Callable<Integer> {
         out.println();
         step("post-mortem query: devhealth query pod %s/%s --server %s", job.namespace(), job.name(), pipeline.queryUrl());
         out.println();
-        Devhealth.commandLine().execute("query", "pod", job.namespace() + "/" + job.name(), "--server", pipeline.queryUrl());
+        new CommandLine(new QueryCommand()).execute("pod", job.namespace() + "/" + job.name(), "--server", pipeline.queryUrl());
         out.println();
         summary.add(String.format("%s/%s failed on %s: %s went Unhealthy (%s); its DevicePostMortem record and pod condition keep that health, frozen",
                 job.namespace(), job.name(), node.name(), job.device(), XID));
