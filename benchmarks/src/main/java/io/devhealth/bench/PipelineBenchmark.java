@@ -12,8 +12,8 @@ import io.devhealth.schema.config.ServiceConfig;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.sink.SinkApp;
 import io.devhealth.sink.SinkConfig;
-import io.devhealth.testkit.kafka.EmbeddedKafkaCluster;
-import io.devhealth.testkit.kube.PodFixtures;
+import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
+import io.devhealth.simulators.kube.PodFixtures;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -89,7 +89,7 @@ public final class PipelineBenchmark implements Callable<Integer> {
     @Option(names = "--sink-concurrency", description = "The sink's concurrent pod writes (default ${DEFAULT-VALUE}).")
     int sinkConcurrency = 4;
 
-    @Option(names = "--api-server", description = "API server the sink writes to: " + BenchApiServer.FLEET + " (testkit FleetKubernetesApi) or "
+    @Option(names = "--api-server", description = "API server the sink writes to: " + BenchApiServer.FLEET + " (simulators FleetKubernetesApi) or "
             + BenchApiServer.FABRIC8_MOCK + " (fabric8 KubernetesMockServer, CRUD mode) (default ${DEFAULT-VALUE}).")
     String apiServer = BenchApiServer.FLEET;
 

@@ -24,7 +24,7 @@ import io.devhealth.schema.avro.SourceKind;
 import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.schema.serde.SchemaRegistryClient;
-import io.devhealth.testkit.kafka.EmbeddedKafkaCluster;
+import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;

@@ -8,7 +8,7 @@ import io.devhealth.processor.TopologyOptions;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.schema.serde.SchemaRegistryClient;
-import io.devhealth.testkit.kafka.EmbeddedKafkaCluster;
+import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.time.Duration;

@@ -1,11 +1,13 @@
 package io.devhealth.cli;
 
-import io.devhealth.cli.demo.DemoCommand;
-import io.devhealth.cli.demo.SimulateNodeCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** The {@code devhealth} command. */
+/**
+ * The {@code devhealth} command of the production jar: the services, {@code query} and {@code node-key}.
+ * The demo artifact's {@code DevhealthDemo} adds {@code demo} and {@code simulate-node} to
+ * {@link #commandLine()}; this class knows nothing of them.
+ */
 @Command(name = "devhealth",
         mixinStandardHelpOptions = true,
         versionProvider = VersionProvider.class,
@@ -14,8 +16,6 @@ import picocli.CommandLine.Command;
                 ServiceCommands.Collector.class,
                 ServiceCommands.Processor.class,
                 ServiceCommands.Sink.class,
-                DemoCommand.class,
-                SimulateNodeCommand.class,
                 QueryCommand.class,
                 NodeKeyCommand.class,
                 CommandLine.HelpCommand.class

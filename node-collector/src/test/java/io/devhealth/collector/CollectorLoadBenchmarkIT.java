@@ -1,10 +1,10 @@
 package io.devhealth.collector;
 
-import io.devhealth.testkit.UniqueNames;
-import io.devhealth.testkit.dra.DeviceState;
-import io.devhealth.testkit.dra.FakeDraDriver;
-import io.devhealth.testkit.kafka.EmbeddedKafkaCluster;
-import io.devhealth.testkit.kubelet.FakeKubelet;
+import io.devhealth.simulators.UniqueNames;
+import io.devhealth.simulators.dra.DeviceState;
+import io.devhealth.simulators.dra.FakeDraDriver;
+import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
+import io.devhealth.simulators.kubelet.FakeKubelet;
 import io.devhealth.schema.Topics;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -2,7 +2,7 @@ package io.devhealth.sink;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.devhealth.testkit.kube.PodFixtures;
+import io.devhealth.simulators.kube.PodFixtures;
 import io.devhealth.testkit.time.MutableClock;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;

@@ -2,16 +2,16 @@ package io.devhealth.sink;
 
 import static io.devhealth.sink.PodStatusFixtures.device;
 import static io.devhealth.sink.PodStatusFixtures.status;
-import static io.devhealth.testkit.kube.FaultInjectingKubernetesApi.method;
+import static io.devhealth.simulators.kube.FaultInjectingKubernetesApi.method;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.PodDeviceStatus;
-import io.devhealth.testkit.kube.FaultInjectingKubernetesApi;
-import io.devhealth.testkit.kube.FaultInjectingKubernetesApi.Fault;
-import io.devhealth.testkit.kube.FaultInjectingKubernetesApi.Request;
-import io.devhealth.testkit.kube.PodFixtures;
+import io.devhealth.simulators.kube.FaultInjectingKubernetesApi;
+import io.devhealth.simulators.kube.FaultInjectingKubernetesApi.Fault;
+import io.devhealth.simulators.kube.FaultInjectingKubernetesApi.Request;
+import io.devhealth.simulators.kube.PodFixtures;
 import io.devhealth.testkit.time.MutableClock;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.Pod;

@@ -8,7 +8,7 @@ import static org.awaitility.Awaitility.await;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.avro.PodRef;
-import io.devhealth.testkit.kube.PodFixtures;
+import io.devhealth.simulators.kube.PodFixtures;
 import io.devhealth.testkit.time.MutableClock;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.Pod;

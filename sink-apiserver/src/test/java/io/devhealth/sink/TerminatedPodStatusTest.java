@@ -8,7 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.PodDeviceStatus;
-import io.devhealth.testkit.kube.PodFixtures;
+import io.devhealth.simulators.kube.PodFixtures;
 import io.devhealth.testkit.time.MutableClock;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;

@@ -12,7 +12,7 @@ import io.devhealth.schema.avro.ReportKind;
 import io.devhealth.schema.avro.SourceKind;
 import io.devhealth.schema.avro.SourceState;
 import io.devhealth.schema.avro.SourceStatus;
-import io.devhealth.testkit.kafka.EmbeddedKafkaCluster;
+import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.devhealth.testkit.kafka.KafkaClusterExtension;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -6,7 +6,7 @@ import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.avro.NodeHeartbeat;
 import io.devhealth.schema.serde.SchemaRegistries;
-import io.devhealth.testkit.kafka.EmbeddedKafkaCluster;
+import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;

@@ -16,7 +16,7 @@ import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.PodAllocation;
 import io.devhealth.schema.avro.SourceKind;
-import io.devhealth.testkit.kafka.EmbeddedKafkaCluster;
+import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.devhealth.testkit.kafka.KafkaClusterExtension;
 import java.io.IOException;
 import java.net.URI;

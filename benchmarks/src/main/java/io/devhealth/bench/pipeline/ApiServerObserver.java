@@ -1,9 +1,9 @@
 package io.devhealth.bench.pipeline;
 
 import io.devhealth.sink.PodStatusWriter;
-import io.devhealth.testkit.kube.FleetKubernetesApi;
-import io.devhealth.testkit.kube.LocalKubernetesApi;
-import io.devhealth.testkit.kube.PodChangeListener;
+import io.devhealth.simulators.kube.FleetKubernetesApi;
+import io.devhealth.simulators.kube.LocalKubernetesApi;
+import io.devhealth.simulators.kube.PodChangeListener;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.client.Watch;

@@ -1,7 +1,7 @@
 package io.devhealth.bench.pipeline;
 
-import io.devhealth.testkit.kube.FleetKubernetesApi;
-import io.devhealth.testkit.kube.LocalKubernetesApi;
+import io.devhealth.simulators.kube.FleetKubernetesApi;
+import io.devhealth.simulators.kube.LocalKubernetesApi;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.Locale;
 

@@ -18,7 +18,7 @@ import io.devhealth.schema.avro.ReportKind;
 import io.devhealth.schema.avro.SourceKind;
 import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.SchemaRegistries;
-import io.devhealth.testkit.kafka.EmbeddedKafkaCluster;
+import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import java.io.BufferedReader;
 import java.io.BufferedWriter;
 import java.io.IOException;

@@ -28,7 +28,7 @@ import io.devhealth.schema.security.NodeKeyCredential;
 import io.devhealth.schema.security.RecordSigner;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.schema.serde.SchemaRegistryClient;
-import io.devhealth.testkit.kafka.EmbeddedKafkaCluster;
+import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;

@@ -9,7 +9,7 @@ import io.devhealth.schema.avro.ReportKind;
 import io.devhealth.schema.avro.SourceKind;
 import io.devhealth.schema.avro.SourceState;
 import io.devhealth.schema.avro.SourceStatus;
-import io.devhealth.testkit.nvml.NvmlStub;
+import io.devhealth.simulators.nvml.NvmlStub;
 import io.devhealth.testkit.time.MutableClock;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.SourceStatus;
-import io.devhealth.testkit.nvml.NvmlStub;
+import io.devhealth.simulators.nvml.NvmlStub;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.SourceState;
-import io.devhealth.testkit.nvml.NvmlStub;
+import io.devhealth.simulators.nvml.NvmlStub;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;

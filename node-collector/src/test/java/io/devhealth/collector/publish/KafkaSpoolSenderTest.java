@@ -21,7 +21,7 @@ import io.devhealth.schema.security.RecordSigner;
 import io.devhealth.schema.security.RecordVerifier;
 import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.SchemaRegistries;
-import io.devhealth.testkit.UniqueNames;
+import io.devhealth.simulators.UniqueNames;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

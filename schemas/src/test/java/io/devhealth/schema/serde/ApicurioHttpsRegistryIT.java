@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.NodeEvent;
-import io.devhealth.schema.config.ServiceConfig;
 import java.net.http.HttpClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,7 +13,6 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.avro.Schema;
-import org.apache.kafka.common.config.ConfigDef;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -151,17 +149,10 @@ class ApicurioHttpsRegistryIT {
     }
 
     @Test
-    void shouldRoundTripTheSerdeConfiguredFromServiceOptionsInTheEnvironment() {
-        Map<String, String> env = Map.of(
-                ServiceConfig.envName(ServiceConfig.BOOTSTRAP_SERVERS), "127.0.0.1:9092",
-                ServiceConfig.envName(ServiceConfig.SCHEMA_REGISTRY_URL), server.ccompatUrl(),
-                ServiceConfig.envName(ServiceConfig.SCHEMA_REGISTRY_SSL_TRUSTSTORE_LOCATION), certificates.truststore().toString(),
-                ServiceConfig.envName(ServiceConfig.SCHEMA_REGISTRY_SSL_TRUSTSTORE_TYPE), "PKCS12",
-                ServiceConfig.envName(ServiceConfig.SCHEMA_REGISTRY_SSL_TRUSTSTORE_PASSWORD), certificates.password(),
-                ServiceConfig.envName(ServiceConfig.SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO), USER + ":" + password);
-        SharedOptions config = new SharedOptions(ServiceConfig.resolve(SharedOptions.DEFINITION, env, Map.of()));
-        // The path every service takes: SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals()).
-        SchemaRegistryClient producerSide = SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals());
+    void shouldRoundTripTheSerdeConfiguredFromServiceOptions() {
+        // The path every service takes: SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals()),
+        // whose originals carry these options (from DEVHEALTH_* variables: service-runtime's ServiceConfigRegistryOptionsTest).
+        SchemaRegistryClient producerSide = SchemaRegistries.fromUrl(server.ccompatUrl(), serviceSettings());
         AvroSerde<NodeEvent> producer = AvroSerde.of(NodeEvent.class, producerSide);
         AvroSerde<NodeEvent> consumer = new AvroSerde<>();
         Map<String, Object> consumerConfig = new HashMap<>(serviceSettings());
@@ -185,14 +176,5 @@ class ApicurioHttpsRegistryIT {
 
         assertThatThrownBy(() -> client.getById(1)).isInstanceOfSatisfying(SchemaRegistryException.class,
                 e -> assertThat(e.httpStatus() / 100).isNotEqualTo(2));
-    }
-
-    /** The options every service shares, as a concrete config (ServiceConfig is abstract). */
-    private static final class SharedOptions extends ServiceConfig {
-        static final ConfigDef DEFINITION = pipelineOptions();
-
-        SharedOptions(Map<String, Object> values) {
-            super(DEFINITION, values);
-        }
     }
 }

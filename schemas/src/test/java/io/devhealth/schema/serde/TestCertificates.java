@@ -14,8 +14,8 @@ import java.util.concurrent.TimeUnit;
  * A throw-away certificate authority with a server certificate (127.0.0.1 and localhost) and a
  * client certificate it signed (each key entry holding its chain up to the CA), made with the JDK's {@code keytool} and a random store password.
  *
- * <p>Lives in the schemas tests, not in testkit, because testkit depends on schemas; it follows
- * testkit's {@code KafkaSecurity} (keytool, PKCS12, random secret), adding a real CA so that a
+ * <p>Lives in the schemas tests, not in simulators, because simulators depend on schemas; it follows
+ * the simulators' {@code KafkaSecurity} (keytool, PKCS12, random secret), adding a real CA so that a
  * second instance is a "wrong CA".
  *
  * <p>Files in {@code dir}: {@code ca.pem} (the CA certificate), {@code truststore.p12} (the CA),

@@ -9,7 +9,7 @@ import ch.qos.logback.classic.spi.ThrowableProxyUtil;
 import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.devhealth.testkit.kafka.KafkaSecurity;
+import io.devhealth.simulators.kafka.KafkaSecurity;
 import io.devhealth.testkit.time.MutableClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;

@@ -1,5 +1,6 @@
 package io.devhealth.testkit.kafka;
 
+import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolver;

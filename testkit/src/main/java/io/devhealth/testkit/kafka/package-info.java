@@ -1,2 +1,2 @@
-/** In-process Kafka (KRaft, single node) and its JUnit 5 extension. */
+/** The JUnit 5 extension that injects one shared in-process Kafka broker into tests. */
 package io.devhealth.testkit.kafka;

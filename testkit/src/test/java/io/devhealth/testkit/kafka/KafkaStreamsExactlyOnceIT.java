@@ -2,6 +2,7 @@ package io.devhealth.testkit.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

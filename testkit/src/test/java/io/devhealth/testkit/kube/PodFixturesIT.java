@@ -3,6 +3,8 @@ package io.devhealth.testkit.kube;
 import static io.devhealth.testkit.assertions.PodStatusAssert.assertThatPod;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.devhealth.simulators.kube.LocalKubernetesApi;
+import io.devhealth.simulators.kube.PodFixtures;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;

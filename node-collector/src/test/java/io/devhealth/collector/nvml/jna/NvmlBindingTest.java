@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.sun.jna.Memory;
 import com.sun.jna.Pointer;
-import io.devhealth.testkit.nvml.NvmlStub;
+import io.devhealth.simulators.nvml.NvmlStub;
 import java.nio.file.Path;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;

@@ -1,0 +1,396 @@
+package io.devhealth.cli.demo;
+
+import io.devhealth.collector.CollectorConfig;
+import io.devhealth.collector.NodeCollector;
+import io.devhealth.collector.nvml.NvmlConfig;
+import io.devhealth.processor.ProcessorConfig;
+import io.devhealth.processor.StreamProcessorApp;
+import io.devhealth.schema.Topics;
+import io.devhealth.schema.config.ServiceConfig;
+import io.devhealth.sink.SinkApp;
+import io.devhealth.sink.SinkConfig;
+import io.devhealth.simulators.dra.DeviceState;
+import io.devhealth.simulators.dra.FakeDraDriver;
+import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
+import io.devhealth.simulators.kube.LocalKubernetesApi;
+import io.devhealth.simulators.kubelet.FakeKubelet;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The whole pipeline in one JVM, with real components and simulated hardware: an in-process Kafka
+ * broker, an in-memory schema registry, a local Kubernetes API endpoint, and per simulated node a
+ * fake DRA driver and a fake kubelet on unix sockets feeding a real node-collector; then the real
+ * stream-processor and sink. Used by {@code devhealth demo} and by the end-to-end tests.
+ */
+public final class EmbeddedPipeline implements AutoCloseable {
+
+    private static final Logger LOGGER = LoggerFactory.getLogger(EmbeddedPipeline.class);
+
+    public static final String DRIVER = "gpu.devhealth.example";
+
+    /**
+     * What to run. Built with {@link #builder(Path)}.
+     *
+     * @param workDir keep it short: unix socket paths must fit in 108 bytes
+     * @param terminationWindow how long after a container ends an Unhealthy report still applies (sink)
+     * @param serviceOptions options given to all three services (collector, processor, sink) on top of
+     *        the pipeline's own, e.g. a real {@code schema.registry.url} with its TLS and credentials
+     *        instead of the in-memory registry; empty for the demo
+     */
+    public record Options(int nodes, int devicesPerNode, Path workDir, int partitions, String topicPrefix,
+                          Duration terminationWindow, Map<String, String> serviceOptions) {
+
+        public static final int DEFAULT_NODES = 3;
+        public static final int DEFAULT_DEVICES_PER_NODE = 4;
+        public static final int DEFAULT_PARTITIONS = 3;
+
+        public Options {
+            serviceOptions = Map.copyOf(serviceOptions);
+        }
+
+        /**
+         * {@value #DEFAULT_NODES} nodes of {@value #DEFAULT_DEVICES_PER_NODE} devices, {@value #DEFAULT_PARTITIONS}
+         * partitions, the default topic prefix, the sink's default termination window, no service options.
+         */
+        public static Builder builder(Path workDir) {
+            return new Builder(workDir);
+        }
+
+        /** Service options can hold passwords: only their keys are shown. */
+        @Override
+        public String toString() {
+            return "Options[nodes=" + nodes + ", devicesPerNode=" + devicesPerNode + ", workDir=" + workDir
+                    + ", partitions=" + partitions + ", topicPrefix=" + topicPrefix + ", terminationWindow=" + terminationWindow
+                    + ", serviceOptions=" + new java.util.TreeSet<>(serviceOptions.keySet()) + "]";
+        }
+
+        public static final class Builder {
+            private final Path workDir;
+            private int nodes = DEFAULT_NODES;
+            private int devicesPerNode = DEFAULT_DEVICES_PER_NODE;
+            private int partitions = DEFAULT_PARTITIONS;
+            private String topicPrefix = Topics.DEFAULT_PREFIX;
+            private Duration terminationWindow = SinkConfig.DEFAULT_TERMINATION_WINDOW;
+            private Map<String, String> serviceOptions = Map.of();
+
+            private Builder(Path workDir) {
+                this.workDir = workDir;
+            }
+
+            public Builder nodes(int count) {
+                this.nodes = count;
+                return this;
+            }
+
+            public Builder devicesPerNode(int count) {
+                this.devicesPerNode = count;
+                return this;
+            }
+
+            public Builder partitions(int count) {
+                this.partitions = count;
+                return this;
+            }
+
+            /** Pipelines sharing one broker need their own topics (each has its own in-memory schema registry). */
+            public Builder topicPrefix(String prefix) {
+                this.topicPrefix = prefix;
+                return this;
+            }
+
+            public Builder terminationWindow(Duration window) {
+                this.terminationWindow = window;
+                return this;
+            }
+
+            /** Options every service gets, overriding the pipeline's (see {@link Options#serviceOptions()}). */
+            public Builder serviceOptions(Map<String, String> options) {
+                this.serviceOptions = options;
+                return this;
+            }
+
+            public Options build() {
+                return new Options(nodes, devicesPerNode, workDir, partitions, topicPrefix, terminationWindow, serviceOptions);
+            }
+        }
+    }
+
+    /**
+     * One simulated GPU node: its DRA driver (discovered by the collector through the node's plugin
+     * registry directory), its kubelet, and the real collector reading them. A driver streams full
+     * snapshots; {@link #pulse(Duration)} makes it re-send its current one periodically, as real drivers
+     * do so that devices do not time out, and {@link #silence()} stops that, as a hung driver would.
+     */
+    public static final class SimulatedNode {
+        private final String name;
+        private final FakeDraDriver driver;
+        private final FakeKubelet kubelet;
+        private final NodeCollector collector;
+        private volatile boolean silent;
+
+        SimulatedNode(String name, FakeDraDriver driver, FakeKubelet kubelet, NodeCollector collector) {
+            this.name = name;
+            this.driver = driver;
+            this.kubelet = kubelet;
+            this.collector = collector;
+        }
+
+        public String name() {
+            return name;
+        }
+
+        public FakeDraDriver driver() {
+            return driver;
+        }
+
+        public FakeKubelet kubelet() {
+            return kubelet;
+        }
+
+        public NodeCollector collector() {
+            return collector;
+        }
+
+        /** The device names of this node's driver pool (the pool is named after the node, as drivers do). */
+        public String pool() {
+            return name;
+        }
+
+        /** The name of the i-th device of this node. */
+        public static String device(int index) {
+            return "gpu-" + index;
+        }
+
+        /** Re-sends the driver's current snapshot every {@code period} unless {@link #silence() silenced}. */
+        void pulse(ScheduledExecutorService scheduler, Duration period) {
+            scheduler.scheduleAtFixedRate(() -> {
+                if (!silent && !driver.currentSnapshot().isEmpty()) {
+                    driver.report(driver.currentSnapshot());
+                }
+            }, period.toMillis(), period.toMillis(), TimeUnit.MILLISECONDS);
+        }
+
+        /** The driver stops sending (its stream stays open): the processor must notice the silence itself. */
+        public void silence() {
+            silent = true;
+        }
+
+        /** The driver sends again. */
+        public void resume() {
+            silent = false;
+            driver.report(driver.currentSnapshot());
+        }
+    }
+
+    /** A snapshot in which every device of {@code pool} is healthy. */
+    public static List<DeviceState> allHealthy(String pool, int devices) {
+        return IntStream.range(0, devices).mapToObj(i -> DeviceState.healthy(pool, SimulatedNode.device(i))).toList();
+    }
+
+    private final Options options;
+    private final List<AutoCloseable> resources = new ArrayList<>();
+    private final ScheduledExecutorService pulses = Executors.newSingleThreadScheduledExecutor(runnable -> {
+        Thread thread = new Thread(runnable, "devhealth-demo-driver-pulse");
+        thread.setDaemon(true);
+        return thread;
+    });
+    private final List<SimulatedNode> nodes = new ArrayList<>();
+    private final Topics topics;
+    private EmbeddedKafkaCluster kafka;
+    /** How every service reaches Kafka: bootstrap servers plus security settings, as Kafka client properties. */
+    private Map<String, Object> kafkaClient;
+    private LocalKubernetesApi kube;
+    private String registryUrl;
+    private StreamProcessorApp processor;
+
+    private EmbeddedPipeline(Options options) {
+        this.options = options;
+        this.topics = new Topics(options.topicPrefix());
+    }
+
+    /** Starts the pipeline on a new in-process broker (PLAINTEXT), which it stops on close. */
+    public static EmbeddedPipeline start(Options options) throws IOException {
+        return start(options, null, null);
+    }
+
+    /**
+     * Starts the pipeline on an existing broker, with the client settings every service uses to reach
+     * it (e.g. SASL_SSL or mTLS from {@code KafkaSecurity}); the broker is left running on close.
+     */
+    public static EmbeddedPipeline start(Options options, EmbeddedKafkaCluster kafka, Map<String, Object> kafkaClient)
+            throws IOException {
+        EmbeddedPipeline pipeline = new EmbeddedPipeline(options);
+        pipeline.kafka = kafka;
+        pipeline.kafkaClient = kafkaClient;
+        try {
+            pipeline.startAll();
+        } catch (IOException | RuntimeException e) {
+            pipeline.close();
+            throw e;
+        }
+        return pipeline;
+    }
+
+    private void startAll() throws IOException {
+        Files.createDirectories(options.workDir());
+        if (kafka == null) {
+            kafka = track(EmbeddedKafkaCluster.start());
+            kafkaClient = kafka.clientProperties();
+        }
+        kafka.createTopics(options.partitions(), topics.nodeEvents(), topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
+        kafka.createCompactedTopics(options.partitions(), topics.podDeviceStatus());
+        registryUrl = options.serviceOptions().getOrDefault(ServiceConfig.SCHEMA_REGISTRY_URL, "mem://pipeline-" + UUID.randomUUID());
+        kube = track(LocalKubernetesApi.start());
+        LOGGER.info("embedded infrastructure up kafka={} kubernetes={}", kafka.bootstrapServers(), kube.url());
+
+        processor = track(new StreamProcessorApp(new ProcessorConfig(withKafka(Map.of(
+                ProcessorConfig.SCHEMA_REGISTRY_URL, registryUrl,
+                ProcessorConfig.APPLICATION_ID, "devhealth-processor-" + UUID.randomUUID().toString().substring(0, 8),
+                ProcessorConfig.STATE_DIR, options.workDir().resolve("state").toString(),
+                // Several pipelines can share a machine (tests, demos): an ephemeral loopback port each.
+                ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1",
+                ProcessorConfig.QUERY_PORT, "0",
+                ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1")))));
+        processor.start();
+
+        SinkApp sink = track(new SinkApp(new SinkConfig(withKafka(Map.of(
+                SinkConfig.SCHEMA_REGISTRY_URL, registryUrl,
+                SinkConfig.TERMINATION_WINDOW_MS, Long.toString(options.terminationWindow().toMillis()),
+                SinkConfig.KUBERNETES_MASTER, kube.url())))));
+        sink.start();
+
+        for (int i = 1; i <= options.nodes(); i++) {
+            nodes.add(startNode("node-" + i));
+        }
+    }
+
+    private SimulatedNode startNode(String name) throws IOException {
+        Path dir = Files.createDirectories(options.workDir().resolve(name));
+        Path registry = Files.createDirectories(dir.resolve("registry"));
+        FakeDraDriver driver = track(FakeDraDriver.builder()
+                .driverName(DRIVER)
+                .serviceSocket(dir.resolve("dra.sock"))
+                .registrationDir(registry)
+                .healthVersions(Set.of(FakeDraDriver.V1ALPHA1))
+                .start());
+        FakeKubelet kubelet = track(FakeKubelet.start(dir.resolve("kubelet.sock")));
+        driver.report(allHealthy(name, options.devicesPerNode()));
+        NodeCollector collector = track(NodeCollector.create(new CollectorConfig(withKafka(Map.of(
+                CollectorConfig.NODE_NAME, name,
+                CollectorConfig.SCHEMA_REGISTRY_URL, registryUrl,
+                // The driver is found as on a real node: its registration socket in the plugin registry.
+                CollectorConfig.DRA_REGISTRY_DIR, registry.toString(),
+                CollectorConfig.DRA_REGISTRY_RESCAN_INTERVAL, "1000",
+                CollectorConfig.SPOOL_DIR, dir.resolve("spool").toString(),
+                CollectorConfig.INVENTORY_ENABLED, "false",
+                NvmlConfig.ENABLED, "false",
+                CollectorConfig.POD_RESOURCES_SOCKET, kubelet.socket().toString(),
+                CollectorConfig.POD_RESOURCES_POLL_INTERVAL, "500",
+                CollectorConfig.HEARTBEAT_INTERVAL, "2000"))), Clock.systemUTC()));
+        collector.start();
+        SimulatedNode node = new SimulatedNode(name, driver, kubelet, collector);
+        node.pulse(pulses, Duration.ofSeconds(1));
+        return node;
+    }
+
+    /**
+     * A service's settings plus the Kafka client settings, as {@code kafka.*} options (ServiceConfig
+     * passes them through), then {@link Options#serviceOptions()}.
+     */
+    private Map<String, Object> withKafka(Map<String, String> settings) {
+        Map<String, Object> all = new java.util.HashMap<>(settings);
+        // The same key in every service's configuration.
+        all.put(ProcessorConfig.TOPIC_PREFIX, options.topicPrefix());
+        kafkaClient.forEach((key, value) -> all.put(ServiceConfig.KAFKA_PREFIX + key, String.valueOf(value)));
+        all.putAll(options.serviceOptions());
+        return all;
+    }
+
+    private <T extends AutoCloseable> T track(T resource) {
+        resources.add(resource);
+        return resource;
+    }
+
+    public List<SimulatedNode> nodes() {
+        return List.copyOf(nodes);
+    }
+
+    public SimulatedNode node(String name) {
+        return nodes.stream().filter(n -> n.name().equals(name)).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("no simulated node " + name));
+    }
+
+    public KubernetesClient kubernetes() {
+        return kube.client();
+    }
+
+    public String kubernetesUrl() {
+        return kube.url();
+    }
+
+    public String bootstrapServers() {
+        return String.valueOf(kafkaClient.get("bootstrap.servers"));
+    }
+
+    /** The Kafka client settings the services use (bootstrap servers and security). */
+    public Map<String, Object> kafkaClientProperties() {
+        return Map.copyOf(kafkaClient);
+    }
+
+    /** The processor's post-mortem query API, for {@code devhealth query --server}. */
+    public String queryUrl() {
+        return "http://127.0.0.1:" + processor.queryAddress().port();
+    }
+
+    public String schemaRegistryUrl() {
+        return registryUrl;
+    }
+
+    public Topics topics() {
+        return topics;
+    }
+
+    /** Stops everything in reverse order of start, and deletes the work directory. */
+    @Override
+    public void close() {
+        pulses.shutdownNow();
+        for (int i = resources.size() - 1; i >= 0; i--) {
+            try {
+                resources.get(i).close();
+            } catch (Exception e) {
+                LOGGER.warn("close failed resource={} error=\"{}\"", resources.get(i).getClass().getSimpleName(), e.toString());
+            }
+        }
+        resources.clear();
+        deleteRecursively(options.workDir());
+    }
+
+    private static void deleteRecursively(Path dir) {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(dir)) {
+            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            LOGGER.warn("work directory not deleted dir={} error=\"{}\"", dir, e.toString());
+        }
+    }
+}

@@ -1,0 +1,81 @@
+package io.devhealth.simulators.kube;
+
+import java.time.Clock;
+import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * Core v1 Events posted to a {@link FleetKubernetesApi}: every one is accepted and counted, and only the
+ * most recent {@code capacity} are kept (a real cluster also expires Events, after an hour by default),
+ * so a long benchmark does not keep every Event its sink wrote.
+ */
+final class EventLog {
+
+    private final ArrayDeque<ObjectNode> recent = new ArrayDeque<>();
+    private final int capacity;
+    private final AtomicLong resourceVersion;
+    private final Clock clock;
+    private long accepted;
+
+    EventLog(int capacity, AtomicLong resourceVersion, Clock clock) {
+        this.capacity = capacity;
+        this.resourceVersion = resourceVersion;
+        this.clock = clock;
+    }
+
+    synchronized ObjectNode create(String namespace, ObjectNode event) {
+        if (event.has("kind") && !"Event".equals(StoredPod.string(event.get("kind")))) {
+            throw ApiException.badRequest("expected kind Event, got " + event.get("kind"));
+        }
+        ObjectNode metadata = event.has("metadata") && event.get("metadata").isObject() ? (ObjectNode) event.get("metadata") : event.putObject("metadata");
+        String name = StoredPod.string(metadata.get("name"));
+        String generateName = StoredPod.string(metadata.get("generateName"));
+        if ((name == null || name.isEmpty()) && generateName != null && !generateName.isEmpty()) {
+            name = generateName + PodStore.randomSuffix();
+        }
+        if (name == null || name.isEmpty()) {
+            throw ApiException.invalid("Event is invalid: metadata.name: Required value: name or generateName is required");
+        }
+        event.put("apiVersion", "v1").put("kind", "Event");
+        metadata.put("name", name).put("namespace", namespace).put("uid", UUID.randomUUID().toString())
+                .put("resourceVersion", Long.toString(resourceVersion.incrementAndGet()))
+                .put("creationTimestamp", DateTimeFormatter.ISO_INSTANT.format(clock.instant().truncatedTo(ChronoUnit.SECONDS)));
+        accepted++;
+        recent.addLast(event);
+        if (recent.size() > capacity) {
+            recent.removeFirst();
+        }
+        return event;
+    }
+
+    /** @param namespace a namespace, or null for all; oldest first */
+    synchronized List<ObjectNode> recent(String namespace) {
+        List<ObjectNode> events = new ArrayList<>();
+        for (ObjectNode event : recent) {
+            if (namespace == null || namespace.equals(StoredPod.string(event.path("metadata").path("namespace")))) {
+                events.add(event);
+            }
+        }
+        return events;
+    }
+
+    synchronized ObjectNode get(String namespace, String name) {
+        for (ObjectNode event : recent) {
+            if (namespace.equals(StoredPod.string(event.path("metadata").path("namespace")))
+                    && name.equals(StoredPod.string(event.path("metadata").path("name")))) {
+                return event;
+            }
+        }
+        throw ApiException.notFound("events \"" + name + "\"");
+    }
+
+    synchronized long accepted() {
+        return accepted;
+    }
+}

@@ -1,0 +1,203 @@
+package io.devhealth.simulators.kube;
+
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import io.fabric8.mockwebserver.MockWebServer;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Clock;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Level;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import tools.jackson.databind.ObjectMapper;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * An in-memory Kubernetes API for pods and Events that stays cheap per request at fleet scale (10,000
+ * pods and more), on plain HTTP at {@code http://127.0.0.1:<port>}: fabric8's {@code mockwebserver}
+ * (Vert.x) with its own dispatcher. Use it where {@link LocalKubernetesApi} (fabric8's CRUD mock, which
+ * scans every stored object on every request and keeps every request and Event) would be what is
+ * measured, e.g. the whole-pipeline benchmark.
+ *
+ * <p>What it serves (core v1 only):
+ * <ul>
+ *   <li>pods: create (POST), get, update (PUT), patch (JSON Patch RFC 6902, with {@code test} operations
+ *       answered 422 when they fail, and JSON merge patch RFC 7386), delete, on the pod and on its
+ *       {@code status} subresource; a resourceVersion counter shared by all objects, 409 on a stale
+ *       resourceVersion; no-op writes keep the resourceVersion and send no watch event;
+ *   <li>LIST and WATCH of pods in a namespace or in all namespaces, with field selectors on
+ *       {@code metadata.name}, {@code metadata.namespace}, {@code status.phase}, {@code spec.nodeName}
+ *       ({@code =}, {@code !=}) and equality-based label selectors. Watches are served over WebSocket,
+ *       as fabric8's client (and its informers) watch; a watch resumes from a LIST's resourceVersion
+ *       through a bounded history of changes, and gets {@code 410 Expired} when that history no longer
+ *       reaches back (an informer then re-lists). Only watchers whose selector matches are told;
+ *   <li>Events (POST, LIST, GET in {@code /api/v1}): all accepted and counted, the latest
+ *       {@value #DEFAULT_EVENT_CAPACITY} kept;
+ *   <li>discovery ({@code /api}, {@code /api/v1}, {@code /apis}, {@code /version}) so that
+ *       {@code kubectl --server <url> get pods -A -o json} works.
+ * </ul>
+ * For benchmarks: {@link #requestCounts()} (status writes, pod reads, Event writes, other) instead of a
+ * request log, and {@link #addPodListener} called on every stored pod change with the pod after it and
+ * the {@link System#nanoTime()} it was applied at, so a benchmark can time a status write without a watch.
+ *
+ * <p>It is not an API server. Deviations, said plainly:
+ * <ul>
+ *   <li>no other resources (nodes, namespaces, ResourceClaims, events.k8s.io/v1): 404;
+ *   <li>strategic merge patch and server-side apply: 415; delete-collection: 405;
+ *   <li>no validation, defaulting (beyond {@code status.phase: Pending} on create), admission, RBAC or
+ *       quotas; a pod is deleted at once (no graceful termination, finalizers are ignored);
+ *   <li>LIST ignores {@code limit}/{@code continue} (returns everything, no continue token) and
+ *       {@code resourceVersionMatch}; set-based label selectors ({@code in}, {@code notin}) are refused;
+ *   <li>watches: WebSocket only (no chunked HTTP watch, so {@code kubectl get -w} does not work), no
+ *       bookmarks, no {@code timeoutSeconds}, and a slow watcher is buffered, not closed;
+ *   <li>no server-side tables: use {@code kubectl get -o json|yaml|jsonpath}.
+ * </ul>
+ * Thread-safe. Pod reads are lock-free; writes, LIST and a watch's start take one lock.
+ */
+public final class FleetKubernetesApi implements AutoCloseable {
+
+    /** Events kept for LIST/GET; all are counted. */
+    public static final int DEFAULT_EVENT_CAPACITY = 1_000;
+    /** Pod changes a watch can resume across. */
+    public static final int DEFAULT_WATCH_HISTORY = 20_000;
+
+    private static final Logger LOGGER = LoggerFactory.getLogger(FleetKubernetesApi.class);
+    private static final String HOST = "127.0.0.1";
+    /** Strong reference: java.util.logging keeps loggers weakly, and would forget the level. */
+    private static final java.util.logging.Logger MOCK_WEB_SERVER_LOGGER =
+            java.util.logging.Logger.getLogger(MockWebServer.class.getName());
+
+    /** Requests served since start, by kind. */
+    public record RequestCounts(long statusWrites, long podReads, long eventWrites, long other) {
+    }
+
+    private final MockWebServer server;
+    private final FleetDispatcher dispatcher;
+    private final PodStore pods;
+    private final EventLog events;
+    private final KubernetesSerialization serialization;
+    private final KubernetesClient client;
+    private final String url;
+    private boolean closed;
+
+    private FleetKubernetesApi(MockWebServer server, FleetDispatcher dispatcher, PodStore pods, EventLog events,
+                               KubernetesSerialization serialization) {
+        this.server = server;
+        this.dispatcher = dispatcher;
+        this.pods = pods;
+        this.events = events;
+        this.serialization = serialization;
+        this.url = "http://" + HOST + ":" + server.getPort();
+        this.client = new KubernetesClientBuilder()
+                .withConfig(new ConfigBuilder(Config.empty()).withMasterUrl(url).withNamespace("test").build())
+                .build();
+    }
+
+    /** Starts an empty API on a random free port, with the system clock. */
+    public static FleetKubernetesApi start() {
+        return start(0, Clock.systemUTC());
+    }
+
+    /**
+     * Starts an empty API.
+     *
+     * @param port the port on {@code 127.0.0.1}, or 0 for a random free one
+     * @param clock for creation timestamps
+     * @return the running API
+     */
+    public static FleetKubernetesApi start(int port, Clock clock) {
+        MOCK_WEB_SERVER_LOGGER.setLevel(Level.WARNING);
+        ObjectMapper mapper = JsonMapper.builder().build();
+        KubernetesSerialization serialization = new KubernetesSerialization();
+        AtomicLong resourceVersion = new AtomicLong();
+        PodStore pods = new PodStore(resourceVersion, DEFAULT_WATCH_HISTORY, mapper, serialization, clock);
+        EventLog events = new EventLog(DEFAULT_EVENT_CAPACITY, resourceVersion, clock);
+        FleetDispatcher dispatcher = new FleetDispatcher(pods, events, mapper, serialization);
+        MockWebServer server = new MockWebServer();
+        server.setDispatcher(dispatcher);
+        dispatcher.serveFor(server);
+        try {
+            server.start(InetAddress.getByName(HOST), port);
+        } catch (UnknownHostException e) {
+            throw new IllegalStateException("cannot resolve " + HOST, e);
+        }
+        FleetKubernetesApi api = new FleetKubernetesApi(server, dispatcher, pods, events, serialization);
+        LOGGER.info("fleet kubernetes api started url={}", api.url);
+        return api;
+    }
+
+    /** @return {@code http://127.0.0.1:<port>}, for {@code kubectl --server} and client configuration */
+    public String url() {
+        return url;
+    }
+
+    public int port() {
+        return server.getPort();
+    }
+
+    /** @return e.g. {@code kubectl --server http://127.0.0.1:40123 get pods -A -o json} */
+    public String kubectlCommand(String arguments) {
+        return "kubectl --server " + url + " " + arguments;
+    }
+
+    /** A fabric8 client for this API, shared and closed with it (default namespace {@code test}). */
+    public KubernetesClient client() {
+        return client;
+    }
+
+    /** Calls {@code listener} on every stored pod change from now on (see {@link PodChangeListener} for the thread rules). */
+    public void addPodListener(PodChangeListener listener) {
+        pods.addListener(listener);
+    }
+
+    public void removePodListener(PodChangeListener listener) {
+        pods.removeListener(listener);
+    }
+
+    /** @return requests served since start: status writes (PATCH/PUT on pods/status), pod GETs, Event POSTs, everything else */
+    public RequestCounts requestCounts() {
+        return new RequestCounts(dispatcher.statusWrites.sum(), dispatcher.podReads.sum(), dispatcher.eventWrites.sum(),
+                dispatcher.other.sum());
+    }
+
+    /** @return Events accepted since start (all of them, not only those still kept) */
+    public long eventsAccepted() {
+        return events.accepted();
+    }
+
+    /** @return the most recent Events (at most {@value #DEFAULT_EVENT_CAPACITY}), oldest first */
+    public List<Event> recentEvents() {
+        return events.recent(null).stream().map(e -> serialization.convertValue(e, Event.class)).toList();
+    }
+
+    /** @return pods stored now */
+    public int podCount() {
+        return pods.size();
+    }
+
+    /** @return watches open now */
+    public int openWatches() {
+        return pods.watchCount();
+    }
+
+    /** Closes the client and stops the server. Idempotent. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            client.close();
+        } finally {
+            server.shutdown();
+        }
+        LOGGER.info("fleet kubernetes api stopped url={}", url);
+    }
+}

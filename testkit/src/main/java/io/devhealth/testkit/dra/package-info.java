@@ -1,2 +1,0 @@
-/** A fake DRA kubelet plugin: {@code DRAResourceHealth} (v1alpha1, v1) and plugin registration over unix sockets. */
-package io.devhealth.testkit.dra;

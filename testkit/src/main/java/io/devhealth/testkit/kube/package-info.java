@@ -1,2 +1,0 @@
-/** An in-memory Kubernetes API (fabric8 mock, CRUD mode) and pod fixtures using DRA claims. */
-package io.devhealth.testkit.kube;

@@ -1,2 +1,0 @@
-/** A fake kubelet PodResources v1 server and a builder for its messages. */
-package io.devhealth.testkit.kubelet;

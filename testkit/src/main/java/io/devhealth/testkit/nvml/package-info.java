@@ -1,7 +1,0 @@
-/**
- * A stub {@code libnvidia-ml.so.1} (built with gcc from {@code testkit/src/main/c/nvml_stub.c}) and
- * {@link io.devhealth.testkit.nvml.NvmlStub}, which loads a private copy of it and drives its
- * simulated GPUs, readings and queued events, so NVML code runs through the real native path
- * without a GPU.
- */
-package io.devhealth.testkit.nvml;
