@@ -12,7 +12,7 @@ import java.util.TreeMap;
  * Everything the processor knows about one device on one node: the latest report of every source
  * and the effective health merged from them ({@link DeviceHealthMerger}). Value of the {@code device-state} store.
  *
- * @param sources by {@link SourceReport#key()}, sorted so that merges and messages are deterministic
+ * @param sources by {@link SourceReport#key()}, iterated in key order so that merges and messages are deterministic
  * @param since node time at which {@code health} became what it is
  * @param deadline node time at which the effective health may change through silence alone
  *                 ({@link Long#MAX_VALUE}: never, every source is already stale)
@@ -34,17 +34,25 @@ public record DeviceState(
 
     /** The class of the read-only sorted view this record keeps, so that passing one on is not a copy. */
     private static final Class<?> FROZEN = Collections.unmodifiableNavigableMap(new TreeMap<>()).getClass();
+    /** The class of a one-entry {@code Map.of}: most devices have one source, and a tree for one entry was most of a keep-alive's garbage. */
+    private static final Class<?> SINGLE = Map.of("", "").getClass();
 
     public DeviceState {
         sources = frozen(sources);
     }
 
     private static Map<String, SourceReport> frozen(Map<String, SourceReport> sources) {
-        if (sources != null && sources.getClass() == FROZEN) {
+        if (sources == null || sources.isEmpty()) {
+            return Map.of();
+        }
+        if (sources.getClass() == FROZEN || sources.getClass() == SINGLE) {
             return sources; // already a read-only copy made here: every with...() passes it on
         }
-        TreeMap<String, SourceReport> copy = sources == null ? new TreeMap<>() : new TreeMap<>(sources);
-        return Collections.unmodifiableNavigableMap(copy);
+        if (sources.size() == 1) {
+            Map.Entry<String, SourceReport> only = sources.entrySet().iterator().next();
+            return Map.of(only.getKey(), only.getValue());
+        }
+        return Collections.unmodifiableNavigableMap(new TreeMap<>(sources));
     }
 
     public static DeviceState empty(String cluster, String node, DeviceRef ref) {
@@ -92,6 +100,12 @@ public record DeviceState(
     /** The sources with {@code report} in its source's place; the key of a source already known is reused, not built again. */
     private Map<String, SourceReport> sourcesWith(SourceReport report) {
         Map.Entry<String, SourceReport> known = entryOf(report.kind(), report.name());
+        if (sources.isEmpty()) {
+            return Map.of(report.key(), report);
+        }
+        if (known != null && sources.size() == 1) {
+            return Map.of(known.getKey(), report);
+        }
         TreeMap<String, SourceReport> next = new TreeMap<>(sources);
         next.put(known != null ? known.getKey() : report.key(), report);
         return Collections.unmodifiableNavigableMap(next);

@@ -22,11 +22,15 @@ public record PendingRefresh(String device, long deadline, Map<String, Long> ref
 
     public PendingRefresh {
         Objects.requireNonNull(device, "device");
-        refreshedAt = Collections.unmodifiableMap(new TreeMap<>(refreshedAt));
+        refreshedAt = refreshedAt.size() == 1 ? Map.copyOf(refreshedAt) : Collections.unmodifiableMap(new TreeMap<>(refreshedAt));
     }
 
     /** The refresh times and deadline of {@code state}: applied to an older state of the device, they give {@code state} back when nothing else changed. */
     public static PendingRefresh of(String device, DeviceState state) {
+        if (state.sources().size() == 1) {
+            Map.Entry<String, SourceReport> only = state.sources().entrySet().iterator().next();
+            return new PendingRefresh(device, state.deadline(), Map.of(only.getKey(), only.getValue().refreshedAt()));
+        }
         Map<String, Long> times = new LinkedHashMap<>();
         state.sources().forEach((key, source) -> times.put(key, source.refreshedAt()));
         return new PendingRefresh(device, state.deadline(), times);

@@ -3,6 +3,7 @@ package io.devhealth.processor.internals;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
+import com.google.protobuf.WireFormat;
 import io.devhealth.processor.internals.proto.DeviceStateValue;
 import io.devhealth.processor.internals.proto.FleetCountsValue;
 import io.devhealth.processor.internals.proto.Liveness;
@@ -45,7 +46,7 @@ public final class StateSerdes {
     }
 
     public static Serde<StoredNode> nodeState() {
-        return serde(StoredNode.class, node -> write(encode(node)),
+        return serde(StoredNode.class, StateSerdes::write,
                 bytes -> decode(NodeStateValue.parser().parseFrom(bytes, 1, bytes.length - 1)));
     }
 
@@ -63,6 +64,60 @@ public final class StateSerdes {
 
     static FleetCounts decode(FleetCountsValue v) {
         return new FleetCounts(v.hasCluster() ? v.getCluster() : "", v.getToUnhealthy(), v.getToUnknown(), v.getToHealthy());
+    }
+
+    /**
+     * The format byte, then the node's {@link NodeStateValue}: its own fields through the generated
+     * code, its refreshes written field by field, exactly as the generated code writes them (fields in
+     * number order, proto3 defaults left out; {@code StateSerdesTest} compares the two). Every node that
+     * had a record is written at every commit, with a refresh for each of its devices that had a
+     * keep-alive, and building a message per refresh and source was most of writing a node.
+     */
+    private static byte[] write(StoredNode node) throws IOException {
+        NodeStateValue head = encode(new StoredNode(node.state(), Map.of()));
+        int size = 1 + head.getSerializedSize();
+        for (PendingRefresh refresh : node.refreshes().values()) {
+            size += nestedSize(NodeStateValue.REFRESHES_FIELD_NUMBER, refreshSize(refresh));
+        }
+        byte[] bytes = new byte[size];
+        bytes[0] = FORMAT_PROTOBUF_V1;
+        CodedOutputStream out = CodedOutputStream.newInstance(bytes, 1, bytes.length - 1);
+        head.writeTo(out);
+        for (PendingRefresh refresh : node.refreshes().values()) {
+            out.writeTag(NodeStateValue.REFRESHES_FIELD_NUMBER, WireFormat.WIRETYPE_LENGTH_DELIMITED);
+            out.writeUInt32NoTag(refreshSize(refresh));
+            if (!refresh.device().isEmpty()) out.writeString(PendingRefreshValue.DEVICE_FIELD_NUMBER, refresh.device());
+            if (refresh.deadline() != 0L) out.writeInt64(PendingRefreshValue.DEADLINE_FIELD_NUMBER, refresh.deadline());
+            for (Map.Entry<String, Long> source : refresh.refreshedAt().entrySet()) {
+                out.writeTag(PendingRefreshValue.SOURCES_FIELD_NUMBER, WireFormat.WIRETYPE_LENGTH_DELIMITED);
+                out.writeUInt32NoTag(sourceSize(source));
+                if (!source.getKey().isEmpty()) out.writeString(SourceRefresh.SOURCE_FIELD_NUMBER, source.getKey());
+                if (source.getValue() != 0L) out.writeInt64(SourceRefresh.REFRESHED_AT_FIELD_NUMBER, source.getValue());
+            }
+        }
+        out.checkNoSpaceLeft();
+        return bytes;
+    }
+
+    private static int refreshSize(PendingRefresh refresh) {
+        int size = (refresh.device().isEmpty() ? 0 : CodedOutputStream.computeStringSize(PendingRefreshValue.DEVICE_FIELD_NUMBER,
+                refresh.device()))
+                + (refresh.deadline() == 0L ? 0 : CodedOutputStream.computeInt64Size(PendingRefreshValue.DEADLINE_FIELD_NUMBER,
+                refresh.deadline()));
+        for (Map.Entry<String, Long> source : refresh.refreshedAt().entrySet()) {
+            size += nestedSize(PendingRefreshValue.SOURCES_FIELD_NUMBER, sourceSize(source));
+        }
+        return size;
+    }
+
+    private static int sourceSize(Map.Entry<String, Long> source) {
+        return (source.getKey().isEmpty() ? 0 : CodedOutputStream.computeStringSize(SourceRefresh.SOURCE_FIELD_NUMBER, source.getKey()))
+                + (source.getValue() == 0L ? 0 : CodedOutputStream.computeInt64Size(SourceRefresh.REFRESHED_AT_FIELD_NUMBER,
+                source.getValue()));
+    }
+
+    private static int nestedSize(int field, int size) {
+        return CodedOutputStream.computeTagSize(field) + CodedOutputStream.computeUInt32SizeNoTag(size) + size;
     }
 
     /** The format byte, then {@code message}. */

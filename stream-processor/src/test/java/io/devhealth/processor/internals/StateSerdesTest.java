@@ -51,6 +51,20 @@ class StateSerdesTest {
     }
 
     @Test
+    void shouldWriteANodeExactlyAsTheGeneratedCodeDoes() throws Exception {
+        NodeState state = new NodeState("prod", 42L, new NodeState.Watermark(3, 17), NodeState.Watermark.NONE, new NodeState.Watermark(3, 9),
+                Map.of("gpu.nvidia.com", new NodeState.Liveness(SourceStatus.UP, 40L, null)));
+        StoredNode node = new StoredNode(state, Map.of(
+                "n1/gpu.nvidia.com/n1/gpu-0", new PendingRefresh("n1/gpu.nvidia.com/n1/gpu-0", 70_000L,
+                        Map.of("DRA:gpu.nvidia.com", 40_000L, "NVML:nvml", 0L)),
+                "n1/gpu.nvidia.com/n1/gpu-é", new PendingRefresh("n1/gpu.nvidia.com/n1/gpu-é", 0L, Map.of("DRA:gpu.nvidia.com", 1L))));
+
+        byte[] bytes = nodes.serializer().serialize("t", node);
+
+        assertThat(java.util.Arrays.copyOfRange(bytes, 1, bytes.length)).isEqualTo(StateSerdes.encode(node).toByteArray());
+    }
+
+    @Test
     void shouldRoundTripFleetCounts() {
         Serde<FleetCounts> counts = StateSerdes.fleetCounts();
         FleetCounts value = new FleetCounts("prod", 3, 0, 41);
