@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * How a device's sources merge into its effective health: a fresh Unhealthy from any source wins; Healthy needs a fresh
@@ -53,6 +54,20 @@ public final class DeviceHealthMerger {
             return decide(HealthStatus.UNKNOWN, unknown, deadline);
         }
         return silent(sources);
+    }
+
+    /**
+     * Whether a device's only source, {@code source}, refreshed at {@code refreshedAt}, merges at
+     * {@code nodeTime} to what {@code device} shows: the source's own word while it is fresh, as
+     * {@link #merge} gives for one source. Answered without merging, for the keep-alives of a fleet's
+     * steady state; {@code DeviceRulesTest} checks it against {@link #merge}.
+     */
+    static boolean keepsWordOfOnlySource(DeviceState device, SourceReport source, long refreshedAt, long nodeTime) {
+        return device.sources().size() == 1 && device.since() != 0L && source.health() != null
+                && device.health() == source.health() && device.source() == source.kind()
+                && Objects.equals(device.message(), source.message()) && Objects.equals(device.reason(), source.reason())
+                // Merged while the source was fresh (silence would have set no deadline), and fresh after the refresh.
+                && device.deadline() == source.staleAt() && nodeTime < SourceReport.staleAt(refreshedAt, source.timeoutMs());
     }
 
     /** Most recent first: it names the reason and source of the result. */

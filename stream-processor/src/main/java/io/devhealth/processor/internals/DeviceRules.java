@@ -47,7 +47,23 @@ public final class DeviceRules {
         if (known != null && !known.supersededBy(observedAt)) {
             return Unchanged.INSTANCE;
         }
-        SourceReport next = SourceReport.after(report, known, observedAt, timeoutMs, node.isDown(report.getSourceName()));
+        // Most reports: a keep-alive of a device's only source. The source's rule and the merge's say
+        // "only the refresh time moves" without building and comparing the merged state.
+        boolean sourceDown = node.isDown(report.getSourceName());
+        if (known != null && known.onlyRefreshedBy(report, timeoutMs, sourceDown)) {
+            long refreshedAt = Math.max(known.refreshedAt(), observedAt);
+            if (DeviceHealthMerger.keepsWordOfOnlySource(device, known, refreshedAt, node.nodeTime())) {
+                return refreshedAt == known.refreshedAt() ? Unchanged.INSTANCE
+                        : new Refreshed(device.withOnlySourceRefreshed(refreshedAt));
+            }
+        }
+        return general(device, report, known, observedAt, timeoutMs, node, sourceDown);
+    }
+
+    /** {@link #apply} for any report: the source's word after it, merged, compared with the device before. */
+    static Outcome general(DeviceState device, DeviceHealthReport report, SourceReport known, long observedAt, long timeoutMs,
+                           NodeState node, boolean sourceDown) {
+        SourceReport next = SourceReport.after(report, known, observedAt, timeoutMs, sourceDown);
         DeviceState merged = device.withSourceMerged(next, node.nodeTime(), observedAt);
         if (merged.equals(device)) {
             return Unchanged.INSTANCE; // e.g. a keep-alive from a source the node says is down

@@ -131,6 +131,17 @@ public record DeviceState(
                 health, message, reason, source, since, refresh.deadline());
     }
 
+    /**
+     * This state, which has one source, with that source refreshed at {@code refreshedAt} and the deadline
+     * it then has: what the merge gives when the source's word stands ({@link DeviceHealthMerger#keepsWordOfOnlySource}).
+     */
+    DeviceState withOnlySourceRefreshed(long refreshedAt) {
+        Map.Entry<String, SourceReport> only = sources.entrySet().iterator().next();
+        SourceReport refreshed = only.getValue().withRefreshedAt(refreshedAt);
+        return new DeviceState(cluster, node, driver, pool, device, uuid, Map.of(only.getKey(), refreshed), health, message, reason,
+                source, since, refreshed.staleAt());
+    }
+
     /** Whether {@code next} is this state with nothing changed but its sources' refresh times and its deadline. */
     public boolean onlyRefreshedIn(DeviceState next) {
         return !next.equals(this) && becomesWithRefresh(next);

@@ -63,6 +63,17 @@ public record SourceReport(
                 observedAt, observedAt, timeoutMs);
     }
 
+    /**
+     * Whether {@code report} changes nothing of this source but its refresh time: a keep-alive that says
+     * again what the source said, with the same timeout, from a source the node says is up. The case of
+     * {@link #after} that returns this source refreshed ({@link #withRefreshedAt}); {@code DeviceRulesTest}
+     * checks the two agree.
+     */
+    public boolean onlyRefreshedBy(DeviceHealthReport report, long timeoutMs, boolean sourceDown) {
+        return report.getKind() == ReportKind.KEEPALIVE && !sourceDown && timeoutMs == this.timeoutMs
+                && repeats(report.getHealth(), report.getMessage(), report.getReason());
+    }
+
     /** Whether a report of {@code health}, {@code message} and {@code reason} says what this one says. */
     public boolean repeats(HealthStatus health, String message, String reason) {
         return this.health == health && Objects.equals(this.message, message) && Objects.equals(this.reason, reason);

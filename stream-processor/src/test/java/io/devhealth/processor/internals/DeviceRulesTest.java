@@ -160,6 +160,58 @@ class DeviceRulesTest {
     }
 
     /**
+     * The keep-alive decision taken without merging ({@link SourceReport#onlyRefreshedBy},
+     * {@link DeviceHealthMerger#keepsWordOfOnlySource}) against the general path it saves: on generated
+     * states — some with a second source, a health or {@code since} they would not have from their
+     * source alone — and reports, both must give the same outcome.
+     */
+    @Test
+    void shouldDecideEveryKeepAliveAsTheGeneralPathDoes() {
+        Random random = new Random(20261201L);
+        HealthStatus[] healths = HealthStatus.values();
+        String[] messages = {null, "XID 79: GPU has fallen off the bus"};
+        int decidedWithoutMerging = 0;
+        for (int i = 0; i < 200_000; i++) {
+            long timeout = random.nextBoolean() ? TIMEOUT : 2 * TIMEOUT;
+            long observed = T0 + random.nextInt(10_000);
+            long refreshedAt = observed + random.nextInt(3) * 10_000L;
+            SourceReport source = new SourceReport(SourceKind.DRA, DRIVER, healths[random.nextInt(3)], messages[random.nextInt(2)],
+                    "XID-79", observed, refreshedAt, timeout);
+            DeviceState device = empty().withSourceMerged(source, refreshedAt + random.nextInt(80_000), observed);
+            switch (random.nextInt(12)) {
+                case 0 -> device = device.withSourceMerged(new SourceReport(SourceKind.NVML, "nvml", healths[random.nextInt(3)], null,
+                        null, observed, observed, timeout), refreshedAt, observed);
+                case 1 -> device = new DeviceState("c", "n1", DRIVER, "n1", "gpu-0", null, device.sources(), healths[random.nextInt(3)],
+                        device.message(), device.reason(), device.source(), device.since(), device.deadline());
+                case 2 -> device = new DeviceState("c", "n1", DRIVER, "n1", "gpu-0", null, device.sources(), device.health(),
+                        device.message(), device.reason(), device.source(), 0L, device.deadline());
+                default -> { }
+            }
+            long at = refreshedAt + random.nextInt(60_000) - 15_000L;
+            DeviceHealthReport report = report(random.nextInt(6) == 0 ? ReportKind.values()[random.nextInt(3)] : ReportKind.KEEPALIVE,
+                    random.nextInt(10) == 0 ? SourceKind.NVML : SourceKind.DRA, random.nextInt(10) == 0 ? "nvml" : DRIVER,
+                    random.nextInt(4) == 0 ? healths[random.nextInt(3)] : source.health(),
+                    random.nextInt(4) == 0 ? messages[random.nextInt(2)] : source.message(), at);
+            long reportTimeout = random.nextInt(8) == 0 ? 3 * TIMEOUT : timeout;
+            NodeState node = node(Math.max(at, refreshedAt + random.nextInt(90_000)), random.nextInt(8) == 0);
+
+            SourceReport known = device.source(report.getSource(), report.getSourceName());
+            DeviceRules.Outcome general = known != null && !known.supersededBy(at) ? new DeviceRules.Unchanged()
+                    : DeviceRules.general(device, report, known, at, reportTimeout, node, node.isDown(report.getSourceName()));
+            assertThat(DeviceRules.apply(device, report, at, reportTimeout, node)).as("case %d: %s + %s at %d", i, device, report,
+                    node.nodeTime()).isEqualTo(general);
+            if (known != null && known.supersededBy(at) && known.onlyRefreshedBy(report, reportTimeout, node.isDown(report.getSourceName()))
+                    && DeviceHealthMerger.keepsWordOfOnlySource(device, known, Math.max(known.refreshedAt(), at), node.nodeTime())) {
+                decidedWithoutMerging++;
+                assertThat(SourceReport.after(report, known, at, reportTimeout, false))
+                        .isEqualTo(known.withRefreshedAt(Math.max(known.refreshedAt(), at)));
+            }
+        }
+        // Not vacuous: the shortcut decides often.
+        assertThat(decidedWithoutMerging).isGreaterThan(10_000);
+    }
+
+    /**
      * A refresh is kept as {@link PendingRefresh} beside the state last written: for every report the
      * rules call a refresh, the written state with the refresh applied must be exactly the new state,
      * however many refreshes came since the write — or a restart or a query would read another device.
