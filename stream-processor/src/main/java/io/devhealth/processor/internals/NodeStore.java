@@ -233,19 +233,13 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
         if (entry == null) {
             return allocationStore.get(node); // a node known from its allocations alone is not in memory until it has a state
         }
-        if (!entry.allocationsRead) {
-            entry.allocations = allocationStore.get(node);
-            entry.allocationsRead = true;
-        }
-        return entry.allocations;
+        return entry.allocations.get(allocationStore, node);
     }
 
     void putAllocations(String node, NodeAllocations snapshot) {
         ensureLoaded();
-        allocationStore.put(node, snapshot);
         Node entry = nodeOf(node);
-        entry.allocations = snapshot;
-        entry.allocationsRead = true;
+        entry.allocations.put(allocationStore, node, snapshot);
         entry.pods = null;
     }
 
@@ -269,19 +263,12 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
         if (entry == null) {
             return inventoryStore.get(node);
         }
-        if (!entry.inventoryRead) {
-            entry.inventory = inventoryStore.get(node);
-            entry.inventoryRead = true;
-        }
-        return entry.inventory;
+        return entry.inventory.get(inventoryStore, node);
     }
 
     void putInventory(String node, NodeDevices devices) {
         ensureLoaded();
-        inventoryStore.put(node, devices);
-        Node entry = nodeOf(node);
-        entry.inventory = devices;
-        entry.inventoryRead = true;
+        nodeOf(node).inventory.put(inventoryStore, node, devices);
     }
 
     @Override
@@ -338,10 +325,8 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
         int pending;
         /** Whether the node's value changed since the last commit (it is then in {@link NodeStore#changed}). */
         boolean changed;
-        NodeAllocations allocations;
-        boolean allocationsRead;
-        NodeDevices inventory;
-        boolean inventoryRead;
+        final Kept<NodeAllocations> allocations = new Kept<>();
+        final Kept<NodeDevices> inventory = new Kept<>();
         PodIndex pods;
 
         Node(String name, NodeState state) {
@@ -400,6 +385,26 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
             for (int i = 0; i < size; i++) {
                 earliest = Math.min(earliest, slots[i].current.deadline());
             }
+        }
+    }
+
+    /** A store's value for one key, kept decoded: read from the store the first time it is asked for. */
+    private static final class Kept<V> {
+        private V value;
+        private boolean read;
+
+        V get(KeyValueStore<String, V> store, String key) {
+            if (!read) {
+                value = store.get(key);
+                read = true;
+            }
+            return value;
+        }
+
+        void put(KeyValueStore<String, V> store, String key, V next) {
+            store.put(key, next);
+            value = next;
+            read = true;
         }
     }
 
