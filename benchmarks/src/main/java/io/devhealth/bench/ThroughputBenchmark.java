@@ -64,6 +64,8 @@ public final class ThroughputBenchmark {
     static final String FLOOR = "stateful floor (EOS)";
     /** {@code -Ddevhealth.bench.cpu.threads=true}: where each Streams stage's CPU went, by thread. */
     private static final boolean BREAKDOWN = Boolean.getBoolean("devhealth.bench.cpu.threads");
+    /** How long the application's own topics must stay unchanged after it caught up: a fleet flush and a commit. */
+    private static final Duration READ_BACK_QUIET = TopologyOptions.DEFAULT_FLEET_FLUSH_INTERVAL.plusMillis(500);
     /**
      * A flag the benchmark no longer has: the processor reads only node-events. A run given it fails
      * rather than print figures that look like the ones asked for.
@@ -362,16 +364,30 @@ public final class ThroughputBenchmark {
                 }
                 Thread.sleep(10);
             }
-            while (!readBack.isEmpty() && remaining(admin, group, endOffsets(admin, readBack)) > 0) {
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException(name + " did not catch up with its own topics within 10 minutes");
-                }
-                Thread.sleep(10);
-            }
             long end = System.nanoTime();
             CpuMeter.Sample cpuAtEnd = CpuMeter.sample(group);
+            Map<String, Long> threadsAtEnd = BREAKDOWN ? CpuMeter.byThread() : Map.of();
+            // The fleet counts are complete when the application has read its own topics to their end and
+            // nothing more comes: the fleet combiner sends what it folded once per flush interval, so the
+            // end offsets must stay put for a whole interval (plus a commit) after it caught up.
+            for (Map<TopicPartition, Long> own = readBack.isEmpty() ? Map.of() : endOffsets(admin, readBack); !own.isEmpty();
+                    own = endOffsets(admin, readBack)) {
+                while (remaining(admin, group, own) > 0) {
+                    if (System.nanoTime() > deadline) {
+                        throw new IllegalStateException(name + " did not catch up with its own topics within 10 minutes");
+                    }
+                    Thread.sleep(10);
+                }
+                end = System.nanoTime();
+                cpuAtEnd = CpuMeter.sample(group);
+                threadsAtEnd = BREAKDOWN ? CpuMeter.byThread() : Map.of();
+                Thread.sleep(READ_BACK_QUIET.toMillis());
+                if (endOffsets(admin, readBack).equals(own)) {
+                    break;
+                }
+            }
             if (BREAKDOWN && cpuAtTenth != null) {
-                printBreakdown(name, threadsAtTenth, CpuMeter.byThread(), records - records / 10);
+                printBreakdown(name, threadsAtTenth, threadsAtEnd, records - records / 10);
             }
             Result result = tenth == 0 || end - tenth < 50_000_000L
                     ? new Result(name, records, end - start, cpuAtEnd.minus(cpuAtStart))

@@ -2,7 +2,8 @@ package io.devhealth.processor;
 
 import io.devhealth.processor.internals.CloudEventsMirror;
 import io.devhealth.processor.internals.FleetCounter;
-import io.devhealth.processor.internals.FleetDimensions;
+import io.devhealth.processor.internals.FleetCombiner;
+import io.devhealth.processor.internals.FleetWindows;
 import io.devhealth.processor.internals.NodeProcessor;
 import io.devhealth.processor.internals.StateSerdes;
 import io.devhealth.processor.internals.CommitHookKeyValueStore;
@@ -46,6 +47,7 @@ public final class DeviceHealthTopology {
     public static final String DEVICE_HISTORY_STORE = TopologyNames.DEVICE_HISTORY_STORE;
     public static final String POD_HISTORY_STORE = TopologyNames.POD_HISTORY_STORE;
     public static final String FLEET_STATS_STORE = TopologyNames.FLEET_STATS_STORE;
+    public static final String FLEET_PENDING_STORE = TopologyNames.FLEET_PENDING_STORE;
 
     static final String EVENTS_SOURCE = "node-events-source";
     static final String NODE_PROCESSOR = "node-processor";
@@ -113,12 +115,13 @@ public final class DeviceHealthTopology {
 
     /**
      * What is computed from the transitions the topology wrote, read back from health-transitions:
-     * the optional CloudEvents mirror ({@link TopologyOptions#cloudEvents()}), and
-     * fleet analytics: the transitions fanned out to
-     * {@code DIMENSION:value} keys, re-partitioned by that key (so each count is fleet-wide, not
-     * per node partition), and counted in tumbling windows of {@link TopologyOptions#fleetWindow()}
-     * (by the transitions' own time) into the queryable, time-first {@value #FLEET_STATS_STORE}
-     * store ({@link FleetCounter}, {@link io.devhealth.processor.internals.FleetWindowKeys}); every update goes to fleet-stats, keyed
+     * the optional CloudEvents mirror ({@link TopologyOptions#cloudEvents()}), and fleet analytics:
+     * the transitions fanned out to {@code DIMENSION:value} keys and folded per window and flush
+     * interval ({@link FleetCombiner}, store {@value #FLEET_PENDING_STORE}), re-partitioned by that
+     * key (so each count is fleet-wide, not per node partition), and added up in tumbling windows of
+     * {@link TopologyOptions#fleetWindow()} (by the transitions' own time) into the queryable,
+     * time-first {@value #FLEET_STATS_STORE} store ({@link FleetCounter},
+     * {@link io.devhealth.processor.internals.FleetWindowKeys}); every update goes to fleet-stats, keyed
      * {@code DIMENSION:value@windowStart}.
      */
     private static void addTransitionReaders(StreamsBuilder builder, Topics topics, ProcessorSerdes serdes, TopologyOptions options) {
@@ -132,14 +135,19 @@ public final class DeviceHealthTopology {
                     .to(topics.healthTransitionsCloudEvents(), Produced.with(Serdes.String(), Serdes.ByteArray())
                             .withName("cloudevents-sink"));
         }
-        // A record cache here: a burst of transitions updates the same few windows again and again, and the
-        // cache folds their changelog records into one per window and commit.
+        FleetWindows windows = new FleetWindows(options.fleetWindow(), FLEET_GRACE);
+        // No record cache on the pending store: the combiner keeps its values decoded and writes each
+        // changed one once per commit, from the store's commit hook.
+        builder.addStateStore(CommitHookKeyValueStore.builder(Stores.keyValueStoreBuilder(
+                Stores.persistentKeyValueStore(FLEET_PENDING_STORE), Serdes.String(), StateSerdes.pendingFleetCounts())));
+        // A record cache on the counts: between two commits the same windows are updated again and
+        // again, and the cache folds their changelog records into one per window and commit.
         builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(FLEET_STATS_STORE),
                 Serdes.String(), StateSerdes.fleetCounts()).withCachingEnabled());
-        transitions.process(FleetDimensions::new, Named.as("fleet-dimensions"))
+        transitions.process(() -> new FleetCombiner(windows, options.fleetFlushInterval(), options.meters()),
+                        Named.as("fleet-combiner"), FLEET_PENDING_STORE)
                 .repartition(Repartitioned.with(Serdes.String(), StateSerdes.fleetCounts()).withName("fleet-by-dimension"))
-                .process(() -> new FleetCounter(options.fleetWindow(), FLEET_GRACE, retention, options.meters()),
-                        Named.as("fleet-counts"), FLEET_STATS_STORE)
+                .process(() -> new FleetCounter(windows, retention, options.meters()), Named.as("fleet-counts"), FLEET_STATS_STORE)
                 .to(topics.fleetStats(), Produced.with(Serdes.String(), serdes.fleetStats()).withName("fleet-stats-sink"));
     }
 }

@@ -44,6 +44,7 @@ public final class ProcessorConfig extends ServiceConfig {
     public static final String PRINCIPALS_SECRET_PREVIOUS = "principals.secret.previous";
     public static final String PRINCIPALS_SECRET_PREVIOUS_FILE = "principals.secret.previous.file";
     public static final String FLEET_WINDOW = "fleet.window.seconds";
+    public static final String FLEET_FLUSH_INTERVAL = "fleet.flush.interval.ms";
     public static final String CLOUDEVENTS_ENABLED = "cloudevents.enabled";
 
     public static final long DEFAULT_ROCKSDB_MEMORY = 256L << 20;
@@ -108,6 +109,11 @@ public final class ProcessorConfig extends ServiceConfig {
             .define(FLEET_WINDOW, Type.LONG, TopologyOptions.DEFAULT_FLEET_WINDOW.toSeconds(), ConfigDef.Range.between(1, 86_400),
                     Importance.LOW, "Size in seconds of the tumbling windows in which fleet-stats counts transitions "
                             + "per node, driver, product and reason.")
+            .define(FLEET_FLUSH_INTERVAL, Type.LONG, TopologyOptions.DEFAULT_FLEET_FLUSH_INTERVAL.toMillis(),
+                    ConfigDef.Range.between(10, 60_000), Importance.LOW,
+                    "How often, in ms of wall-clock time, the transitions read since the last flush are folded "
+                            + "into the fleet counts (one record per window and dimension value instead of one per "
+                            + "transition); fleet-stats shows a transition at most this much later.")
             .define(CLOUDEVENTS_ENABLED, Type.BOOLEAN, false, Importance.MEDIUM,
                     "Mirror every health transition as a CloudEvents 1.0 JSON record (structured mode) to "
                             + "<prefix>health-transitions-cloudevents, for SIEMs.");
@@ -227,6 +233,7 @@ public final class ProcessorConfig extends ServiceConfig {
                 .meters(meters)
                 .enforcePrincipals(getBoolean(PRINCIPALS_ENFORCE))
                 .fleetWindow(Duration.ofSeconds(getLong(FLEET_WINDOW)))
+                .fleetFlushInterval(Duration.ofMillis(getLong(FLEET_FLUSH_INTERVAL)))
                 .cloudEvents(getBoolean(CLOUDEVENTS_ENABLED))
                 .build();
     }

@@ -20,6 +20,8 @@ import java.util.Objects;
  *                          That the header was signed by that node is verified before, by the serdes
  *                          ({@link ProcessorSerdes#authenticated}, {@code principals.secret})
  * @param fleetWindow the size of the tumbling windows fleet-stats counts transitions in
+ * @param fleetFlushInterval how often (wall clock) the transitions read since the last flush are folded
+ *                           into the fleet counts; bounds how late fleet-stats shows a transition
  * @param cloudEvents whether every transition is mirrored as CloudEvents 1.0 JSON for SIEMs
  */
 public record TopologyOptions(
@@ -31,6 +33,7 @@ public record TopologyOptions(
         MeterRegistry meters,
         boolean enforcePrincipals,
         Duration fleetWindow,
+        Duration fleetFlushInterval,
         boolean cloudEvents) {
 
     public static final Duration DEFAULT_EXPIRY_INTERVAL = Duration.ofSeconds(1);
@@ -38,17 +41,22 @@ public record TopologyOptions(
     public static final Duration DEFAULT_STALL_THRESHOLD = Duration.ofSeconds(5);
     public static final Duration DEFAULT_HISTORY_RETENTION = Duration.ofDays(30);
     public static final Duration DEFAULT_FLEET_WINDOW = Duration.ofMinutes(1);
+    public static final Duration DEFAULT_FLEET_FLUSH_INTERVAL = Duration.ofSeconds(1);
 
     public TopologyOptions {
         Objects.requireNonNull(timeouts, "timeouts");
         Objects.requireNonNull(meters, "meters");
         Objects.requireNonNull(fleetWindow, "fleetWindow");
+        Objects.requireNonNull(fleetFlushInterval, "fleetFlushInterval");
         Objects.requireNonNull(expiryInterval, "expiryInterval");
         Objects.requireNonNull(restoreGrace, "restoreGrace");
         Objects.requireNonNull(stallThreshold, "stallThreshold");
         Objects.requireNonNull(historyRetention, "historyRetention");
         if (fleetWindow.isNegative() || fleetWindow.isZero()) {
             throw new IllegalArgumentException("fleet window " + fleetWindow + " must be positive");
+        }
+        if (fleetFlushInterval.toMillis() < 1) {
+            throw new IllegalArgumentException("fleet flush interval " + fleetFlushInterval + " must be at least 1 ms");
         }
         if (stallThreshold.compareTo(expiryInterval) <= 0) {
             throw new IllegalArgumentException("stall threshold " + stallThreshold + " must exceed the expiry interval " + expiryInterval);
@@ -75,6 +83,7 @@ public record TopologyOptions(
         private MeterRegistry meters;
         private boolean enforcePrincipals;
         private Duration fleetWindow = DEFAULT_FLEET_WINDOW;
+        private Duration fleetFlushInterval = DEFAULT_FLEET_FLUSH_INTERVAL;
         private boolean cloudEvents;
 
         private Builder() {}
@@ -119,6 +128,11 @@ public record TopologyOptions(
             return this;
         }
 
+        public Builder fleetFlushInterval(Duration value) {
+            this.fleetFlushInterval = value;
+            return this;
+        }
+
         public Builder cloudEvents(boolean value) {
             this.cloudEvents = value;
             return this;
@@ -126,7 +140,7 @@ public record TopologyOptions(
 
         public TopologyOptions build() {
             return new TopologyOptions(timeouts, expiryInterval, restoreGrace, stallThreshold, historyRetention,
-                    meters == null ? new SimpleMeterRegistry() : meters, enforcePrincipals, fleetWindow, cloudEvents);
+                    meters == null ? new SimpleMeterRegistry() : meters, enforcePrincipals, fleetWindow, fleetFlushInterval, cloudEvents);
         }
     }
 }

@@ -61,6 +61,7 @@ final class TopologyFixture implements AutoCloseable {
     final TestOutputTopic<String, HealthTransition> transitions;
     final TestOutputTopic<byte[], DeadLetter> deadLetters;
     final TestOutputTopic<String, FleetStats> fleetStats;
+    private final TopologyOptions options;
     private long sequence;
     private Instant wall = T0;
 
@@ -91,7 +92,7 @@ final class TopologyFixture implements AutoCloseable {
             throw new java.io.UncheckedIOException(e);
         }
         DeadLetterHandler.configure(props, topics.deadLetters(), serdes.deadLetters().serializer(), meters);
-        TopologyOptions options = customize.apply(TopologyOptions.builder()).meters(meters).build();
+        options = customize.apply(TopologyOptions.builder()).meters(meters).build();
         driver = new TopologyTestDriver(DeviceHealthTopology.build(topics, serdes, options), props, T0);
         events = driver.createInputTopic(topics.nodeEvents(), Serdes.String().serializer(), serdes.nodeEvents().serializer());
         rawEvents = driver.createInputTopic(topics.nodeEvents(), Serdes.String().serializer(), Serdes.ByteArray().serializer());
@@ -119,6 +120,11 @@ final class TopologyFixture implements AutoCloseable {
     void jumpWallClock(Duration duration) {
         wall = wall.plus(duration);
         driver.advanceWallClockTime(duration);
+    }
+
+    /** Lets the fleet combiner's punctuator send what it folded since its last flush on to the fleet counter. */
+    void flushFleetCounts() {
+        jumpWallClock(options.fleetFlushInterval());
     }
 
     static DeviceRef device(String device) {

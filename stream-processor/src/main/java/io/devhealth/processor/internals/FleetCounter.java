@@ -18,35 +18,35 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Counts the transitions of each fleet dimension value ({@link FleetDimensions}) in tumbling windows
- * of their own time, in the time-first {@code fleet-stats} store ({@link FleetWindowKeys}), and emits
- * every updated window to the fleet-stats topic (key {@code DIMENSION:value@windowStart}).
+ * Adds up, per fleet dimension value, the transition counts {@link FleetCombiner} sends, in tumbling
+ * windows of the transitions' own time, in the time-first {@code fleet-stats} store
+ * ({@link FleetWindowKeys}), and emits every updated window to the fleet-stats topic (key
+ * {@code DIMENSION:value@windowStart}).
  *
- * <p>Tumbling-window semantics as Kafka Streams' own: a transition older than the highest time seen
- * by this task minus the grace is dropped (counted in {@code devhealth.processor.fleet.late}), and
- * windows older than the retention are deleted by a punctuator on stream time.
+ * <p>Tumbling-window semantics as Kafka Streams' own ({@link FleetWindows}): counts for a window
+ * already closed in this task's stream time are dropped (counted in {@code devhealth.processor.fleet.late}),
+ * and windows older than the retention are deleted by a punctuator on stream time.
  */
 public final class FleetCounter implements Processor<String, FleetCounts, String, FleetStats> {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(FleetCounter.class);
-    /** Windows kept decoded per task: every dimension value of a busy hour, with room to spare. */
-    private static final int DECODED_WINDOWS = 4_096;
 
-    private final long windowMs;
-    private final long graceMs;
+    private final FleetWindows windows;
     private final long retentionMs;
     private final Counter late;
     private ProcessorContext<String, FleetStats> context;
     private KeyValueStore<String, FleetCounts> store;
-    /** The windows being counted, decoded: a burst of transitions updates the same few windows again and again. */
-    private DecodedCache<FleetCounts> counts;
 
-    public FleetCounter(Duration window, Duration grace, Duration retention, MeterRegistry meters) {
-        this.windowMs = window.toMillis();
-        this.graceMs = grace.toMillis();
+    public FleetCounter(FleetWindows windows, Duration retention, MeterRegistry meters) {
+        this.windows = windows;
         this.retentionMs = retention.toMillis();
-        this.late = Counter.builder("devhealth.processor.fleet.late")
-                .description("Transitions too late for their fleet-stats window (older than the grace) and not counted")
+        this.late = lateCounter(meters);
+    }
+
+    /** The one counter of transitions too late for their window, whichever stage found them late. */
+    static Counter lateCounter(MeterRegistry meters) {
+        return Counter.builder("devhealth.processor.fleet.late")
+                .description("Transitions too late for their fleet-stats window (older than the grace) and not counted, one per dimension")
                 .register(meters);
     }
 
@@ -54,9 +54,8 @@ public final class FleetCounter implements Processor<String, FleetCounts, String
     public void init(ProcessorContext<String, FleetStats> context) {
         this.context = context;
         this.store = context.getStateStore(TopologyNames.FLEET_STATS_STORE);
-        this.counts = new DecodedCache<>(store, DECODED_WINDOWS);
         // Stream time: retention follows the transitions' time, as window stores' does, not the wall clock.
-        context.schedule(Duration.ofMillis(Math.max(1_000L, Math.min(windowMs, 60_000L))), PunctuationType.STREAM_TIME,
+        context.schedule(Duration.ofMillis(Math.max(1_000L, Math.min(windows.sizeMs(), 60_000L))), PunctuationType.STREAM_TIME,
                 this::dropExpiredWindows);
     }
 
@@ -66,20 +65,21 @@ public final class FleetCounter implements Processor<String, FleetCounts, String
             return;
         }
         long at = record.timestamp();
+        long windowStart = windows.start(at);
         // The task's stream time, which Kafka Streams keeps with the committed offsets across restarts.
         long observedStreamTime = Math.max(context.currentStreamTimeMs(), at);
-        long windowStart = at - at % windowMs;
-        if (windowStart + windowMs + graceMs <= observedStreamTime) {
+        if (windows.closed(windowStart, observedStreamTime)) {
             late.increment(record.value().total());
-            LOGGER.debug("transition too late for its fleet window key={} at={} streamTime={}", record.key(), at, observedStreamTime);
+            LOGGER.debug("transitions too late for their fleet window key={} at={} streamTime={}", record.key(), at, observedStreamTime);
             return;
         }
         String key = FleetWindowKeys.key(windowStart, record.key());
-        FleetCounts previous = counts.get(key);
+        FleetCounts previous = store.get(key);
         FleetCounts next = previous == null ? record.value() : previous.plus(record.value());
-        counts.put(key, next);
+        store.put(key, next);
+        long windowEnd = windowStart + windows.sizeMs();
         context.forward(new Record<>(record.key() + "@" + Instant.ofEpochMilli(windowStart),
-                next.toStats(record.key(), Instant.ofEpochMilli(windowStart), Instant.ofEpochMilli(windowStart + windowMs)),
+                next.toStats(record.key(), Instant.ofEpochMilli(windowStart), Instant.ofEpochMilli(windowEnd)),
                 record.timestamp()));
     }
 
@@ -92,7 +92,7 @@ public final class FleetCounter implements Processor<String, FleetCounts, String
         try (KeyValueIterator<String, FleetCounts> old = store.range(FleetWindowKeys.from(0), FleetWindowKeys.from(oldestKept))) {
             old.forEachRemaining((KeyValue<String, FleetCounts> entry) -> expired.add(entry.key));
         }
-        expired.forEach(counts::delete);
+        expired.forEach(store::delete);
         if (!expired.isEmpty()) {
             LOGGER.debug("fleet windows past retention deleted count={}", expired.size());
         }

@@ -8,6 +8,7 @@ import io.devhealth.processor.internals.proto.DeviceStateValue;
 import io.devhealth.processor.internals.proto.FleetCountsValue;
 import io.devhealth.processor.internals.proto.Liveness;
 import io.devhealth.processor.internals.proto.NodeStateValue;
+import io.devhealth.processor.internals.proto.PendingFleetCountsValue;
 import io.devhealth.processor.internals.proto.PendingRefreshValue;
 import io.devhealth.processor.internals.proto.SourceRefresh;
 import io.devhealth.processor.internals.proto.SourceReportState;
@@ -26,8 +27,8 @@ import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.Serializer;
 
 /**
- * Serdes of the {@code device-state}, {@code node-state} and {@code fleet-stats} stores (and of the
- * fleet-by-dimension repartition): one format byte, then the protobuf message of {@code processor_state.proto}.
+ * Serdes of the {@code device-state}, {@code node-state}, {@code fleet-pending} and {@code fleet-stats}
+ * stores (and of the fleet-by-dimension repartition): one format byte, then the protobuf message of {@code processor_state.proto}.
  *
  * <p>A device's value is written on every change of it, and a node's once per commit for every node
  * that had a record ({@link NodeStore}), so their format is on the hot path: JSON cost more than the
@@ -53,6 +54,16 @@ public final class StateSerdes {
     public static Serde<FleetCounts> fleetCounts() {
         return serde(FleetCounts.class, counts -> write(encode(counts)),
                 bytes -> decode(FleetCountsValue.parser().parseFrom(bytes, 1, bytes.length - 1)));
+    }
+
+    /** The {@code fleet-pending} store's values: what {@link FleetCombiner} has read and not yet sent on. */
+    public static Serde<PendingFleetCounts> pendingFleetCounts() {
+        return serde(PendingFleetCounts.class,
+                pending -> write(PendingFleetCountsValue.newBuilder().setCounts(encode(pending.counts())).setLatestMs(pending.latestMs()).build()),
+                bytes -> {
+                    PendingFleetCountsValue v = PendingFleetCountsValue.parser().parseFrom(bytes, 1, bytes.length - 1);
+                    return new PendingFleetCounts(decode(v.getCounts()), v.getLatestMs());
+                });
     }
 
     static FleetCountsValue encode(FleetCounts counts) {

@@ -16,6 +16,8 @@ public final class TopologyNames {
     public static final String POD_HISTORY_STORE = "pod-history";
     /** The fleet counter's store ({@link FleetCounter}). */
     public static final String FLEET_STATS_STORE = "fleet-stats";
+    /** The fleet combiner's store ({@link FleetCombiner}). */
+    public static final String FLEET_PENDING_STORE = "fleet-pending";
 
     /** The child the node processor forwards pod statuses to. */
     public static final String POD_STATUS_SINK = "pod-device-status-sink";
