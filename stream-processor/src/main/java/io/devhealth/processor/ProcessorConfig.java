@@ -1,5 +1,6 @@
 package io.devhealth.processor;
 
+import io.devhealth.processor.internals.FlapLimits;
 import io.devhealth.processor.query.QuerySecurityConfig;
 import io.devhealth.schema.config.ServiceConfig;
 import io.devhealth.schema.security.NodeKeys;
@@ -29,6 +30,10 @@ public final class ProcessorConfig extends ServiceConfig {
     public static final String COMMIT_INTERVAL = "commit.interval.ms";
     public static final String TIMEOUT_DEFAULT = "timeout.default.seconds";
     public static final String TIMEOUT_PER_DRIVER = "timeout.per.driver";
+    public static final String FLAP_THRESHOLD = "flap.threshold";
+    public static final String FLAP_WINDOW = "flap.window.seconds";
+    public static final String FLAP_QUIET = "flap.quiet.seconds";
+    public static final String FLAP_PER_SOURCE = "flap.per.source";
     public static final String EXPIRY_INTERVAL = "expiry.interval.ms";
     public static final String RESTORE_GRACE = "silence.restore.grace.ms";
     public static final String STALL_THRESHOLD = "silence.stall.threshold.ms";
@@ -68,6 +73,19 @@ public final class ProcessorConfig extends ServiceConfig {
             .define(TIMEOUT_PER_DRIVER, Type.LIST, "", Importance.MEDIUM,
                     "Per-source freshness timeouts as driver=seconds pairs, e.g. gpu.nvidia.com=60,nvml=20; "
                             + "overridden by a device's own health_check_timeout_seconds.")
+            .define(FLAP_THRESHOLD, Type.INT, FlapPolicy.DEFAULT.flips(), ConfigDef.Range.atLeast(0), Importance.MEDIUM,
+                    "Flap damping: a source that changes a device's health more than this many times within "
+                            + FLAP_WINDOW + " holds the device at the least healthy of its words (reason Flapping: one "
+                            + "transition when the hold starts, one when it ends) until it is quiet for " + FLAP_QUIET
+                            + ". 0 turns damping off.")
+            .define(FLAP_WINDOW, Type.LONG, FlapPolicy.DEFAULT.window().toSeconds(), ConfigDef.Range.atLeast(1), Importance.MEDIUM,
+                    "Seconds within which more than " + FLAP_THRESHOLD + " changes of health count as flapping.")
+            .define(FLAP_QUIET, Type.LONG, FlapPolicy.DEFAULT.quiet().toSeconds(), ConfigDef.Range.atLeast(1), Importance.MEDIUM,
+                    "Seconds without a change of health after which a flapping device's hold ends and it shows its "
+                            + "source's latest word again.")
+            .define(FLAP_PER_SOURCE, Type.LIST, "", Importance.LOW,
+                    "Per-source flap damping as source=flips/windowSeconds/quietSeconds entries, e.g. nvml=3/60/600 "
+                            + "(source=0/1/1 turns it off for that source); the source is a driver name or nvml.")
             .define(EXPIRY_INTERVAL, Type.LONG, TopologyOptions.DEFAULT_EXPIRY_INTERVAL.toMillis(), ConfigDef.Range.between(100, 10_000),
                     Importance.LOW, "How often (wall clock) silent devices are looked for: an expiry is at most this late.")
             .define(RESTORE_GRACE, Type.LONG, TopologyOptions.DEFAULT_RESTORE_GRACE.toMillis(), ConfigDef.Range.atLeast(0), Importance.LOW,
@@ -222,10 +240,20 @@ public final class ProcessorConfig extends ServiceConfig {
         }
     }
 
+    public FlapPolicy flapPolicy() {
+        try {
+            return new FlapPolicy(new FlapLimits(getInt(FLAP_THRESHOLD), Duration.ofSeconds(getLong(FLAP_WINDOW)),
+                    Duration.ofSeconds(getLong(FLAP_QUIET))), FlapPolicy.parsePerSource(getList(FLAP_PER_SOURCE)));
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(FLAP_PER_SOURCE, getList(FLAP_PER_SOURCE), e.getMessage());
+        }
+    }
+
     /** The topology's behaviour settings, counting into {@code meters}. */
     public TopologyOptions topologyOptions(MeterRegistry meters) {
         return TopologyOptions.builder()
                 .timeouts(timeoutPolicy())
+                .flapDamping(flapPolicy())
                 .expiryInterval(Duration.ofMillis(getLong(EXPIRY_INTERVAL)))
                 .restoreGrace(Duration.ofMillis(getLong(RESTORE_GRACE)))
                 .stallThreshold(Duration.ofMillis(getLong(STALL_THRESHOLD)))

@@ -10,6 +10,7 @@ import java.util.Objects;
  * production ({@link ProcessorConfig#topologyOptions}) and set through {@link #builder()} by tests.
  *
  * @param timeouts how long a report stays fresh
+ * @param flapDamping when a source's changes of a device's health count as flapping, and how long the device is held
  * @param expiryInterval how often silent devices are looked for (wall clock); bounds how late an expiry is
  * @param restoreGrace after a start or a stall of the processor, how long before silence counts again
  * @param stallThreshold a gap between two expiry ticks longer than this means the processor was not running
@@ -26,6 +27,7 @@ import java.util.Objects;
  */
 public record TopologyOptions(
         TimeoutPolicy timeouts,
+        FlapPolicy flapDamping,
         Duration expiryInterval,
         Duration restoreGrace,
         Duration stallThreshold,
@@ -45,6 +47,7 @@ public record TopologyOptions(
 
     public TopologyOptions {
         Objects.requireNonNull(timeouts, "timeouts");
+        Objects.requireNonNull(flapDamping, "flapDamping");
         Objects.requireNonNull(meters, "meters");
         Objects.requireNonNull(fleetWindow, "fleetWindow");
         Objects.requireNonNull(fleetFlushInterval, "fleetFlushInterval");
@@ -76,6 +79,7 @@ public record TopologyOptions(
     /** Builds {@link TopologyOptions}; each setting starts at its default. */
     public static final class Builder {
         private TimeoutPolicy timeouts = TimeoutPolicy.defaults();
+        private FlapPolicy flapDamping = FlapPolicy.defaults();
         private Duration expiryInterval = DEFAULT_EXPIRY_INTERVAL;
         private Duration restoreGrace = DEFAULT_RESTORE_GRACE;
         private Duration stallThreshold = DEFAULT_STALL_THRESHOLD;
@@ -90,6 +94,11 @@ public record TopologyOptions(
 
         public Builder timeouts(TimeoutPolicy value) {
             this.timeouts = value;
+            return this;
+        }
+
+        public Builder flapDamping(FlapPolicy value) {
+            this.flapDamping = value;
             return this;
         }
 
@@ -139,7 +148,7 @@ public record TopologyOptions(
         }
 
         public TopologyOptions build() {
-            return new TopologyOptions(timeouts, expiryInterval, restoreGrace, stallThreshold, historyRetention,
+            return new TopologyOptions(timeouts, flapDamping, expiryInterval, restoreGrace, stallThreshold, historyRetention,
                     meters == null ? new SimpleMeterRegistry() : meters, enforcePrincipals, fleetWindow, fleetFlushInterval, cloudEvents);
         }
     }

@@ -10,7 +10,9 @@ import java.util.Objects;
 
 /**
  * How a device's sources merge into its effective health: a fresh Unhealthy from any source wins; Healthy needs a fresh
- * Healthy and no fresh Unhealthy; otherwise (all stale, or only fresh Unknown) the device is Unknown.
+ * Healthy and no fresh Unhealthy; otherwise (all stale, or only fresh Unknown) the device is Unknown. What
+ * counts of a source is what the device is shown of it ({@link SourceReport#shownHealth()}: its word, or
+ * the word a flapping source is held at).
  *
  * <p>Messages: when one source decides, its own message is passed through unchanged (it is what the
  * driver said, and what the kubelet would show); when several do, each is prefixed by its source;
@@ -30,7 +32,7 @@ public final class DeviceHealthMerger {
             // Most devices have one source: the rules below reduce to "its word while fresh", without the lists.
             SourceReport only = sources.iterator().next();
             return only.freshAt(nodeTime) && only.health() != null
-                    ? new EffectiveHealth(only.health(), only.message(), only.reason(), only.kind(), only.staleAt())
+                    ? new EffectiveHealth(only.shownHealth(), only.shownMessage(), only.shownReason(), only.kind(), only.changesAt())
                     : silent(sources);
         }
         List<SourceReport> fresh = new ArrayList<>();
@@ -38,7 +40,7 @@ public final class DeviceHealthMerger {
         for (SourceReport source : sources) {
             if (source.freshAt(nodeTime)) {
                 fresh.add(source);
-                deadline = Math.min(deadline, source.staleAt());
+                deadline = Math.min(deadline, source.changesAt());
             }
         }
         List<SourceReport> unhealthy = only(fresh, HealthStatus.UNHEALTHY);
@@ -63,7 +65,7 @@ public final class DeviceHealthMerger {
      * steady state; {@code DeviceRulesTest} checks it against {@link #merge}.
      */
     static boolean keepsWordOfOnlySource(DeviceState device, SourceReport source, long refreshedAt, long nodeTime) {
-        return device.sources().size() == 1 && device.since() != 0L && source.health() != null
+        return device.sources().size() == 1 && device.since() != 0L && source.health() != null && !source.held()
                 && device.health() == source.health() && device.source() == source.kind()
                 && Objects.equals(device.message(), source.message()) && Objects.equals(device.reason(), source.reason())
                 // Merged while the source was fresh (silence would have set no deadline), and fresh after the refresh.
@@ -78,7 +80,7 @@ public final class DeviceHealthMerger {
         // A loop, not a stream: this runs for every report, and most devices have one or two sources.
         List<SourceReport> matching = new ArrayList<>(sources.size());
         for (SourceReport source : sources) {
-            if (source.health() == health) {
+            if (source.shownHealth() == health) {
                 matching.add(source);
             }
         }
@@ -92,15 +94,15 @@ public final class DeviceHealthMerger {
         SourceReport first = deciding.get(0);
         String message;
         if (deciding.size() == 1) {
-            message = first.message();
+            message = first.shownMessage();
         } else {
             List<String> parts = new ArrayList<>();
             for (SourceReport source : deciding) {
-                parts.add(source.label() + ": " + (source.message() == null ? health.toString() : source.message()));
+                parts.add(source.label() + ": " + (source.shownMessage() == null ? health.toString() : source.shownMessage()));
             }
             message = String.join("; ", parts);
         }
-        return new EffectiveHealth(health, message, first.reason(), first.kind(), deadline);
+        return new EffectiveHealth(health, message, first.shownReason(), first.kind(), deadline);
     }
 
     private static EffectiveHealth silent(Collection<SourceReport> sources) {

@@ -41,8 +41,10 @@ public final class DeviceRules {
      * @param observedAt the report's node time
      * @param timeoutMs how long the report stays fresh
      * @param node the node's state after this report: its clock, and which sources its heartbeat says are down
+     * @param flapLimits when the report's source counts as flapping ({@link Flaps})
      */
-    public static Outcome apply(DeviceState device, DeviceHealthReport report, long observedAt, long timeoutMs, NodeState node) {
+    public static Outcome apply(DeviceState device, DeviceHealthReport report, long observedAt, long timeoutMs, NodeState node,
+                                FlapLimits flapLimits) {
         SourceReport known = device.source(report.getSource(), report.getSourceName());
         if (known != null && !known.supersededBy(observedAt)) {
             return Unchanged.INSTANCE;
@@ -57,13 +59,13 @@ public final class DeviceRules {
                         : new Refreshed(device.withOnlySourceRefreshed(refreshedAt));
             }
         }
-        return general(device, report, known, observedAt, timeoutMs, node, sourceDown);
+        return general(device, report, known, observedAt, timeoutMs, node, sourceDown, flapLimits);
     }
 
     /** {@link #apply} for any report: the source's word after it, merged, compared with the device before. */
     static Outcome general(DeviceState device, DeviceHealthReport report, SourceReport known, long observedAt, long timeoutMs,
-                           NodeState node, boolean sourceDown) {
-        SourceReport next = SourceReport.after(report, known, observedAt, timeoutMs, sourceDown);
+                           NodeState node, boolean sourceDown, FlapLimits flapLimits) {
+        SourceReport next = SourceReport.after(report, known, observedAt, timeoutMs, sourceDown, flapLimits);
         DeviceState merged = device.withSourceMerged(next, node.nodeTime(), observedAt);
         if (merged.equals(device)) {
             return Unchanged.INSTANCE; // e.g. a keep-alive from a source the node says is down
@@ -75,18 +77,30 @@ public final class DeviceRules {
     public record Expiry(long at, DeviceState next) {}
 
     /**
-     * Every change silence makes to {@code device} up to {@code nodeNow}, in order, each at its own
-     * deadline (a device whose sources go quiet one after another changes once per source).
+     * Every change time alone makes to {@code device} up to {@code nodeNow}, in order, each at its own
+     * deadline: a source goes silent (a device whose sources go quiet one after another changes once
+     * per source), or a flapping source's hold ends ({@link Flaps}).
      */
     public static List<Expiry> expire(DeviceState device, long nodeNow) {
         List<Expiry> steps = new ArrayList<>(1);
         DeviceState current = device;
         while (current.deadline() <= nodeNow) {
             long at = current.deadline();
+            current = current.withSourcesAt(at);
             current = current.withEffective(DeviceHealthMerger.merge(current.sources().values(), at), at);
             steps.add(new Expiry(at, current));
         }
         return steps;
+    }
+
+    /**
+     * Whether {@code previous} becoming {@code next} is a health transition: the health changed, or a
+     * flap-damping hold started or ended (the SIEM feed and the history say the device is, or no
+     * longer is, damped, even where the health it shows stays the same).
+     */
+    public static boolean isTransition(DeviceState previous, DeviceState next) {
+        return previous.health() != next.health()
+                || Flaps.REASON_FLAPPING.equals(previous.reason()) != Flaps.REASON_FLAPPING.equals(next.reason());
     }
 
     /**

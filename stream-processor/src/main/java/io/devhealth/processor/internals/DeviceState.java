@@ -174,6 +174,22 @@ public record DeviceState(
         return refreshed || deadline == next.deadline;
     }
 
+    /** This state with every source as it is at node time {@code at} ({@link SourceReport#at}: holds that are over dropped). */
+    DeviceState withSourcesAt(long at) {
+        TreeMap<String, SourceReport> next = null;
+        for (Map.Entry<String, SourceReport> entry : sources.entrySet()) {
+            SourceReport now = entry.getValue().at(at);
+            if (now != entry.getValue()) {
+                if (next == null) {
+                    next = new TreeMap<>(sources);
+                }
+                next.put(entry.getKey(), now);
+            }
+        }
+        return next == null ? this : new DeviceState(cluster, node, driver, pool, device, uuid, next, health, message, reason, source,
+                since, deadline);
+    }
+
     /** This state with the merged health applied; {@code since} moves only when the health does. */
     public DeviceState withEffective(EffectiveHealth effective, long at) {
         return withEffective(sources, effective, at);

@@ -178,7 +178,8 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
      */
     private void apply(String node, String key, DeviceState current, DeviceHealthReport report, long observedAt, long timeoutMs,
                        NodeState state, boolean oneOfSeveral) {
-        DeviceRules.Outcome outcome = DeviceRules.apply(current, report, observedAt, timeoutMs, state);
+        DeviceRules.Outcome outcome = DeviceRules.apply(current, report, observedAt, timeoutMs, state,
+                options.flapDamping().limitsFor(report.getSourceName()));
         if (outcome instanceof DeviceRules.Refreshed refreshed) {
             store.refresh(node, key, refreshed.next());
         } else if (outcome instanceof DeviceRules.Changed changed) {
@@ -335,8 +336,8 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
     /** Stores the device's new state; emits a transition and pod statuses when what pods see changed. */
     private void commit(String node, String key, DeviceState previous, DeviceState next, long at, Supplier<String> transitionId) {
         store.putDevice(node, key, next);
-        boolean healthChanged = previous.health() != next.health();
-        if (healthChanged) {
+        boolean isTransition = DeviceRules.isTransition(previous, next);
+        if (isTransition) {
             List<PodRef> affected = podsUsing(node, next).stream()
                     .map(pod -> new PodRef(pod.getNamespace(), pod.getName(), null)).toList();
             HealthTransition transition = HealthTransition.newBuilder()
@@ -359,7 +360,8 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
             LOGGER.info("health transition node={} device={} from={} to={} reason={} pods={}", node, key, previous.health(),
                     next.health(), next.reason(), affected.size());
         }
-        if (healthChanged || !Objects.equals(previous.message(), next.message()) || !Objects.equals(previous.reason(), next.reason())) {
+        if (isTransition || !Objects.equals(previous.message(), next.message())
+                || !Objects.equals(previous.reason(), next.reason())) {
             refreshPods(node, podsUsing(node, next), at);
         }
     }

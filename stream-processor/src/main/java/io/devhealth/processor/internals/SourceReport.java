@@ -13,6 +13,9 @@ import java.util.Objects;
  * @param refreshedAt node time of the latest evidence that the source still stands by it (a CHANGE or
  *                    a KEEPALIVE); silence is measured from here
  * @param timeoutMs how long the report stays fresh after {@code refreshedAt}
+ * @param flaps the source's recent changes of health and its flap-damping hold ({@link Flaps}); null
+ *              when it has none. {@code health}, {@code message} and {@code reason} are always what
+ *              the source said; what the device is shown of it is {@link #shownHealth()} and the like.
  */
 public record SourceReport(
         SourceKind kind,
@@ -22,7 +25,14 @@ public record SourceReport(
         String reason,
         long observedAt,
         long refreshedAt,
-        long timeoutMs) {
+        long timeoutMs,
+        Flaps flaps) {
+
+    /** A source's word without flaps. */
+    public SourceReport(SourceKind kind, String name, HealthStatus health, String message, String reason, long observedAt,
+                        long refreshedAt, long timeoutMs) {
+        this(kind, name, health, message, reason, observedAt, refreshedAt, timeoutMs, null);
+    }
 
     /** The key of this source in a device's source map: {@code DRA:gpu.nvidia.com}, {@code NVML:nvml}. */
     public static String key(SourceKind kind, String name) {
@@ -52,15 +62,20 @@ public record SourceReport(
      *                   source the node says is down proves nothing, so the device must not stay Healthy
      *                   on it, and goes Unknown when its last real word times out
      */
-    public static SourceReport after(DeviceHealthReport report, SourceReport known, long observedAt, long timeoutMs, boolean sourceDown) {
+    public static SourceReport after(DeviceHealthReport report, SourceReport known, long observedAt, long timeoutMs, boolean sourceDown,
+                                     FlapLimits flapLimits) {
         HealthStatus health = report.getKind() == ReportKind.ABSENT ? HealthStatus.UNKNOWN : report.getHealth();
+        Flaps flaps = known == null || known.flaps == null ? null : known.flaps.at(observedAt);
         if (report.getKind() == ReportKind.KEEPALIVE && known != null && known.repeats(health, report.getMessage(), report.getReason())) {
             long refreshedAt = sourceDown ? known.refreshedAt() : Math.max(known.refreshedAt(), observedAt);
             return new SourceReport(known.kind(), known.name(), health, known.message(), known.reason(), known.observedAt(),
-                    refreshedAt, timeoutMs);
+                    refreshedAt, timeoutMs, flaps);
+        }
+        if (known != null && known.health != health) {
+            flaps = Flaps.afterChange(flaps, observedAt, known.health, health, flapLimits, known.label());
         }
         return new SourceReport(report.getSource(), report.getSourceName(), health, report.getMessage(), report.getReason(),
-                observedAt, observedAt, timeoutMs);
+                observedAt, observedAt, timeoutMs, flaps);
     }
 
     /**
@@ -70,7 +85,9 @@ public record SourceReport(
      * checks the two agree.
      */
     public boolean onlyRefreshedBy(DeviceHealthReport report, long timeoutMs, boolean sourceDown) {
+        // A held source's keep-alive may end its hold: the general path decides.
         return report.getKind() == ReportKind.KEEPALIVE && !sourceDown && timeoutMs == this.timeoutMs
+                && !held()
                 && repeats(report.getHealth(), report.getMessage(), report.getReason());
     }
 
@@ -80,7 +97,36 @@ public record SourceReport(
     }
 
     public SourceReport withRefreshedAt(long time) {
-        return new SourceReport(kind, name, health, message, reason, observedAt, time, timeoutMs);
+        return new SourceReport(kind, name, health, message, reason, observedAt, time, timeoutMs, flaps);
+    }
+
+    /** This source as it is at node time {@code at}: a flap-damping hold that is over is dropped. */
+    SourceReport at(long at) {
+        Flaps now = flaps == null ? null : flaps.at(at);
+        return now == flaps ? this : new SourceReport(kind, name, health, message, reason, observedAt, refreshedAt, timeoutMs, now);
+    }
+
+    /** Whether the device is shown the word this source is held at by flap damping, not the source's own. */
+    boolean held() {
+        return flaps != null && flaps.isHeld();
+    }
+
+    /** The health the device is shown of this source: its word, or while it flaps the health it is held at. */
+    public HealthStatus shownHealth() {
+        return held() ? flaps.held() : health;
+    }
+
+    public String shownMessage() {
+        return held() ? flaps.heldMessage() : message;
+    }
+
+    public String shownReason() {
+        return held() ? Flaps.REASON_FLAPPING : reason;
+    }
+
+    /** Node time at which what the device is shown of this source changes by time alone: it goes stale, or its hold ends. */
+    public long changesAt() {
+        return held() ? Math.min(staleAt(), flaps.releaseAt()) : staleAt();
     }
 
     /** Node time at which this report goes stale. */

@@ -6,6 +6,7 @@ import com.google.protobuf.MessageLite;
 import com.google.protobuf.WireFormat;
 import io.devhealth.processor.internals.proto.DeviceStateValue;
 import io.devhealth.processor.internals.proto.FleetCountsValue;
+import io.devhealth.processor.internals.proto.FlapsValue;
 import io.devhealth.processor.internals.proto.Liveness;
 import io.devhealth.processor.internals.proto.NodeStateValue;
 import io.devhealth.processor.internals.proto.PendingFleetCountsValue;
@@ -206,6 +207,7 @@ public final class StateSerdes {
             if (source.name() != null) s.setName(source.name());
             if (source.message() != null) s.setMessage(source.message());
             if (source.reason() != null) s.setReason(source.reason());
+            if (source.flaps() != null) s.setFlaps(encode(source.flaps()));
             b.addSources(s);
         }
         return b.build();
@@ -217,7 +219,7 @@ public final class StateSerdes {
             SourceReport source = new SourceReport(symbol(SourceKind.values(), s.getKind(), SourceKind.OTHER),
                     s.hasName() ? s.getName() : null, symbol(HealthStatus.values(), s.getHealth(), HealthStatus.UNKNOWN),
                     s.hasMessage() ? s.getMessage() : null, s.hasReason() ? s.getReason() : null,
-                    s.getObservedAt(), s.getRefreshedAt(), s.getTimeoutMs());
+                    s.getObservedAt(), s.getRefreshedAt(), s.getTimeoutMs(), s.hasFlaps() ? decode(s.getFlaps()) : null);
             sources.put(source.key(), source);
         }
         return new DeviceState(v.hasCluster() ? v.getCluster() : null, v.hasNode() ? v.getNode() : null,
@@ -225,6 +227,19 @@ public final class StateSerdes {
                 v.hasUuid() ? v.getUuid() : null, sources, symbol(HealthStatus.values(), v.getHealth(), HealthStatus.UNKNOWN),
                 v.hasMessage() ? v.getMessage() : null, v.hasReason() ? v.getReason() : null,
                 symbol(SourceKind.values(), v.getSource(), SourceKind.OTHER), v.getSince(), v.getDeadline());
+    }
+
+    static FlapsValue encode(Flaps flaps) {
+        FlapsValue.Builder b = FlapsValue.newBuilder().addAllRecent(flaps.recent()).setHeldSince(flaps.heldSince())
+                .setFlipsWhileHeld(flaps.flipsWhileHeld()).setReleaseAt(flaps.releaseAt());
+        if (flaps.held() != null) b.setHeld(symbolName(flaps.held()));
+        if (flaps.heldMessage() != null) b.setHeldMessage(flaps.heldMessage());
+        return b.build();
+    }
+
+    static Flaps decode(FlapsValue v) {
+        return new Flaps(v.getRecentList(), v.getHeldSince(), v.hasHeld() ? symbol(HealthStatus.values(), v.getHeld(), HealthStatus.UNKNOWN) : null,
+                v.hasHeldMessage() ? v.getHeldMessage() : null, v.getFlipsWhileHeld(), v.getReleaseAt());
     }
 
     static NodeStateValue encode(StoredNode node) {
