@@ -33,6 +33,8 @@ public final class ProcessorProcessMain {
         settings.put(ProcessorConfig.STATE_DIR, args[2]);
         settings.put(ProcessorConfig.APPLICATION_ID, args[3]);
         settings.put(ProcessorConfig.TIMEOUT_DEFAULT, TIMEOUT_SECONDS);
+        // The oracle expects one transition per change, and the load flips devices at random: no flap damping.
+        settings.put(ProcessorConfig.FLAP_THRESHOLD, "0");
         settings.put(ProcessorConfig.ROCKSDB_MEMORY, Long.toString(32L << 20));
         settings.put(ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1");
         settings.put(ProcessorConfig.QUERY_PORT, "0");
