@@ -6,7 +6,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.Map;
 import java.util.stream.Stream;
 
@@ -52,7 +51,7 @@ public final class SecuredKafkaCluster implements AutoCloseable {
             overrides.putAll(brokerOverrides);
             return new SecuredKafkaCluster(EmbeddedKafkaCluster.start(overrides, KafkaSecurity.LISTENERS), security, dir);
         } catch (RuntimeException e) {
-            deleteRecursively(dir);
+            deleteCertificates(dir);
             throw e;
         }
     }
@@ -73,7 +72,7 @@ public final class SecuredKafkaCluster implements AutoCloseable {
         try {
             cluster.close();
         } finally {
-            deleteRecursively(securityDir);
+            deleteCertificates(securityDir);
         }
     }
 
@@ -82,12 +81,13 @@ public final class SecuredKafkaCluster implements AutoCloseable {
         return "SecuredKafkaCluster[" + cluster + "]";
     }
 
-    private static void deleteRecursively(Path dir) {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(dir)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+    /** The directory holds only the files {@link KafkaSecurity#create} wrote there: no subdirectories. */
+    private static void deleteCertificates(Path dir) {
+        try (Stream<Path> files = Files.exists(dir) ? Files.list(dir) : Stream.empty()) {
+            for (Path file : (Iterable<Path>) files::iterator) {
+                Files.deleteIfExists(file);
+            }
+            Files.deleteIfExists(dir);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot delete " + dir, e);
         }

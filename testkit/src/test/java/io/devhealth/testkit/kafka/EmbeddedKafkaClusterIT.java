@@ -85,22 +85,32 @@ class EmbeddedKafkaClusterIT {
         String topic = EmbeddedKafkaCluster.uniqueName("transactions");
         kafka.createTopics(1, topic);
 
-        try (KafkaProducer<String, String> producer = producer(Map.of(
-                ProducerConfig.TRANSACTIONAL_ID_CONFIG, EmbeddedKafkaCluster.uniqueName("tx")))) {
-            producer.initTransactions();
-            producer.beginTransaction();
-            producer.send(new ProducerRecord<>(topic, "gpu-0", "aborted"));
-            producer.abortTransaction();
-            producer.beginTransaction();
-            producer.send(new ProducerRecord<>(topic, "gpu-0", "committed"));
-            producer.commitTransaction();
-        }
+        abortThenCommit(kafka, topic, "aborted", "committed");
 
         List<ConsumerRecord<String, String>> records = consume(topic, "read_committed", 1);
         assertThat(records).extracting(ConsumerRecord::value).containsExactly("committed");
     }
 
+    /** One transaction aborted with {@code aborted}, then one committed with {@code committed}, on partition 0 of {@code topic}. */
+    static void abortThenCommit(EmbeddedKafkaCluster kafka, String topic, String aborted, String committed) {
+        try (KafkaProducer<String, String> producer = producer(kafka, Map.of(
+                ProducerConfig.TRANSACTIONAL_ID_CONFIG, EmbeddedKafkaCluster.uniqueName("tx")))) {
+            producer.initTransactions();
+            producer.beginTransaction();
+            producer.send(new ProducerRecord<>(topic, 0, "gpu-0", aborted));
+            producer.abortTransaction();
+            producer.beginTransaction();
+            producer.send(new ProducerRecord<>(topic, 0, "gpu-0", committed));
+            producer.commitTransaction();
+        }
+    }
+
     private KafkaProducer<String, String> producer(Map<String, Object> overrides) {
+        return producer(kafka, overrides);
+    }
+
+    /** A String producer with {@code acks=all} and {@code overrides}. */
+    static KafkaProducer<String, String> producer(EmbeddedKafkaCluster kafka, Map<String, Object> overrides) {
         Map<String, Object> props = kafka.clientProperties();
         props.put(ProducerConfig.ACKS_CONFIG, "all");
         props.putAll(overrides);

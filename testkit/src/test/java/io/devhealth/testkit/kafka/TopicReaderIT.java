@@ -9,10 +9,8 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -73,16 +71,7 @@ class TopicReaderIT {
     @Test
     void shouldReadOnlyCommittedTransactionsUnlessToldOtherwise() throws Exception {
         kafka.createTopics(1, topic);
-        try (KafkaProducer<String, String> transactional = producer(Map.of(
-                ProducerConfig.TRANSACTIONAL_ID_CONFIG, EmbeddedKafkaCluster.uniqueName("tx")))) {
-            transactional.initTransactions();
-            transactional.beginTransaction();
-            transactional.send(new ProducerRecord<>(topic, "gpu", "aborted"));
-            transactional.abortTransaction();
-            transactional.beginTransaction();
-            transactional.send(new ProducerRecord<>(topic, "gpu", "committed"));
-            transactional.commitTransaction();
-        }
+        EmbeddedKafkaClusterIT.abortThenCommit(kafka, topic, "aborted", "committed");
 
         try (TopicReader<String, String> committed = strings(topic).open();
              TopicReader<String, String> everything = strings(topic).readUncommitted().open()) {
@@ -122,17 +111,10 @@ class TopicReaderIT {
 
     private void send(String to, String... values) throws Exception {
         if (producer == null) {
-            producer = producer(Map.of());
+            producer = EmbeddedKafkaClusterIT.producer(kafka, Map.of());
         }
         for (String value : values) {
             producer.send(new ProducerRecord<>(to, "gpu", value)).get(10, TimeUnit.SECONDS);
         }
-    }
-
-    private KafkaProducer<String, String> producer(Map<String, Object> overrides) {
-        Map<String, Object> props = kafka.clientProperties();
-        props.put(ProducerConfig.ACKS_CONFIG, "all");
-        props.putAll(overrides);
-        return new KafkaProducer<>(props, new StringSerializer(), new StringSerializer());
     }
 }
