@@ -1,7 +1,6 @@
 package io.devhealth.bench;
 
 import io.devhealth.bench.pipeline.ApiServerObserver;
-import io.devhealth.bench.pipeline.BenchApiServer;
 import io.devhealth.bench.pipeline.Percentiles;
 import io.devhealth.bench.pipeline.ProcessStats;
 import io.devhealth.bench.pipeline.SimulatedFleet;
@@ -13,6 +12,7 @@ import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.sink.SinkApp;
 import io.devhealth.sink.SinkConfig;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
+import io.devhealth.simulators.kube.FleetKubernetesApi;
 import io.devhealth.simulators.kube.PodFixtures;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Files;
@@ -89,10 +89,6 @@ public final class PipelineBenchmark implements Callable<Integer> {
     @Option(names = "--sink-concurrency", description = "The sink's concurrent pod writes (default ${DEFAULT-VALUE}).")
     int sinkConcurrency = 4;
 
-    @Option(names = "--api-server", description = "API server the sink writes to: " + BenchApiServer.FLEET + " (simulators FleetKubernetesApi) or "
-            + BenchApiServer.FABRIC8_MOCK + " (fabric8 KubernetesMockServer, CRUD mode) (default ${DEFAULT-VALUE}).")
-    String apiServer = BenchApiServer.FLEET;
-
     @Option(names = "--work-dir", description = "Spools and state (default: a temporary directory, deleted after).")
     Path workDir;
 
@@ -113,13 +109,13 @@ public final class PipelineBenchmark implements Callable<Integer> {
         boolean temporary = workDir == null;
         Path dir = temporary ? Files.createTempDirectory("devhealth-bench-") : Files.createDirectories(workDir);
         System.out.printf(Locale.ROOT, "devhealth pipeline: %,d nodes × %d devices = %,d devices on %d collector shards, keep-alive %d s "
-                        + "(timeout %d s), flap %.4f/device/s, %d partitions, API server %s, %d cores, JDK %s, load %s%n",
-                nodes, devices, nodes * devices, shardCount, keepAliveSeconds, 2L * keepAliveSeconds, flapRate, partitions, apiServer,
+                        + "(timeout %d s), flap %.4f/device/s, %d partitions, API server FleetKubernetesApi, %d cores, JDK %s, load %s%n",
+                nodes, devices, nodes * devices, shardCount, keepAliveSeconds, 2L * keepAliveSeconds, flapRate, partitions,
                 Runtime.getRuntime().availableProcessors(), Runtime.version(), ProcessStats.loadAverage());
         Topics topics = new Topics("bench.");
         String registryUrl = "mem://bench-" + UUID.randomUUID();
         try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start();
-             BenchApiServer kube = BenchApiServer.start(apiServer)) {
+             FleetKubernetesApi kube = FleetKubernetesApi.start()) {
             kafka.createTopics(partitions, topics.nodeEvents(), topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
             kafka.createCompactedTopics(partitions, topics.podDeviceStatus());
             Map<String, Object> kafkaClient = kafka.clientProperties();
@@ -127,9 +123,9 @@ public final class PipelineBenchmark implements Callable<Integer> {
             long t0 = System.nanoTime();
             createPods(kube.client());
             phase("pods created", t0);
-            figures.put("pods created through the API (" + apiServer + ")", String.format(Locale.ROOT, "%.1f s", (System.nanoTime() - t0) / 1e9));
+            figures.put("pods created through the API", String.format(Locale.ROOT, "%.1f s", (System.nanoTime() - t0) / 1e9));
 
-            ApiServerObserver api = kube.observe(SimulatedFleet.NAMESPACE, this::onTransition);
+            ApiServerObserver api = new ApiServerObserver(kube, SimulatedFleet.NAMESPACE, this::onTransition);
             observer = api;
             String applicationId = "devhealth-processor-bench";
             Path stateDir = dir.resolve("state");

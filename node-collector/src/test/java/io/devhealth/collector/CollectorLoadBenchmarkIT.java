@@ -5,6 +5,8 @@ import io.devhealth.simulators.dra.DeviceState;
 import io.devhealth.simulators.dra.FakeDraDriver;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.devhealth.simulators.kubelet.FakeKubelet;
+import io.devhealth.testkit.kafka.KafkaClusterExtension;
+import io.devhealth.testkit.kafka.OwnBroker;
 import io.devhealth.schema.Topics;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,12 +16,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * only with {@code -Ddevhealth.bench=true}; the command is in docs/COLLECTOR.md.
  */
 @EnabledIfSystemProperty(named = "devhealth.bench", matches = "true")
+@ExtendWith(KafkaClusterExtension.class)
 class CollectorLoadBenchmarkIT {
 
     private static final String DRIVER = "gpu.example.com";
@@ -41,10 +43,10 @@ class CollectorLoadBenchmarkIT {
     Path tmp;
 
     @Test
-    void printRssAndCpuAtTwoLoads() throws Exception {
+    /** A broker of its own: the collector writes the default topic names. */
+    void printRssAndCpuAtTwoLoads(@OwnBroker EmbeddedKafkaCluster kafka) throws Exception {
         Topics topics = Topics.withDefaultPrefix();
-        try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start();
-             FakeDraDriver driver = FakeDraDriver.builder().driverName(DRIVER).serviceSocket(tmp.resolve("dra.sock")).start();
+        try (FakeDraDriver driver = FakeDraDriver.builder().driverName(DRIVER).serviceSocket(tmp.resolve("dra.sock")).start();
              FakeKubelet kubelet = FakeKubelet.start(tmp.resolve("kubelet.sock"))) {
             kafka.createTopics(1, topics.nodeEvents());
             driver.report(snapshot(0));
@@ -140,12 +142,8 @@ class CollectorLoadBenchmarkIT {
         return 0;
     }
 
-    private static long count(EmbeddedKafkaCluster kafka, String topic) {
-        Map<String, Object> props = kafka.clientProperties();
-        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-            TopicPartition partition = new TopicPartition(topic, 0);
-            return consumer.endOffsets(List.of(partition)).get(partition);
-        }
+    private static long count(EmbeddedKafkaCluster kafka, String topic) throws Exception {
+        TopicPartition partition = new TopicPartition(topic, 0);
+        return kafka.admin().listOffsets(Map.of(partition, OffsetSpec.latest())).partitionResult(partition).get().offset();
     }
 }

@@ -15,6 +15,7 @@ import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.simulators.UniqueNames;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.devhealth.testkit.kafka.KafkaClusterExtension;
+import io.devhealth.testkit.kafka.TopicReader;
 import io.devhealth.simulators.kube.FaultInjectingKubernetesApi;
 import io.devhealth.simulators.kube.FaultInjectingKubernetesApi.Fault;
 import io.devhealth.simulators.kube.PodFixtures;
@@ -30,14 +31,14 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -157,16 +158,13 @@ class PodStatusSinkIT {
     private boolean committedToEnd() throws Exception {
         Map<TopicPartition, OffsetAndMetadata> committed = kafka.admin().listConsumerGroupOffsets(group)
                 .partitionsToOffsetAndMetadata().get();
-        try (KafkaConsumer<String, String> probe = new KafkaConsumer<>(kafka.clientProperties(), new StringDeserializer(),
-                new StringDeserializer())) {
-            List<TopicPartition> partitions = new ArrayList<>();
-            for (int p = 0; p < PARTITIONS; p++) {
-                partitions.add(new TopicPartition(topics.podDeviceStatus(), p));
-            }
-            Map<TopicPartition, Long> ends = probe.endOffsets(partitions);
-            return ends.entrySet().stream().allMatch(e -> e.getValue() == 0
-                    || (committed.get(e.getKey()) != null && committed.get(e.getKey()).offset() == e.getValue()));
+        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+        for (int p = 0; p < PARTITIONS; p++) {
+            latest.put(new TopicPartition(topics.podDeviceStatus(), p), OffsetSpec.latest());
         }
+        Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> ends = kafka.admin().listOffsets(latest).all().get();
+        return ends.entrySet().stream().allMatch(e -> e.getValue().offset() == 0
+                || (committed.get(e.getKey()) != null && committed.get(e.getKey()).offset() == e.getValue().offset()));
     }
 
     private long committed() throws Exception {
@@ -175,19 +173,11 @@ class PodStatusSinkIT {
     }
 
     private List<DeadLetter> deadLetters(int atLeast) {
-        Map<String, Object> props = new HashMap<>(kafka.clientProperties());
-        props.put(ConsumerConfig.GROUP_ID_CONFIG, UniqueNames.uniqueName("dlq-reader"));
-        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        List<DeadLetter> found = new ArrayList<>();
-        try (KafkaConsumer<String, DeadLetter> consumer = new KafkaConsumer<>(props, new StringDeserializer(),
-                AvroSerde.of(DeadLetter.class, SchemaRegistries.fromUrl(registryUrl)).deserializer())) {
-            consumer.subscribe(List.of(topics.deadLetters()));
-            await("dead letters").atMost(WAIT).until(() -> {
-                consumer.poll(Duration.ofMillis(200)).forEach(r -> found.add(r.value()));
-                return found.size() >= atLeast;
-            });
+        try (TopicReader<String, DeadLetter> reader = TopicReader.of(kafka, topics.deadLetters()).readUncommitted()
+                .deserializers(new StringDeserializer(), AvroSerde.of(DeadLetter.class, SchemaRegistries.fromUrl(registryUrl)).deserializer())
+                .open()) {
+            return reader.readAtLeast(atLeast, WAIT).stream().map(ConsumerRecord::value).toList();
         }
-        return found;
     }
 
     private static ContainerStatus withoutDeviceHealth(ContainerStatus status) {

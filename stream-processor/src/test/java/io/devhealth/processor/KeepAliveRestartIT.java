@@ -14,16 +14,15 @@ import io.devhealth.schema.avro.SourceState;
 import io.devhealth.schema.avro.SourceStatus;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.devhealth.testkit.kafka.KafkaClusterExtension;
+import io.devhealth.testkit.kafka.TopicReader;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -121,20 +120,10 @@ class KeepAliveRestartIT {
 
     /** Every committed transition so far, as {@code from->to@at}. */
     private List<String> transitions() {
-        Map<String, Object> props = new java.util.HashMap<>(run.kafka.clientProperties());
-        props.put(ConsumerConfig.GROUP_ID_CONFIG, EmbeddedKafkaCluster.uniqueName("reader"));
-        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        List<String> seen = new ArrayList<>();
-        try (KafkaConsumer<String, HealthTransition> consumer = new KafkaConsumer<>(props, new StringDeserializer(),
-                run.serdes.healthTransitions().deserializer())) {
-            TopicPartition partition = new TopicPartition(run.topics.healthTransitions(), 0);
-            consumer.assign(List.of(partition));
-            long end = consumer.endOffsets(List.of(partition)).get(partition);
-            while (consumer.position(partition) < end) {
-                consumer.poll(Duration.ofMillis(200)).forEach(r -> seen.add(r.value().getFrom() + "->" + r.value().getTo() + "@" + r.value().getAt()));
-            }
+        try (TopicReader<String, HealthTransition> reader = TopicReader.of(run.kafka, run.topics.healthTransitions())
+                .deserializers(new StringDeserializer(), run.serdes.healthTransitions().deserializer()).open()) {
+            return reader.readToEnd(WAIT).stream()
+                    .map(r -> r.value().getFrom() + "->" + r.value().getTo() + "@" + r.value().getAt()).toList();
         }
-        return seen;
     }
 }

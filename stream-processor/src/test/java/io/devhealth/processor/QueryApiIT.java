@@ -18,6 +18,7 @@ import io.devhealth.schema.avro.PodAllocation;
 import io.devhealth.schema.avro.SourceKind;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.devhealth.testkit.kafka.KafkaClusterExtension;
+import io.devhealth.testkit.kafka.TopicReader;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -31,8 +32,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -203,18 +203,10 @@ class QueryApiIT {
 
     @Test
     void shouldDeadLetterTheGarbageRecordUnderExactlyOnce() {
-        Map<String, Object> props = kafka.clientProperties();
-        props.put(ConsumerConfig.GROUP_ID_CONFIG, EmbeddedKafkaCluster.uniqueName("dlq-reader"));
-        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        List<DeadLetter> letters = new ArrayList<>();
-        var deserializer = run.serdes.deadLetters().deserializer();
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-            consumer.subscribe(List.of(topics.deadLetters()));
-            await("dead letter").atMost(WAIT).until(() -> {
-                consumer.poll(Duration.ofMillis(200)).forEach(r -> letters.add(deserializer.deserialize(topics.deadLetters(), r.value())));
-                return !letters.isEmpty();
-            });
+        List<DeadLetter> letters;
+        try (TopicReader<byte[], DeadLetter> reader = TopicReader.of(kafka, topics.deadLetters())
+                .deserializers(new ByteArrayDeserializer(), run.serdes.deadLetters().deserializer()).open()) {
+            letters = reader.readAtLeast(1, WAIT).stream().map(ConsumerRecord::value).toList();
         }
         assertThat(letters).singleElement().satisfies(letter -> {
             assertThat(StandardCharsets.UTF_8.decode(letter.getValue()).toString()).isEqualTo("garbage");

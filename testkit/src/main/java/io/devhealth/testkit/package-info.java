@@ -4,7 +4,8 @@
  * simulated hardware and servers, is in {@code io.devhealth.simulators} (module {@code simulators}).
  *
  * <ul>
- *   <li>{@link io.devhealth.testkit.kafka}: a JUnit 5 extension that shares one in-process broker per test JVM;
+ *   <li>{@link io.devhealth.testkit.kafka}: a JUnit 5 extension that injects in-process brokers (one shared per
+ *       test JVM, or one of the test's own as its parameter declares) and the one topic reader tests consume with;
  *   <li>{@link io.devhealth.testkit.realkube}: {@code @RealKubernetes}, a real control plane and kubelet;
  *   <li>{@link io.devhealth.testkit.assertions}: AssertJ assertions on pod status;
  *   <li>{@link io.devhealth.testkit.time}: a clock tests move by hand.

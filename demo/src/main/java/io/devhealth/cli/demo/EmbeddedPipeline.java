@@ -12,7 +12,7 @@ import io.devhealth.sink.SinkConfig;
 import io.devhealth.simulators.dra.DeviceState;
 import io.devhealth.simulators.dra.FakeDraDriver;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
-import io.devhealth.simulators.kube.LocalKubernetesApi;
+import io.devhealth.simulators.kube.FleetKubernetesApi;
 import io.devhealth.simulators.kubelet.FakeKubelet;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
@@ -217,7 +217,7 @@ public final class EmbeddedPipeline implements AutoCloseable {
     private EmbeddedKafkaCluster kafka;
     /** How every service reaches Kafka: bootstrap servers plus security settings, as Kafka client properties. */
     private Map<String, Object> kafkaClient;
-    private LocalKubernetesApi kube;
+    private FleetKubernetesApi kube;
     private String registryUrl;
     private StreamProcessorApp processor;
 
@@ -258,7 +258,7 @@ public final class EmbeddedPipeline implements AutoCloseable {
         kafka.createTopics(options.partitions(), topics.nodeEvents(), topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
         kafka.createCompactedTopics(options.partitions(), topics.podDeviceStatus());
         registryUrl = options.serviceOptions().getOrDefault(ServiceConfig.SCHEMA_REGISTRY_URL, "mem://pipeline-" + UUID.randomUUID());
-        kube = track(LocalKubernetesApi.start());
+        kube = track(FleetKubernetesApi.start());
         LOGGER.info("embedded infrastructure up kafka={} kubernetes={}", kafka.bootstrapServers(), kube.url());
 
         processor = track(new StreamProcessorApp(new ProcessorConfig(withKafka(Map.of(

@@ -9,18 +9,16 @@ import io.devhealth.schema.avro.PodRef;
 import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.simulators.dra.DeviceState;
+import io.devhealth.testkit.kafka.TopicReader;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -116,32 +114,13 @@ class WalkingSkeletonIT {
     }
 
     private static List<HealthTransition> readTransitions(java.util.function.Predicate<HealthTransition> filter) {
-        Map<String, Object> props = Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, pipeline.bootstrapServers(),
-                ConsumerConfig.GROUP_ID_CONFIG, "it-transitions",
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        List<HealthTransition> found = new ArrayList<>();
-        try (KafkaConsumer<String, HealthTransition> consumer = new KafkaConsumer<>(props, new StringDeserializer(),
-                AvroSerde.of(HealthTransition.class, SchemaRegistries.fromUrl(pipeline.schemaRegistryUrl())).deserializer())) {
-            consumer.subscribe(List.of(pipeline.topics().healthTransitions()));
-            await("a transition").atMost(STEP).until(() -> {
-                consumer.poll(Duration.ofMillis(200)).forEach(r -> {
-                    if (filter.test(r.value())) {
-                        found.add(r.value());
-                    }
-                });
-                return !found.isEmpty();
-            });
-            // Anything else already committed arrives within a few more polls.
-            for (int i = 0; i < 5; i++) {
-                consumer.poll(Duration.ofMillis(200)).forEach(r -> {
-                    if (filter.test(r.value())) {
-                        found.add(r.value());
-                    }
-                });
-            }
+        try (TopicReader<String, HealthTransition> reader = TopicReader.of(pipeline.kafkaClientProperties(), pipeline.topics().healthTransitions())
+                .deserializers(new StringDeserializer(),
+                        AvroSerde.of(HealthTransition.class, SchemaRegistries.fromUrl(pipeline.schemaRegistryUrl())).deserializer())
+                .open()) {
+            reader.readUntil(read -> read.stream().anyMatch(r -> filter.test(r.value())), STEP);
+            // Anything else already committed arrives within a second more.
+            return reader.readFor(Duration.ofSeconds(1)).stream().map(ConsumerRecord::value).filter(filter).toList();
         }
-        return found;
     }
 }

@@ -11,14 +11,18 @@ import ch.qos.logback.core.read.ListAppender;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 import org.slf4j.LoggerFactory;
 
 /**
  * Every log event of this JVM while started, at the levels production logs (Kafka at INFO: client
  * configurations, connections) plus devhealth's own DEBUG, so that a test can check that no secret
- * reached any line, message or stack trace.
+ * reached any line, message or stack trace. As a {@code @RegisterExtension} static field it starts when
+ * JUnit reads the field, before any {@code @BeforeAll} method or parameter (a broker started for one), and
+ * stops after the class.
  */
-final class CapturedLogs implements AutoCloseable {
+final class CapturedLogs implements AutoCloseable, AfterAllCallback {
 
     private final ListAppender<ILoggingEvent> appender = new ListAppender<>();
     private final Map<String, Level> savedLevels = new HashMap<>();
@@ -51,6 +55,11 @@ final class CapturedLogs implements AutoCloseable {
                 assertThat(text).as("log line of " + event.getLoggerName()).doesNotContain(secret);
             }
         }
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+        close();
     }
 
     @Override

@@ -8,6 +8,8 @@ import io.devhealth.cli.demo.EmbeddedPipeline;
 import io.devhealth.simulators.dra.DeviceState;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.devhealth.simulators.kafka.KafkaSecurity;
+import io.devhealth.testkit.kafka.KafkaClusterExtension;
+import io.devhealth.testkit.kafka.SecuredKafkaCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,9 +20,10 @@ import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Every Kafka client of every service (the collector's producer, the processor's Streams clients, the
@@ -28,30 +31,22 @@ import org.junit.jupiter.api.Test;
  * SSL with client certificates — configured only through the {@code kafka.*} pass-through settings
  * (DEVHEALTH_KAFKA_* in deployments). And no secret ever reaches the logs.
  */
+@ExtendWith(KafkaClusterExtension.class)
 class SecuredPipelineIT {
+
+    /** Started before the broker (a registered extension is read before any @BeforeAll runs): its start is scanned too. */
+    @RegisterExtension
+    static final CapturedLogs LOGS = CapturedLogs.start();
 
     private static Path dir;
     private static KafkaSecurity security;
     private static EmbeddedKafkaCluster kafka;
-    private static CapturedLogs logs;
 
     @BeforeAll
-    static void startSecuredBroker() throws Exception {
-        logs = CapturedLogs.start();
-
+    static void startSecuredBroker(SecuredKafkaCluster secured) throws Exception {
         dir = Files.createTempDirectory("dh-sec");
-        security = KafkaSecurity.create(dir.resolve("tls"));
-        kafka = EmbeddedKafkaCluster.start(security.brokerOverrides(), KafkaSecurity.LISTENERS);
-    }
-
-    @AfterAll
-    static void stop() {
-        if (kafka != null) {
-            kafka.close();
-        }
-        if (logs != null) {
-            logs.close();
-        }
+        security = secured.security();
+        kafka = secured.cluster();
     }
 
     @Test
@@ -111,6 +106,6 @@ class SecuredPipelineIT {
     private static void assertNoSecretsLogged(List<String> extraSecrets) {
         List<String> secrets = new ArrayList<>(security.secrets());
         secrets.addAll(extraSecrets);
-        logs.assertNoneContains(secrets);
+        LOGS.assertNoneContains(secrets);
     }
 }

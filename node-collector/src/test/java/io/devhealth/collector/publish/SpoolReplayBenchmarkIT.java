@@ -9,6 +9,8 @@ import io.devhealth.schema.avro.ReportKind;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.simulators.UniqueNames;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
+import io.devhealth.testkit.kafka.KafkaClusterExtension;
+import io.devhealth.testkit.kafka.OwnBroker;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -17,6 +19,7 @@ import java.time.Instant;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -25,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  * the command is in docs/COLLECTOR.md. Asserts nothing about time.
  */
 @EnabledIfSystemProperty(named = "devhealth.bench", matches = "true")
+@ExtendWith(KafkaClusterExtension.class)
 class SpoolReplayBenchmarkIT {
 
     private static final int RECORDS = Integer.getInteger("devhealth.bench.records", 200_000);
@@ -33,7 +37,8 @@ class SpoolReplayBenchmarkIT {
     Path tmp;
 
     @Test
-    void printAcceptAndReplayRates() {
+    /** A broker of its own, fresh and idle, so that the replay rate is the spool's and not other tests' load. */
+    void printAcceptAndReplayRates(@OwnBroker EmbeddedKafkaCluster kafka) {
         Path spoolDir = tmp.resolve("spool");
         Topics topics = new Topics(UniqueNames.uniqueName("bench") + ".");
         String registry = "mem://" + UniqueNames.uniqueName("bench");
@@ -53,20 +58,18 @@ class SpoolReplayBenchmarkIT {
             System.out.printf("BENCH spool accept: %d records in %.2f s = %.0f records/s, %d bytes spooled (%.0f bytes/record)%n",
                     RECORDS, acceptSeconds, RECORDS / acceptSeconds, down.spool().bytes(), (double) down.spool().bytes() / RECORDS);
         }
-        try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start()) {
-            kafka.createTopics(1, topics.nodeEvents());
-            long replayStart = System.nanoTime();
-            try (KafkaReportPublisher up = KafkaReportPublisher.start(settings.clientProperties(kafka.clientProperties()).build(),
-                    SchemaRegistries.fromUrl(registry), new CollectorMetrics(new SimpleMeterRegistry()), Clock.systemUTC())) {
-                while (up.spool().records() > 0) {
-                    Thread.sleep(50);
-                }
-                double replaySeconds = (System.nanoTime() - replayStart) / 1e9;
-                System.out.printf("BENCH spool replay after outage: %d records in %.2f s = %.0f records/s (acks=all, idempotent, lz4)%n",
-                        RECORDS, replaySeconds, RECORDS / replaySeconds);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+        kafka.createTopics(1, topics.nodeEvents());
+        long replayStart = System.nanoTime();
+        try (KafkaReportPublisher up = KafkaReportPublisher.start(settings.clientProperties(kafka.clientProperties()).build(),
+                SchemaRegistries.fromUrl(registry), new CollectorMetrics(new SimpleMeterRegistry()), Clock.systemUTC())) {
+            while (up.spool().records() > 0) {
+                Thread.sleep(50);
             }
+            double replaySeconds = (System.nanoTime() - replayStart) / 1e9;
+            System.out.printf("BENCH spool replay after outage: %d records in %.2f s = %.0f records/s (acks=all, idempotent, lz4)%n",
+                    RECORDS, replaySeconds, RECORDS / replaySeconds);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 }

@@ -51,8 +51,8 @@ import org.slf4j.LoggerFactory;
  * auto-creation is on. Transactions work, so Kafka Streams {@code exactly_once_v2} runs against it.
  *
  * <p>Cost: format + start is about 5–10 s in a cold JVM on a 2-core machine, 1–2 s in a warm one.
- * Share one instance per test JVM with {@link KafkaClusterExtension}; give every test its own topics and
- * ids with {@link #uniqueName(String)}.
+ * In tests, the testkit's {@code KafkaClusterExtension} shares one instance per test JVM (or starts one of a
+ * test's own where its parameter says so); give every test its own topics and ids with {@link #uniqueName(String)}.
  *
  * <p>{@link #stopBroker()} and {@link #restartBroker()} stop and restart the same node on the same
  * ports and log directory, for fault tests. Thread-safe; {@link #close()} is idempotent.

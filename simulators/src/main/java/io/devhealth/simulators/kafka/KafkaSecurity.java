@@ -33,6 +33,9 @@ import org.apache.kafka.common.config.SslConfigs;
  * security.createScramUser(kafka, "collector", password);
  * Map<String, Object> client = security.scramClient(kafka, "collector", password);
  * }</pre>
+ *
+ * <p>Tests get such a broker, and this object, as a {@code SecuredKafkaCluster} parameter from the testkit's
+ * {@code KafkaClusterExtension}.
  */
 public final class KafkaSecurity {
 

@@ -30,14 +30,14 @@ final class EventLog {
     }
 
     synchronized ObjectNode create(String namespace, ObjectNode event) {
-        if (event.has("kind") && !"Event".equals(StoredPod.string(event.get("kind")))) {
+        if (event.has("kind") && !"Event".equals(StoredObject.string(event.get("kind")))) {
             throw ApiException.badRequest("expected kind Event, got " + event.get("kind"));
         }
         ObjectNode metadata = event.has("metadata") && event.get("metadata").isObject() ? (ObjectNode) event.get("metadata") : event.putObject("metadata");
-        String name = StoredPod.string(metadata.get("name"));
-        String generateName = StoredPod.string(metadata.get("generateName"));
+        String name = StoredObject.string(metadata.get("name"));
+        String generateName = StoredObject.string(metadata.get("generateName"));
         if ((name == null || name.isEmpty()) && generateName != null && !generateName.isEmpty()) {
-            name = generateName + PodStore.randomSuffix();
+            name = generateName + ObjectStore.randomSuffix();
         }
         if (name == null || name.isEmpty()) {
             throw ApiException.invalid("Event is invalid: metadata.name: Required value: name or generateName is required");
@@ -58,7 +58,7 @@ final class EventLog {
     synchronized List<ObjectNode> recent(String namespace) {
         List<ObjectNode> events = new ArrayList<>();
         for (ObjectNode event : recent) {
-            if (namespace == null || namespace.equals(StoredPod.string(event.path("metadata").path("namespace")))) {
+            if (namespace == null || namespace.equals(StoredObject.string(event.path("metadata").path("namespace")))) {
                 events.add(event);
             }
         }
@@ -67,8 +67,8 @@ final class EventLog {
 
     synchronized ObjectNode get(String namespace, String name) {
         for (ObjectNode event : recent) {
-            if (namespace.equals(StoredPod.string(event.path("metadata").path("namespace")))
-                    && name.equals(StoredPod.string(event.path("metadata").path("name")))) {
+            if (namespace.equals(StoredObject.string(event.path("metadata").path("namespace")))
+                    && name.equals(StoredObject.string(event.path("metadata").path("name")))) {
                 return event;
             }
         }

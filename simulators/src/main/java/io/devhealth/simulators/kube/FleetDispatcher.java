@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.api.model.APIResource;
 import io.fabric8.kubernetes.api.model.APIResourceBuilder;
 import io.fabric8.kubernetes.api.model.APIResourceListBuilder;
 import io.fabric8.kubernetes.api.model.APIVersionsBuilder;
+import io.fabric8.kubernetes.api.model.GroupVersionForDiscovery;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.fabric8.mockwebserver.MockWebServer;
 import io.fabric8.mockwebserver.http.Dispatcher;
@@ -12,7 +13,9 @@ import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.RecordedRequest;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
@@ -24,16 +27,22 @@ import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * Routes the requests of a {@link FleetKubernetesApi} to its {@link PodStore} and {@link EventLog},
- * answers discovery, and counts requests by kind. Runs on the mock web server's Vert.x event loop:
- * every path here is a map lookup plus one JSON (de)serialization, except LIST and a watch's start.
+ * Routes the requests of a {@link FleetKubernetesApi} to its {@link ObjectStore}s (one per kind) and its
+ * {@link EventLog}, answers discovery, and counts requests by kind. Runs on the mock web server's Vert.x
+ * event loop: every path here is a map lookup plus one JSON (de)serialization, except LIST and a watch's
+ * start.
+ *
+ * <p>Paths: {@code /api/v1/...} (core) and {@code /apis/<group>/<version>/...}, then
+ * {@code <plural>[/<name>[/status]]} (cluster-scoped kinds, and every namespace for a LIST or WATCH of a
+ * namespaced kind) or {@code namespaces/<ns>/<plural>[/<name>[/status]]}.
  */
 final class FleetDispatcher extends Dispatcher {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(FleetDispatcher.class);
     private static final String JSON = "application/json";
+    private static final String EVENTS = "/api/v1/events";
 
-    private final PodStore pods;
+    private final Map<String, ObjectStore> stores = new HashMap<>();
     private final EventLog events;
     private final ObjectMapper mapper;
     private final Map<String, String> discovery;
@@ -43,11 +52,12 @@ final class FleetDispatcher extends Dispatcher {
     final LongAdder other = new LongAdder();
     private volatile MockWebServer server;
 
-    FleetDispatcher(PodStore pods, EventLog events, ObjectMapper mapper, KubernetesSerialization serialization) {
-        this.pods = pods;
+    /** @param stores one per kind: pods and the generic kinds */
+    FleetDispatcher(List<ObjectStore> stores, EventLog events, ObjectMapper mapper, KubernetesSerialization serialization) {
+        stores.forEach(store -> this.stores.put(store.type().basePath() + "/" + store.type().plural(), store));
         this.events = events;
         this.mapper = mapper;
-        this.discovery = discovery(serialization, mapper);
+        this.discovery = discovery(stores.stream().map(ObjectStore::type).toList(), serialization, mapper);
     }
 
     /** The server whose request log is cleared on every request (MockWebServer keeps every request otherwise). */
@@ -81,6 +91,10 @@ final class FleetDispatcher extends Dispatcher {
         }
     }
 
+    /** Where a request goes: a kind's base path and plural, the namespace (null: none in the path), the name and subresource. */
+    private record Target(String base, String plural, String namespace, String name, String subresource) {
+    }
+
     private MockResponse route(String method, String path, Map<String, String> query, RecordedRequest request) {
         String trimmed = path.endsWith("/") && path.length() > 1 ? path.substring(0, path.length() - 1) : path;
         String document = discovery.get(trimmed);
@@ -88,83 +102,140 @@ final class FleetDispatcher extends Dispatcher {
             other.increment();
             return json(200, document);
         }
-        String[] s = trimmed.split("/");
-        // s[0] is "" (the path starts with '/'); core v1 only.
-        if (s.length < 4 || !"api".equals(s[1]) || !"v1".equals(s[2])) {
+        Target target = target(trimmed);
+        if (target == null) {
             other.increment();
-            throw ApiException.notFound("the server could not find the requested resource: " + path + "; ");
+            throw notFound(path);
         }
-        if (s.length == 4) {
-            // /api/v1/pods, /api/v1/events: every namespace
-            return collection(method, null, s[3], query, request);
+        if (EVENTS.equals(target.base() + "/" + target.plural())) {
+            return event(method, target, request);
         }
-        if (!"namespaces".equals(s[3]) || s.length < 6) {
+        ObjectStore store = stores.get(target.base() + "/" + target.plural());
+        boolean pods = store != null && store.type() == ResourceType.PODS;
+        if (store == null || (!store.type().namespaced() && target.namespace() != null)
+                || (store.type().namespaced() && target.namespace() == null && target.name() != null)
+                || (target.subresource() != null && !("status".equals(target.subresource()) && store.type().statusSubresource()))) {
             other.increment();
-            throw ApiException.notFound("the server could not find the requested resource: " + path + "; ");
+            throw notFound(path);
         }
-        String namespace = s[4];
-        if (s.length == 6) {
-            return collection(method, namespace, s[5], query, request);
+        if (target.name() == null) {
+            other.increment();
+            return collection(method, store, target.namespace(), query, request);
         }
-        String name = s[6];
-        if ("pods".equals(s[5]) && s.length <= 8) {
-            boolean status = s.length == 8;
-            if (status && !"status".equals(s[7])) {
-                other.increment();
-                throw ApiException.notFound("pods/" + s[7]);
+        boolean status = target.subresource() != null;
+        switch (method) {
+            case "GET" -> {
+                (pods ? podReads : other).increment();
+                return json(200, store.get(target.namespace(), target.name()).text());
             }
-            return pod(method, namespace, name, status, request);
+            case "PUT" -> {
+                (pods && status ? statusWrites : other).increment();
+                return json(200, store.update(target.namespace(), target.name(), object(request), status).text());
+            }
+            case "PATCH" -> {
+                (pods && status ? statusWrites : other).increment();
+                String contentType = String.valueOf(request.getHeader("Content-Type"));
+                boolean jsonPatch = contentType.startsWith("application/json-patch+json");
+                if (!jsonPatch && !contentType.startsWith("application/merge-patch+json")) {
+                    throw new ApiException(415, "UnsupportedMediaType",
+                            "the body of the request was in an unknown format - accepted media types include: "
+                                    + "application/json-patch+json, application/merge-patch+json (not strategic merge or apply patches)");
+                }
+                return json(200, store.patch(target.namespace(), target.name(), body(request), jsonPatch, status).text());
+            }
+            case "DELETE" -> {
+                other.increment();
+                if (status) {
+                    throw new ApiException(405, "MethodNotAllowed", "DELETE on " + store.type().plural() + "/status");
+                }
+                byte[] bytes = bytes(request);
+                return json(200, store.delete(target.namespace(), target.name(), bytes.length == 0 ? null : mapper.readTree(bytes)).text());
+            }
+            default -> {
+                other.increment();
+                throw new ApiException(405, "MethodNotAllowed", method + " on " + store.type().plural());
+            }
         }
-        if ("events".equals(s[5]) && s.length == 7 && "GET".equals(method)) {
-            other.increment();
-            return json(200, mapper.writeValueAsString(events.get(namespace, name)));
-        }
-        other.increment();
-        throw ApiException.notFound("the server could not find the requested resource: " + path + "; ");
     }
 
-    private MockResponse collection(String method, String namespace, String resource, Map<String, String> query, RecordedRequest request) {
-        if ("events".equals(resource)) {
-            if ("POST".equals(method) && namespace != null) {
-                eventWrites.increment();
-                return json(201, mapper.writeValueAsString(events.create(namespace, object(request))));
-            }
-            other.increment();
-            if ("GET".equals(method)) {
-                ObjectNode list = mapper.createObjectNode().put("kind", "EventList").put("apiVersion", "v1");
-                list.putObject("metadata");
-                events.recent(namespace).forEach(list.putArray("items")::add);
-                return json(200, mapper.writeValueAsString(list));
-            }
-            throw new ApiException(405, "MethodNotAllowed", method + " on events is not supported by this server");
+    /** Null when the path is no resource path at all. */
+    private static Target target(String path) {
+        String[] s = path.split("/");
+        // s[0] is "" (the path starts with '/').
+        int restAt;
+        String base;
+        if (s.length >= 3 && "api".equals(s[1]) && "v1".equals(s[2])) {
+            base = "/api/v1";
+            restAt = 3;
+        } else if (s.length >= 4 && "apis".equals(s[1])) {
+            base = "/apis/" + s[2] + "/" + s[3];
+            restAt = 4;
+        } else {
+            return null;
         }
-        other.increment();
-        if (!"pods".equals(resource)) {
-            throw ApiException.notFound("the server could not find the requested resource: " + resource + "; ");
+        String[] rest = java.util.Arrays.copyOfRange(s, restAt, s.length);
+        if (rest.length >= 3 && "namespaces".equals(rest[0])) {
+            return rest.length > 5 ? null : new Target(base, rest[2], rest[1], at(rest, 3), at(rest, 4));
+        }
+        if (rest.length == 0 || rest.length > 3) {
+            return null;
+        }
+        return new Target(base, rest[0], null, at(rest, 1), at(rest, 2));
+    }
+
+    private static String at(String[] parts, int index) {
+        return index < parts.length ? parts[index] : null;
+    }
+
+    private MockResponse event(String method, Target target, RecordedRequest request) {
+        String namespace = target.namespace();
+        if (target.name() != null) {
+            other.increment();
+            if (namespace != null && target.subresource() == null && "GET".equals(method)) {
+                return json(200, mapper.writeValueAsString(events.get(namespace, target.name())));
+            }
+            throw new ApiException(405, "MethodNotAllowed", method + " on an event is not supported by this server");
         }
         if ("POST".equals(method) && namespace != null) {
-            return json(201, pods.create(namespace, object(request)).text());
+            eventWrites.increment();
+            return json(201, mapper.writeValueAsString(events.create(namespace, object(request))));
+        }
+        other.increment();
+        if ("GET".equals(method)) {
+            ObjectNode list = mapper.createObjectNode().put("kind", "EventList").put("apiVersion", "v1");
+            list.putObject("metadata");
+            events.recent(namespace).forEach(list.putArray("items")::add);
+            return json(200, mapper.writeValueAsString(list));
+        }
+        throw new ApiException(405, "MethodNotAllowed", method + " on events is not supported by this server");
+    }
+
+    private MockResponse collection(String method, ObjectStore store, String namespace, Map<String, String> query,
+                                    RecordedRequest request) {
+        ResourceType type = store.type();
+        if ("POST".equals(method) && (namespace != null || !type.namespaced())) {
+            return json(201, store.create(namespace, object(request)).text());
         }
         if (!"GET".equals(method)) {
-            throw new ApiException(405, "MethodNotAllowed", method + " on a pod collection is not supported by this server");
+            throw new ApiException(405, "MethodNotAllowed", method + " on a " + type.plural() + " collection is not supported by this server");
         }
-        PodSelector selector = PodSelector.parse(namespace, query.get("fieldSelector"), query.get("labelSelector"));
+        Selector selector = Selector.parse(type, namespace, query.get("fieldSelector"), query.get("labelSelector"));
         String watch = query.get("watch");
         if ("true".equals(watch) || "1".equals(watch)) {
-            return watch(selector, query.get("resourceVersion"), request);
+            return watch(store, selector, query.get("resourceVersion"), request);
         }
-        PodStore.Listing listing = pods.list(selector);
+        ObjectStore.Listing listing = store.list(selector);
         // The items are already serialized; only the list envelope is added.
-        StringBuilder body = new StringBuilder(64 + listing.pods().size() * 2048)
-                .append("{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"")
-                .append(listing.resourceVersion()).append("\"},\"items\":[");
-        for (int i = 0; i < listing.pods().size(); i++) {
-            body.append(i == 0 ? "" : ",").append(listing.pods().get(i).text());
+        StringBuilder body = new StringBuilder(64 + listing.objects().size() * 2048)
+                .append("{\"kind\":\"").append(type.kind()).append("List\",\"apiVersion\":\"").append(type.apiVersion())
+                .append("\",\"metadata\":{\"resourceVersion\":\"").append(listing.resourceVersion()).append("\"},\"items\":[");
+        for (int i = 0; i < listing.objects().size(); i++) {
+            body.append(i == 0 ? "" : ",").append(listing.objects().get(i).text());
         }
         return json(200, body.append("]}").toString());
     }
 
-    private MockResponse watch(PodSelector selector, String resourceVersion, RecordedRequest request) {
+    private MockResponse watch(ObjectStore store, Selector selector, String resourceVersion, RecordedRequest request) {
         String upgrade = request.getHeader("Upgrade");
         if (upgrade == null || !upgrade.toLowerCase(java.util.Locale.ROOT).contains("websocket")) {
             throw ApiException.badRequest("this server serves watches over WebSocket only (as the fabric8 client watches)");
@@ -175,47 +246,11 @@ final class FleetDispatcher extends Dispatcher {
         } catch (NumberFormatException e) {
             throw ApiException.badRequest("invalid resourceVersion: " + resourceVersion);
         }
-        return new MockResponse().withWebSocketUpgrade(new PodWatch(pods, selector, from));
+        return new MockResponse().withWebSocketUpgrade(new ObjectWatch(store, selector, from));
     }
 
-    private MockResponse pod(String method, String namespace, String name, boolean status, RecordedRequest request) {
-        switch (method) {
-            case "GET" -> {
-                podReads.increment();
-                return json(200, pods.get(namespace, name).text());
-            }
-            case "PUT" -> {
-                count(status);
-                return json(200, pods.update(namespace, name, object(request), status).text());
-            }
-            case "PATCH" -> {
-                count(status);
-                String contentType = String.valueOf(request.getHeader("Content-Type"));
-                boolean jsonPatch = contentType.startsWith("application/json-patch+json");
-                if (!jsonPatch && !contentType.startsWith("application/merge-patch+json")) {
-                    throw new ApiException(415, "UnsupportedMediaType",
-                            "the body of the request was in an unknown format - accepted media types include: "
-                                    + "application/json-patch+json, application/merge-patch+json (not strategic merge or apply patches)");
-                }
-                return json(200, pods.patch(namespace, name, body(request), jsonPatch, status).text());
-            }
-            case "DELETE" -> {
-                other.increment();
-                if (status) {
-                    throw new ApiException(405, "MethodNotAllowed", "DELETE on pods/status");
-                }
-                byte[] bytes = bytes(request);
-                return json(200, pods.delete(namespace, name, bytes.length == 0 ? null : mapper.readTree(bytes)).text());
-            }
-            default -> {
-                other.increment();
-                throw new ApiException(405, "MethodNotAllowed", method + " on a pod");
-            }
-        }
-    }
-
-    private void count(boolean status) {
-        (status ? statusWrites : other).increment();
+    private static ApiException notFound(String path) {
+        return ApiException.notFound("the server could not find the requested resource: " + path + ";");
     }
 
     private JsonNode body(RecordedRequest request) {
@@ -261,21 +296,44 @@ final class FleetDispatcher extends Dispatcher {
         return params;
     }
 
-    /** Legacy (non-aggregated) discovery, enough for kubectl: core v1 pods, pods/status and events; no API groups. */
-    private static Map<String, String> discovery(KubernetesSerialization serialization, ObjectMapper mapper) {
-        List<String> verbs = List.of("create", "delete", "get", "list", "patch", "update", "watch");
-        APIResource pods = new APIResourceBuilder().withName("pods").withSingularName("pod").withNamespaced(true).withKind("Pod")
-                .withVerbs(verbs).withShortNames("po").withCategories("all").build();
-        APIResource podStatus = new APIResourceBuilder().withName("pods/status").withSingularName("").withNamespaced(true)
-                .withKind("Pod").withVerbs("get", "patch", "update").build();
-        APIResource events = new APIResourceBuilder().withName("events").withSingularName("event").withNamespaced(true)
-                .withKind("Event").withVerbs("create", "get", "list").withShortNames("ev").build();
-        String versions = serialization.asJson(new APIVersionsBuilder().withVersions("v1").addNewServerAddressByClientCIDR()
-                .withClientCIDR("0.0.0.0/0").withServerAddress("127.0.0.1").endServerAddressByClientCIDR().build());
-        String core = serialization.asJson(new APIResourceListBuilder().withGroupVersion("v1").withResources(pods, podStatus, events).build());
-        String groups = serialization.asJson(new APIGroupListBuilder().build());
-        String version = mapper.writeValueAsString(mapper.createObjectNode().put("major", "1").put("minor", "34")
-                .put("gitVersion", "v1.34.0-devhealth-fleet").put("platform", "linux/amd64"));
-        return Map.of("/api", versions, "/api/v1", core, "/apis", groups, "/version", version);
+    /**
+     * Legacy (non-aggregated) discovery, enough for kubectl: {@code /api}, {@code /api/v1} (pods, Events and
+     * the core kinds among {@code types}), {@code /apis} and a resource list per group version, {@code /version}.
+     */
+    private static Map<String, String> discovery(List<ResourceType> types, KubernetesSerialization serialization, ObjectMapper mapper) {
+        Map<String, List<APIResource>> byGroupVersion = new LinkedHashMap<>();
+        byGroupVersion.put("v1", new ArrayList<>(List.of(new APIResourceBuilder().withName("events").withSingularName("event")
+                .withNamespaced(true).withKind("Event").withVerbs("create", "get", "list").withShortNames("ev").build())));
+        for (ResourceType type : types) {
+            List<APIResource> resources = byGroupVersion.computeIfAbsent(type.apiVersion(), gv -> new ArrayList<>());
+            APIResourceBuilder resource = new APIResourceBuilder().withName(type.plural()).withSingularName(type.singular())
+                    .withNamespaced(type.namespaced()).withKind(type.kind())
+                    .withVerbs("create", "delete", "get", "list", "patch", "update", "watch").withShortNames(type.shortNames());
+            if (type.inCategoryAll()) {
+                resource.withCategories("all");
+            }
+            resources.add(resource.build());
+            if (type.statusSubresource()) {
+                resources.add(new APIResourceBuilder().withName(type.plural() + "/status").withSingularName("")
+                        .withNamespaced(type.namespaced()).withKind(type.kind()).withVerbs("get", "patch", "update").build());
+            }
+        }
+        Map<String, String> documents = new HashMap<>();
+        APIGroupListBuilder groups = new APIGroupListBuilder();
+        byGroupVersion.forEach((groupVersion, resources) -> {
+            documents.put(groupVersion.equals("v1") ? "/api/v1" : "/apis/" + groupVersion, serialization.asJson(
+                    new APIResourceListBuilder().withGroupVersion(groupVersion).withResources(resources).build()));
+            if (!groupVersion.equals("v1")) {
+                GroupVersionForDiscovery version = new GroupVersionForDiscovery(groupVersion, groupVersion.substring(groupVersion.indexOf('/') + 1));
+                groups.addNewGroup().withName(groupVersion.substring(0, groupVersion.indexOf('/'))).withVersions(version)
+                        .withPreferredVersion(version).endGroup();
+            }
+        });
+        documents.put("/api", serialization.asJson(new APIVersionsBuilder().withVersions("v1").addNewServerAddressByClientCIDR()
+                .withClientCIDR("0.0.0.0/0").withServerAddress("127.0.0.1").endServerAddressByClientCIDR().build()));
+        documents.put("/apis", serialization.asJson(groups.build()));
+        documents.put("/version", mapper.writeValueAsString(mapper.createObjectNode().put("major", "1").put("minor", "34")
+                .put("gitVersion", "v1.34.0-devhealth-fleet").put("platform", "linux/amd64")));
+        return Map.copyOf(documents);
     }
 }

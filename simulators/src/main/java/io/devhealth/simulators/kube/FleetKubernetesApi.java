@@ -10,7 +10,10 @@ import io.fabric8.mockwebserver.MockWebServer;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Level;
 import org.slf4j.Logger;
@@ -19,46 +22,67 @@ import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * An in-memory Kubernetes API for pods and Events that stays cheap per request at fleet scale (10,000
- * pods and more), on plain HTTP at {@code http://127.0.0.1:<port>}: fabric8's {@code mockwebserver}
- * (Vert.x) with its own dispatcher. Use it where {@link LocalKubernetesApi} (fabric8's CRUD mock, which
- * scans every stored object on every request and keeps every request and Event) would be what is
- * measured, e.g. the whole-pipeline benchmark.
+ * The in-memory Kubernetes API of devhealth's tests, benchmarks and {@code devhealth demo}: plain HTTP at
+ * {@code http://127.0.0.1:<port>}, fabric8's {@code mockwebserver} (Vert.x) with a dispatcher of our own
+ * that stays cheap per request at fleet scale (10,000 pods and more), usable from code, by the fabric8
+ * client (and its informers) and by the real {@code kubectl}:
  *
- * <p>What it serves (core v1 only):
+ * <pre>{@code
+ * kubectl --server http://127.0.0.1:<port> get pods -A -o json
+ * kubectl --server http://127.0.0.1:<port> get devicepostmortems -n ml train-0 -o yaml
+ * }</pre>
+ *
+ * <p>Which fake to use: this one, for anything that talks to an API server over HTTP. Fault tests that
+ * script failing answers use {@link FaultInjectingKubernetesApi} (fabric8's mock in expectations mode),
+ * unit tests may use fabric8's {@code @EnableKubernetesMockClient}; claims about a real API server are
+ * proven on the real one ({@code @RealKubernetes}).
+ *
+ * <p>What it serves:
  * <ul>
- *   <li>pods: create (POST), get, update (PUT), patch (JSON Patch RFC 6902, with {@code test} operations
- *       answered 422 when they fail, and JSON merge patch RFC 7386), delete, on the pod and on its
- *       {@code status} subresource; a resourceVersion counter shared by all objects, 409 on a stale
- *       resourceVersion; no-op writes keep the resourceVersion and send no watch event;
- *   <li>LIST and WATCH of pods in a namespace or in all namespaces, with field selectors on
- *       {@code metadata.name}, {@code metadata.namespace}, {@code status.phase}, {@code spec.nodeName}
- *       ({@code =}, {@code !=}) and equality-based label selectors. Watches are served over WebSocket,
- *       as fabric8's client (and its informers) watch; a watch resumes from a LIST's resourceVersion
- *       through a bounded history of changes, and gets {@code 410 Expired} when that history no longer
- *       reaches back (an informer then re-lists). Only watchers whose selector matches are told;
+ *   <li>pods, and every other kind it knows (core {@code namespaces}, {@code nodes}, {@code configmaps},
+ *       {@code services}; {@code resource.k8s.io/v1} {@code resourceclaims}, {@code resourceclaimtemplates},
+ *       {@code resourceslices}, {@code deviceclasses}; devhealth's {@code devhealth.io/v1alpha1}
+ *       {@code devicepostmortems}): create (POST, with {@code generateName}), get, update (PUT), patch
+ *       (JSON Patch RFC 6902, with {@code test} operations answered 422 when they fail, and JSON merge
+ *       patch RFC 7386), delete (with preconditions), in a namespace or cluster-wide as the kind is; the
+ *       {@code status} subresource of pods, nodes, services and ResourceClaims (status given on create is
+ *       dropped, a pod starts {@code Pending}, and the main resource never changes status); one
+ *       resourceVersion counter shared by all objects, 409 on a stale resourceVersion; no-op writes keep
+ *       the resourceVersion and send no watch event;
+ *   <li>LIST and WATCH of any of them in a namespace or in all namespaces, with field selectors on
+ *       {@code metadata.name}, {@code metadata.namespace} and, for pods, {@code status.phase} and
+ *       {@code spec.nodeName} ({@code =}, {@code !=}), and equality-based label selectors. Watches are
+ *       served over WebSocket, as fabric8's client (and its informers) watch; a watch resumes from a LIST's
+ *       resourceVersion through a bounded history of changes ({@value #DEFAULT_WATCH_HISTORY} for pods,
+ *       {@value #GENERIC_WATCH_HISTORY} for each other kind), and gets {@code 410 Expired} when that history
+ *       no longer reaches back (an informer then re-lists). Only watchers whose selector matches are told;
  *   <li>Events (POST, LIST, GET in {@code /api/v1}): all accepted and counted, the latest
  *       {@value #DEFAULT_EVENT_CAPACITY} kept;
- *   <li>discovery ({@code /api}, {@code /api/v1}, {@code /apis}, {@code /version}) so that
- *       {@code kubectl --server <url> get pods -A -o json} works.
+ *   <li>discovery ({@code /api}, {@code /api/v1}, {@code /apis} and each group version, {@code /version})
+ *       listing all of the above, so that kubectl finds them by name and short name (e.g. {@code dpm}) and
+ *       fabric8's {@code genericKubernetesResources(apiVersion, kind)} finds their plural.
  * </ul>
- * For benchmarks: {@link #requestCounts()} (status writes, pod reads, Event writes, other) instead of a
- * request log, and {@link #addPodListener} called on every stored pod change with the pod after it and
+ * For benchmarks: {@link #requestCounts()} (pod status writes, pod reads, Event writes, other) instead of
+ * a request log, and {@link #addPodListener} called on every stored pod change with the pod after it and
  * the {@link System#nanoTime()} it was applied at, so a benchmark can time a status write without a watch.
  *
  * <p>It is not an API server. Deviations, said plainly:
  * <ul>
- *   <li>no other resources (nodes, namespaces, ResourceClaims, events.k8s.io/v1): 404;
+ *   <li>other kinds (CustomResourceDefinitions, events.k8s.io/v1, apps, batch, …): 404. Objects of a
+ *       namespace that does not exist are accepted (no namespace lifecycle);
  *   <li>strategic merge patch and server-side apply: 415; delete-collection: 405;
- *   <li>no validation, defaulting (beyond {@code status.phase: Pending} on create), admission, RBAC or
- *       quotas; a pod is deleted at once (no graceful termination, finalizers are ignored);
+ *   <li>no validation (not even of a custom resource against its CRD's schema: nothing is pruned),
+ *       defaulting (beyond a pod's {@code status.phase: Pending}), admission, RBAC or quotas; an object is
+ *       deleted at once (no graceful termination, finalizers and owner references are ignored: no garbage
+ *       collection);
  *   <li>LIST ignores {@code limit}/{@code continue} (returns everything, no continue token) and
  *       {@code resourceVersionMatch}; set-based label selectors ({@code in}, {@code notin}) are refused;
  *   <li>watches: WebSocket only (no chunked HTTP watch, so {@code kubectl get -w} does not work), no
  *       bookmarks, no {@code timeoutSeconds}, and a slow watcher is buffered, not closed;
- *   <li>no server-side tables: use {@code kubectl get -o json|yaml|jsonpath}.
+ *   <li>no server-side tables: a plain {@code kubectl get} shows only NAME and AGE; use
+ *       {@code kubectl get -o json|yaml|jsonpath}.
  * </ul>
- * Thread-safe. Pod reads are lock-free; writes, LIST and a watch's start take one lock.
+ * Thread-safe. Reads are lock-free; writes, LIST and a watch's start take one lock per kind.
  */
 public final class FleetKubernetesApi implements AutoCloseable {
 
@@ -66,6 +90,8 @@ public final class FleetKubernetesApi implements AutoCloseable {
     public static final int DEFAULT_EVENT_CAPACITY = 1_000;
     /** Pod changes a watch can resume across. */
     public static final int DEFAULT_WATCH_HISTORY = 20_000;
+    /** Changes of each other kind a watch can resume across. */
+    static final int GENERIC_WATCH_HISTORY = 1_000;
 
     private static final Logger LOGGER = LoggerFactory.getLogger(FleetKubernetesApi.class);
     private static final String HOST = "127.0.0.1";
@@ -79,14 +105,15 @@ public final class FleetKubernetesApi implements AutoCloseable {
 
     private final MockWebServer server;
     private final FleetDispatcher dispatcher;
-    private final PodStore pods;
+    private final ObjectStore pods;
     private final EventLog events;
     private final KubernetesSerialization serialization;
+    private final Map<PodChangeListener, ObjectStore.Listener> podListeners = new ConcurrentHashMap<>();
     private final KubernetesClient client;
     private final String url;
     private boolean closed;
 
-    private FleetKubernetesApi(MockWebServer server, FleetDispatcher dispatcher, PodStore pods, EventLog events,
+    private FleetKubernetesApi(MockWebServer server, FleetDispatcher dispatcher, ObjectStore pods, EventLog events,
                                KubernetesSerialization serialization) {
         this.server = server;
         this.dispatcher = dispatcher;
@@ -116,9 +143,13 @@ public final class FleetKubernetesApi implements AutoCloseable {
         ObjectMapper mapper = JsonMapper.builder().build();
         KubernetesSerialization serialization = new KubernetesSerialization();
         AtomicLong resourceVersion = new AtomicLong();
-        PodStore pods = new PodStore(resourceVersion, DEFAULT_WATCH_HISTORY, mapper, serialization, clock);
+        ObjectStore pods = new ObjectStore(ResourceType.PODS, resourceVersion, DEFAULT_WATCH_HISTORY, mapper, clock);
+        List<ObjectStore> stores = new ArrayList<>(List.of(pods));
+        for (ResourceType type : ResourceType.GENERIC) {
+            stores.add(new ObjectStore(type, resourceVersion, GENERIC_WATCH_HISTORY, mapper, clock));
+        }
         EventLog events = new EventLog(DEFAULT_EVENT_CAPACITY, resourceVersion, clock);
-        FleetDispatcher dispatcher = new FleetDispatcher(pods, events, mapper, serialization);
+        FleetDispatcher dispatcher = new FleetDispatcher(stores, events, mapper, serialization);
         MockWebServer server = new MockWebServer();
         server.setDispatcher(dispatcher);
         dispatcher.serveFor(server);
@@ -153,11 +184,18 @@ public final class FleetKubernetesApi implements AutoCloseable {
 
     /** Calls {@code listener} on every stored pod change from now on (see {@link PodChangeListener} for the thread rules). */
     public void addPodListener(PodChangeListener listener) {
-        pods.addListener(listener);
+        ObjectStore.Listener adapter = (action, pod, appliedAtNanos) ->
+                listener.podChanged(new PodChange(action, pod, appliedAtNanos, serialization));
+        if (podListeners.putIfAbsent(listener, adapter) == null) {
+            pods.addListener(adapter);
+        }
     }
 
     public void removePodListener(PodChangeListener listener) {
-        pods.removeListener(listener);
+        ObjectStore.Listener adapter = podListeners.remove(listener);
+        if (adapter != null) {
+            pods.removeListener(adapter);
+        }
     }
 
     /** @return requests served since start: status writes (PATCH/PUT on pods/status), pod GETs, Event POSTs, everything else */
@@ -181,7 +219,7 @@ public final class FleetKubernetesApi implements AutoCloseable {
         return pods.size();
     }
 
-    /** @return watches open now */
+    /** @return pod watches open now */
     public int openWatches() {
         return pods.watchCount();
     }

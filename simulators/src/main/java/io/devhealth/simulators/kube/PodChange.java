@@ -12,12 +12,12 @@ import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 public final class PodChange {
 
     private final Watcher.Action action;
-    private final StoredPod stored;
+    private final StoredObject stored;
     private final long appliedAtNanos;
     private final KubernetesSerialization serialization;
     private Pod pod;
 
-    PodChange(Watcher.Action action, StoredPod stored, long appliedAtNanos, KubernetesSerialization serialization) {
+    PodChange(Watcher.Action action, StoredObject stored, long appliedAtNanos, KubernetesSerialization serialization) {
         this.action = action;
         this.stored = stored;
         this.appliedAtNanos = appliedAtNanos;
@@ -43,7 +43,7 @@ public final class PodChange {
 
     /** @return {@code status.phase} after the change, or null */
     public String phase() {
-        return stored.phase();
+        return stored.fields().get("status.phase");
     }
 
     /** @return {@link System#nanoTime()} when the change was applied (before any watcher was told) */

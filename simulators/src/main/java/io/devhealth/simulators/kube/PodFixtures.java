@@ -25,9 +25,8 @@ import org.slf4j.LoggerFactory;
  * kubelet.
  *
  * <p>Status is always written through the {@code status} subresource, as the kubelet does: a real API
- * server drops status given on create (the fabric8 mock keeps it, so a test relying on that would pass
- * on the mock only). The writes use fabric8's typed {@code editStatus}, which sends a JSON Patch; the
- * mock applies that the way a real server does.
+ * server (and {@link FleetKubernetesApi}) drops status given on create. The writes use fabric8's typed
+ * {@code editStatus}, which sends a JSON Patch.
  */
 public final class PodFixtures {
 

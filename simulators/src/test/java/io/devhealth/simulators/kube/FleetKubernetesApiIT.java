@@ -4,10 +4,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fabric8.kubernetes.api.model.EventBuilder;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResourceList;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.Watcher;
+import io.fabric8.kubernetes.client.dsl.MixedOperation;
+import io.fabric8.kubernetes.client.dsl.NonNamespaceOperation;
+import io.fabric8.kubernetes.client.dsl.Resource;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
@@ -15,6 +26,7 @@ import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -24,6 +36,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class FleetKubernetesApiIT {
+
+    private static final String MANAGED_BY = "app.kubernetes.io/managed-by";
 
     private static FleetKubernetesApi api;
 
@@ -193,12 +207,142 @@ class FleetKubernetesApiIT {
     }
 
     @Test
+    void shouldServeTheFabric8Client() {
+        Pod pod = PodFixtures.podWithClaim("ml", "fabric8-pod", "node-a", "main", "gpu", "fabric8-pod-gpu", "gpu");
+
+        api.client().pods().inNamespace("ml").resource(pod).create();
+
+        Pod stored = api.client().pods().inNamespace("ml").withName("fabric8-pod").get();
+        assertThat(stored.getSpec().getResourceClaims()).singleElement()
+                .satisfies(c -> assertThat(c.getResourceClaimName()).isEqualTo("fabric8-pod-gpu"));
+        assertThat(api.url()).isEqualTo("http://127.0.0.1:" + api.port());
+        assertThat(api.kubectlCommand("get pods -A")).isEqualTo("kubectl --server " + api.url() + " get pods -A");
+    }
+
+    @Test
     void shouldServeTheRealKubectl() throws Exception {
         Kubectl kubectl = Kubectl.against(api.url(), tmp);
-        running("kubectl", "k-0");
+        PodFixtures.createRunning(api.client(),
+                PodFixtures.podWithClaim("kubectl", "k-0", "node-a", "main", "gpu", "k-0-gpu", "gpu"));
+        postMortem("kubectl", "k-0", "Unhealthy").create();
 
-        assertThat(kubectl.run("get", "pods", "-A", "-o", "json")).contains("\"name\": \"k-0\"");
+        assertThat(kubectl.run("get", "pods", "-A", "-o", "json")).contains("\"name\": \"k-0\"")
+                .contains("\"resourceClaimName\": \"k-0-gpu\"");
         assertThat(kubectl.run("get", "pod", "-n", "kubectl", "k-0", "-o", "jsonpath={.status.phase}")).isEqualTo("Running");
+        // No server-side tables: kubectl falls back to NAME and AGE columns.
+        assertThat(kubectl.run("get", "pods", "-n", "kubectl")).contains("NAME").contains("k-0");
+        assertThat(kubectl.run("get", "resourceclaims", "-A", "-o", "json")).contains("\"items\"");
+        assertThat(kubectl.run("get", "devicepostmortem", "k-0", "-n", "kubectl", "-o", "jsonpath={.spec.health}")).isEqualTo("Unhealthy");
+        assertThat(kubectl.run("get", "dpm", "-A", "-o", "name")).contains("devicepostmortem.devhealth.io/k-0");
+    }
+
+    @Test
+    void shouldStoreCustomResourcesInANamespaceAndAcrossNamespaces() {
+        GenericKubernetesResource created = postMortem("pm-a", "job-0", "Unhealthy").create();
+        postMortem("pm-b", "job-1", "Healthy").create();
+        postMortem("pm-b", "other", "Healthy").create();
+
+        assertThat(created.getMetadata().getUid()).isNotBlank();
+        assertThat(created.getMetadata().getResourceVersion()).isNotBlank();
+        GenericKubernetesResource stored = postMortems().inNamespace("pm-a").withName("job-0").get();
+        assertThat(stored.getApiVersion()).isEqualTo("devhealth.io/v1alpha1");
+        assertThat(stored.getKind()).isEqualTo("DevicePostMortem");
+        assertThat(health(stored)).isEqualTo("Unhealthy");
+        assertThat(postMortems().inNamespace("pm-a").withName("absent").get()).isNull();
+        assertThat(names(postMortems().inNamespace("pm-b").list().getItems())).containsExactly("job-1", "other");
+        assertThat(names(postMortems().inAnyNamespace().withLabel(MANAGED_BY, "devhealth-sink").list().getItems()))
+                .contains("job-0", "job-1", "other");
+        assertThat(names(postMortems().inAnyNamespace().withLabel("devhealth.io/pod", "job-1").list().getItems())).containsExactly("job-1");
+        assertThatThrownBy(() -> postMortem("pm-a", "job-0", "Healthy").create())
+                .isInstanceOfSatisfying(KubernetesClientException.class, e -> assertThat(e.getCode()).isEqualTo(409));
+    }
+
+    @Test
+    void shouldPatchUpdateAndDeleteCustomResourcesAsTheSinkDoes() {
+        GenericKubernetesResource record = postMortem("pm-c", "job-2", "Healthy").create();
+        String version = record.getMetadata().getResourceVersion();
+        String guarded = "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":\"%s\"},"
+                + "{\"op\":\"replace\",\"path\":\"/spec\",\"value\":{\"health\":\"%s\"}}]";
+
+        GenericKubernetesResource patched = postMortems().inNamespace("pm-c").withName("job-2")
+                .patch(PatchContext.of(PatchType.JSON), guarded.formatted(version, "Unhealthy"));
+
+        assertThat(health(patched)).isEqualTo("Unhealthy");
+        assertThat(patched.getMetadata().getResourceVersion()).isNotEqualTo(version);
+        assertThatThrownBy(() -> postMortems().inNamespace("pm-c").withName("job-2")
+                .patch(PatchContext.of(PatchType.JSON), guarded.formatted(version, "Unknown")))
+                .as("a record that moved since it was read").isInstanceOfSatisfying(KubernetesClientException.class,
+                        e -> assertThat(e.getCode()).isEqualTo(422));
+        GenericKubernetesResource merged = postMortems().inNamespace("pm-c").withName("job-2")
+                .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"spec\":{\"frozen\":true}}");
+        assertThat(merged.getAdditionalProperties().get("spec")).isEqualTo(Map.of("health", "Unhealthy", "frozen", true));
+        merged.getAdditionalProperties().put("spec", Map.of("health", "Healthy"));
+        assertThat(health(postMortems().inNamespace("pm-c").resource(merged).update())).isEqualTo("Healthy");
+        assertThatThrownBy(() -> postMortems().inNamespace("pm-c").resource(merged).update())
+                .as("a stale resourceVersion").isInstanceOfSatisfying(KubernetesClientException.class, e -> assertThat(e.getCode()).isEqualTo(409));
+
+        assertThat(postMortems().inNamespace("pm-c").withName("job-2").delete()).hasSize(1);
+        assertThat(postMortems().inNamespace("pm-c").withName("job-2").get()).isNull();
+        assertThat(postMortems().inNamespace("pm-c").withName("job-2").delete()).isEmpty();
+    }
+
+    @Test
+    void shouldKeepStatusOfASubresourceKindOffItsMainResource() {
+        ResourceClaim claim = new ResourceClaimBuilder().withNewMetadata().withNamespace("claims").withName("gpu-claim").endMetadata()
+                .withNewSpec().endSpec()
+                .withNewStatus().addNewReservedFor().withResource("pods").withName("given-on-create").withUid("u-1").endReservedFor().endStatus()
+                .build();
+
+        ResourceClaim created = api.client().resources(ResourceClaim.class).inNamespace("claims").resource(claim).create();
+        assertThat(created.getStatus()).as("status given on create is dropped").isNull();
+
+        ResourceClaim allocated = api.client().resources(ResourceClaim.class).inNamespace("claims").withName("gpu-claim")
+                .editStatus(c -> new ResourceClaimBuilder(c).withNewStatus().addNewReservedFor().withResource("pods").withName("p")
+                        .withUid("u-2").endReservedFor().endStatus().build());
+        assertThat(allocated.getStatus().getReservedFor()).singleElement().satisfies(r -> assertThat(r.getName()).isEqualTo("p"));
+        assertThat(api.client().resources(ResourceClaim.class).inNamespace("claims").withName("gpu-claim").get().getStatus().getReservedFor())
+                .singleElement().satisfies(r -> assertThat(r.getName()).isEqualTo("p"));
+        assertThat(api.client().resources(ResourceClaim.class).inAnyNamespace().list().getItems()).extracting(c -> c.getMetadata().getName())
+                .contains("gpu-claim");
+    }
+
+    @Test
+    void shouldServeClusterScopedKindsAndRefuseUnknownOnes() {
+        api.client().nodes().resource(new NodeBuilder().withNewMetadata().withName("node-z").addToLabels("gpu", "true").endMetadata().build())
+                .create();
+
+        assertThat(api.client().nodes().withName("node-z").get().getMetadata().getNamespace()).isNull();
+        assertThat(names(api.client().nodes().withLabel("gpu", "true").list().getItems())).containsExactly("node-z");
+        assertThat(api.client().namespaces().resource(new NamespaceBuilder().withNewMetadata().withName("made").endMetadata().build())
+                .create().getMetadata().getName()).isEqualTo("made");
+        assertThat(api.client().namespaces().withName("made").get()).isNotNull();
+        assertThatThrownBy(() -> api.client().apps().deployments().inNamespace("ml").list())
+                .isInstanceOfSatisfying(KubernetesClientException.class, e -> assertThat(e.getCode()).isEqualTo(404));
+    }
+
+    private static NonNamespaceOperation<GenericKubernetesResource, GenericKubernetesResourceList, Resource<GenericKubernetesResource>>
+            postMortemsIn(String namespace) {
+        return postMortems().inNamespace(namespace);
+    }
+
+    /** Found through discovery (kind to plural), as fabric8 looks up a kind it has no class for. */
+    private static MixedOperation<GenericKubernetesResource, GenericKubernetesResourceList, Resource<GenericKubernetesResource>> postMortems() {
+        return api.client().genericKubernetesResources("devhealth.io/v1alpha1", "DevicePostMortem");
+    }
+
+    private static Resource<GenericKubernetesResource> postMortem(String namespace, String name, String health) {
+        GenericKubernetesResource record = new GenericKubernetesResourceBuilder().withApiVersion("devhealth.io/v1alpha1")
+                .withKind("DevicePostMortem")
+                .withNewMetadata().withNamespace(namespace).withName(name)
+                    .addToLabels(MANAGED_BY, "devhealth-sink").addToLabels("devhealth.io/pod", name).endMetadata()
+                .addToAdditionalProperties("spec", Map.of("health", health))
+                .build();
+        return postMortemsIn(namespace).resource(record);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static String health(GenericKubernetesResource record) {
+        return (String) ((Map<String, Object>) record.getAdditionalProperties().get("spec")).get("health");
     }
 
     private static boolean ours(Pod pod) {
@@ -210,7 +354,7 @@ class FleetKubernetesApiIT {
                 .map(PodCondition::getStatus).findFirst().orElse(null);
     }
 
-    private static List<String> names(List<Pod> pods) {
-        return pods.stream().map(p -> p.getMetadata().getName()).toList();
+    private static List<String> names(List<? extends HasMetadata> objects) {
+        return objects.stream().map(p -> p.getMetadata().getName()).toList();
     }
 }

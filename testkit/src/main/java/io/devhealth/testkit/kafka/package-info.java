@@ -1,2 +1,7 @@
-/** The JUnit 5 extension that injects one shared in-process Kafka broker into tests. */
+/**
+ * Kafka for tests: {@link io.devhealth.testkit.kafka.KafkaClusterExtension} injects in-process brokers, shared
+ * or declared per parameter ({@link io.devhealth.testkit.kafka.OwnBroker}, {@link io.devhealth.testkit.kafka.BrokerConfig},
+ * {@link io.devhealth.testkit.kafka.SecuredKafkaCluster}); {@link io.devhealth.testkit.kafka.TopicReader} consumes
+ * topics until a condition holds.
+ */
 package io.devhealth.testkit.kafka;

@@ -4,14 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Config;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -88,22 +85,32 @@ class EmbeddedKafkaClusterIT {
         String topic = EmbeddedKafkaCluster.uniqueName("transactions");
         kafka.createTopics(1, topic);
 
-        try (KafkaProducer<String, String> producer = producer(Map.of(
-                ProducerConfig.TRANSACTIONAL_ID_CONFIG, EmbeddedKafkaCluster.uniqueName("tx")))) {
-            producer.initTransactions();
-            producer.beginTransaction();
-            producer.send(new ProducerRecord<>(topic, "gpu-0", "aborted"));
-            producer.abortTransaction();
-            producer.beginTransaction();
-            producer.send(new ProducerRecord<>(topic, "gpu-0", "committed"));
-            producer.commitTransaction();
-        }
+        abortThenCommit(kafka, topic, "aborted", "committed");
 
         List<ConsumerRecord<String, String>> records = consume(topic, "read_committed", 1);
         assertThat(records).extracting(ConsumerRecord::value).containsExactly("committed");
     }
 
+    /** One transaction aborted with {@code aborted}, then one committed with {@code committed}, on partition 0 of {@code topic}. */
+    static void abortThenCommit(EmbeddedKafkaCluster kafka, String topic, String aborted, String committed) {
+        try (KafkaProducer<String, String> producer = producer(kafka, Map.of(
+                ProducerConfig.TRANSACTIONAL_ID_CONFIG, EmbeddedKafkaCluster.uniqueName("tx")))) {
+            producer.initTransactions();
+            producer.beginTransaction();
+            producer.send(new ProducerRecord<>(topic, 0, "gpu-0", aborted));
+            producer.abortTransaction();
+            producer.beginTransaction();
+            producer.send(new ProducerRecord<>(topic, 0, "gpu-0", committed));
+            producer.commitTransaction();
+        }
+    }
+
     private KafkaProducer<String, String> producer(Map<String, Object> overrides) {
+        return producer(kafka, overrides);
+    }
+
+    /** A String producer with {@code acks=all} and {@code overrides}. */
+    static KafkaProducer<String, String> producer(EmbeddedKafkaCluster kafka, Map<String, Object> overrides) {
         Map<String, Object> props = kafka.clientProperties();
         props.put(ProducerConfig.ACKS_CONFIG, "all");
         props.putAll(overrides);
@@ -111,21 +118,12 @@ class EmbeddedKafkaClusterIT {
     }
 
     private List<ConsumerRecord<String, String>> consume(String topic, String isolation, int expected) {
-        Map<String, Object> props = kafka.clientProperties();
-        props.put(ConsumerConfig.GROUP_ID_CONFIG, EmbeddedKafkaCluster.uniqueName("group"));
-        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation);
-        List<ConsumerRecord<String, String>> records = new ArrayList<>();
-        try (KafkaConsumer<String, String> consumer =
-                new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer())) {
-            consumer.subscribe(List.of(topic));
-            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (records.size() < expected && System.nanoTime() < deadline) {
-                consumer.poll(Duration.ofMillis(200)).forEach(records::add);
-            }
-            // One more short poll: nothing beyond what is expected (e.g. an aborted record) may show up.
-            consumer.poll(Duration.ofMillis(200)).forEach(records::add);
+        TopicReader.Builder<String, String> builder = TopicReader.of(kafka, topic)
+                .deserializers(new StringDeserializer(), new StringDeserializer());
+        try (TopicReader<String, String> reader = ("read_committed".equals(isolation) ? builder : builder.readUncommitted()).open()) {
+            reader.readAtLeast(expected, Duration.ofSeconds(30));
+            // One more short read: nothing beyond what is expected (e.g. an aborted record) may show up.
+            return reader.readFor(Duration.ofMillis(200));
         }
-        return records;
     }
 }

@@ -5,13 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.Serdes;
@@ -63,19 +59,10 @@ class KafkaStreamsExactlyOnceIT {
     }
 
     private static List<String> readCommitted(EmbeddedKafkaCluster kafka, String topic, int expected) {
-        Map<String, Object> props = kafka.clientProperties();
-        props.put(ConsumerConfig.GROUP_ID_CONFIG, EmbeddedKafkaCluster.uniqueName("reader"));
-        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        List<String> values = new ArrayList<>();
-        try (KafkaConsumer<String, String> consumer =
-                new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer())) {
-            consumer.subscribe(List.of(topic));
-            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-            while (values.size() < expected && System.nanoTime() < deadline) {
-                consumer.poll(Duration.ofMillis(200)).forEach(r -> values.add(r.value()));
-            }
+        try (TopicReader<String, String> reader = TopicReader.of(kafka, topic)
+                .deserializers(new StringDeserializer(), new StringDeserializer()).open()) {
+            reader.readAtLeast(expected, Duration.ofSeconds(60));
+            return reader.values();
         }
-        return values;
     }
 }

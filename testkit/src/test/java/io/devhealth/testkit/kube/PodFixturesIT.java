@@ -3,7 +3,7 @@ package io.devhealth.testkit.kube;
 import static io.devhealth.testkit.assertions.PodStatusAssert.assertThatPod;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.devhealth.simulators.kube.LocalKubernetesApi;
+import io.devhealth.simulators.kube.FleetKubernetesApi;
 import io.devhealth.simulators.kube.PodFixtures;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -17,12 +17,12 @@ import org.junit.jupiter.api.Test;
 
 class PodFixturesIT {
 
-    private static LocalKubernetesApi api;
+    private static FleetKubernetesApi api;
     private static KubernetesClient client;
 
     @BeforeAll
     static void startApi() {
-        api = LocalKubernetesApi.start();
+        api = FleetKubernetesApi.start();
         client = api.client();
     }
 

@@ -5,25 +5,25 @@ import io.fabric8.mockwebserver.http.WebSocket;
 import io.fabric8.mockwebserver.http.WebSocketListener;
 
 /**
- * One open pod watch, served over a WebSocket as fabric8's own mock does (the fabric8 client watches
- * over WebSockets). It registers with the {@link PodStore} once the socket is open; the store sends it
- * the initial or replayed events and then every matching change, in resourceVersion order.
+ * One open watch, served over a WebSocket as fabric8's own mock does (the fabric8 client watches over
+ * WebSockets). It registers with its {@link ObjectStore} once the socket is open; the store sends it the
+ * initial or replayed events and then every matching change, in resourceVersion order.
  */
-final class PodWatch extends WebSocketListener {
+final class ObjectWatch extends WebSocketListener {
 
-    private final PodStore store;
-    private final PodSelector selector;
-    /** null: start with the current pods as ADDED; else resume after this resourceVersion. */
+    private final ObjectStore store;
+    private final Selector selector;
+    /** null: start with the current objects as ADDED; else resume after this resourceVersion. */
     private final Long fromResourceVersion;
     private volatile WebSocket socket;
 
-    PodWatch(PodStore store, PodSelector selector, Long fromResourceVersion) {
+    ObjectWatch(ObjectStore store, Selector selector, Long fromResourceVersion) {
         this.store = store;
         this.selector = selector;
         this.fromResourceVersion = fromResourceVersion;
     }
 
-    PodSelector selector() {
+    Selector selector() {
         return selector;
     }
 

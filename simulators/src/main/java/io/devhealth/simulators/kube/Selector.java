@@ -7,47 +7,48 @@ import java.util.Objects;
 import java.util.function.Function;
 
 /**
- * Which pods a LIST or WATCH asks for: a namespace (or all), a field selector on {@code metadata.name},
- * {@code metadata.namespace}, {@code status.phase} and {@code spec.nodeName} ({@code =}, {@code ==},
- * {@code !=}), and an equality-based label selector ({@code k=v}, {@code k==v}, {@code k!=v}, {@code k},
- * {@code !k}). Anything else is refused with 400, as a real API server refuses unknown field labels;
- * set-based label selectors ({@code in}, {@code notin}) are not supported.
+ * Which objects a LIST or WATCH asks for: a namespace (or all), a field selector on {@code metadata.name},
+ * {@code metadata.namespace} and the kind's own fields ({@link ResourceType#fields()}: for pods
+ * {@code status.phase} and {@code spec.nodeName}) with {@code =}, {@code ==}, {@code !=}, and an
+ * equality-based label selector ({@code k=v}, {@code k==v}, {@code k!=v}, {@code k}, {@code !k}).
+ * Anything else is refused with 400, as a real API server refuses unknown field labels; set-based label
+ * selectors ({@code in}, {@code notin}) are not supported.
  */
-record PodSelector(String namespace, List<Requirement> fields, List<Requirement> labels) {
+record Selector(String namespace, List<Requirement> fields, List<Requirement> labels) {
 
-    private static final Map<String, Function<StoredPod, String>> FIELDS = Map.of(
-            "metadata.name", StoredPod::name,
-            "metadata.namespace", StoredPod::namespace,
-            "status.phase", StoredPod::phase,
-            "spec.nodeName", StoredPod::nodeName);
+    private static final Map<String, Function<StoredObject, String>> METADATA_FIELDS = Map.of(
+            "metadata.name", StoredObject::name,
+            "metadata.namespace", StoredObject::namespace);
 
     /** {@code key op value}; for labels, value null means "exists" ({@code equal}) or "does not exist" ({@code !equal}). */
     record Requirement(String key, boolean equal, String value) {
     }
 
-    static PodSelector parse(String namespace, String fieldSelector, String labelSelector) {
+    static Selector parse(ResourceType type, String namespace, String fieldSelector, String labelSelector) {
         List<Requirement> fields = requirements(fieldSelector, false);
         for (Requirement field : fields) {
-            if (!FIELDS.containsKey(field.key())) {
+            if (!METADATA_FIELDS.containsKey(field.key()) && !type.fields().containsKey(field.key())) {
                 throw ApiException.badRequest("field label not supported: " + field.key());
             }
         }
-        return new PodSelector(namespace, fields, requirements(labelSelector, true));
+        return new Selector(namespace, fields, requirements(labelSelector, true));
     }
 
-    boolean matches(StoredPod pod) {
-        if (namespace != null && !namespace.equals(pod.namespace())) {
+    boolean matches(StoredObject object) {
+        if (namespace != null && !namespace.equals(object.namespace())) {
             return false;
         }
         for (Requirement field : fields) {
+            Function<StoredObject, String> metadata = METADATA_FIELDS.get(field.key());
+            String value = metadata != null ? metadata.apply(object) : object.fields().get(field.key());
             // A missing field compares as "", as the API server's field sets do.
-            String actual = Objects.requireNonNullElse(FIELDS.get(field.key()).apply(pod), "");
+            String actual = Objects.requireNonNullElse(value, "");
             if (actual.equals(field.value()) != field.equal()) {
                 return false;
             }
         }
         for (Requirement label : labels) {
-            String actual = pod.labels().get(label.key());
+            String actual = object.labels().get(label.key());
             boolean holds = label.value() == null ? actual != null : label.value().equals(actual);
             if (holds != label.equal()) {
                 return false;
