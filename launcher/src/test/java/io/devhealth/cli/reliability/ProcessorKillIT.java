@@ -9,7 +9,9 @@ import io.devhealth.schema.avro.ContainerAllocation;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
 import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.FleetStats;
 import io.devhealth.schema.avro.HealthTransition;
+import io.devhealth.schema.avro.StatsDimension;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.avro.PodAllocation;
@@ -180,6 +182,30 @@ class ProcessorKillIT {
         assertThat(missing).as("expected transitions not emitted").isZero();
         assertThat(received).hasSize(expectedTotal);
         assertThat(actual).as("per device, the exact sequence of from->to").isEqualTo(expected);
+
+        // The fleet counts, folded before their repartition and kept between flushes in a changelogged
+        // store, must count every committed transition exactly once too, across the same kills.
+        try (TopicReader<String, FleetStats> fleet = TopicReader.of(kafka, topics.fleetStats()).deserializers(new StringDeserializer(),
+                AvroSerde.of(FleetStats.class, SchemaRegistries.inMemory(registryName)).deserializer()).open()) {
+            awaitUpTo(() -> counted(fleet.poll(), StatsDimension.NODE) >= expectedTotal, Duration.ofSeconds(60));
+            List<ConsumerRecord<String, FleetStats>> stats = fleet.readFor(Duration.ofSeconds(3));
+            System.out.printf("processor-kill fleet counts: by node %d, by driver %d, transitions %d%n",
+                    counted(stats, StatsDimension.NODE), counted(stats, StatsDimension.DRIVER), expectedTotal);
+            assertThat(counted(stats, StatsDimension.NODE)).as("transitions counted by node").isEqualTo(expectedTotal);
+            assertThat(counted(stats, StatsDimension.DRIVER)).as("transitions counted by driver").isEqualTo(expectedTotal);
+        }
+    }
+
+    /** The transitions fleet-stats counted in {@code dimension}: the latest counts of each window, summed. */
+    private static long counted(List<ConsumerRecord<String, FleetStats>> updates, StatsDimension dimension) {
+        Map<String, Long> latest = new HashMap<>();
+        for (ConsumerRecord<String, FleetStats> update : updates) {
+            FleetStats s = update.value();
+            if (s.getDimension() == dimension) {
+                latest.put(update.key(), s.getToHealthy() + s.getToUnhealthy() + s.getToUnknown());
+            }
+        }
+        return latest.values().stream().mapToLong(Long::longValue).sum();
     }
 
     private void startProcessor(String run) throws IOException, InterruptedException {
