@@ -49,8 +49,14 @@ import org.apache.kafka.streams.KafkaStreams;
  * many transitions each device made (in all, and from the start of its hold on), and the processor's
  * lag on node-events sampled every 250 ms, in records and in seconds of input.
  *
+ * <p>A processor meets a storm warm: it has been running on keep-alives and changes for hours, its
+ * code compiled. A fresh JVM spends the first tens of seconds compiling (the JIT took more CPU than
+ * the stream thread in the first-contact runs of {@link ThroughputBenchmark}), so the same storm is
+ * first sent to other nodes for {@code warmupSeconds} and only the second one is measured; with 0 the
+ * cold figure is measured.
+ *
  * <pre>{@code
- * java -cp "$CP" io.devhealth.bench.FlapStormBenchmark 1000 10 30 20   # devices, flips/s each, storm seconds, quiet seconds
+ * java -cp "$CP" io.devhealth.bench.FlapStormBenchmark 1000 10 30 20 30   # devices, flips/s each, storm s, quiet s, warm-up s
  * }</pre>
  */
 public final class FlapStormBenchmark {
@@ -66,10 +72,12 @@ public final class FlapStormBenchmark {
         int flipsPerSecond = args.length > 1 ? Integer.parseInt(args[1]) : 10;
         int seconds = args.length > 2 ? Integer.parseInt(args[2]) : 30;
         int quietSeconds = args.length > 3 ? Integer.parseInt(args[3]) : 20;
+        int warmupSeconds = args.length > 4 ? Integer.parseInt(args[4]) : 30;
         int nodes = (devices + DEVICES_PER_NODE - 1) / DEVICES_PER_NODE;
         double rate = (double) devices * flipsPerSecond;
         System.out.printf(Locale.ROOT, "flap storm: %,d devices on %,d nodes, %d flips/s each (%,.0f reports/s) for %d s, "
-                + "quiet period %d s, %d cores, JDK %s%n", devices, nodes, flipsPerSecond, rate, seconds, quietSeconds,
+                + "quiet period %d s, warm-up %d s, %d cores, JDK %s%n", devices, nodes, flipsPerSecond, rate, seconds, quietSeconds,
+                warmupSeconds,
                 Runtime.getRuntime().availableProcessors(), Runtime.version());
         Topics topics = new Topics("flap.");
         SchemaRegistryClient registry = SchemaRegistries.inMemory("flap-storm");
@@ -97,11 +105,18 @@ public final class FlapStormBenchmark {
                 if (!running.await(120, TimeUnit.SECONDS)) {
                     throw new IllegalStateException("processor did not reach RUNNING");
                 }
+                if (warmupSeconds > 0) {
+                    storm(kafka, topics, registry, "warm-node-", devices, nodes, flipsPerSecond, warmupSeconds, 5);
+                    long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
+                    while (lag(kafka.admin(), applicationId, topics.nodeEvents()) > 0 && System.nanoTime() < deadline) {
+                        Thread.sleep(250);
+                    }
+                }
                 List<Long> lags = new ArrayList<>();
                 Thread sampler = new Thread(() -> sampleLag(kafka.admin(), applicationId, topics.nodeEvents(), lags), "lag-sampler");
                 sampler.setDaemon(true);
                 sampler.start();
-                long sent = storm(kafka, topics, registry, devices, nodes, flipsPerSecond, seconds, quietSeconds + 10);
+                long sent = storm(kafka, topics, registry, "node-", devices, nodes, flipsPerSecond, seconds, quietSeconds + 10);
                 sampler.interrupt();
                 sampler.join();
                 Map<String, int[]> perDevice = transitions(kafka, topics, registry, devices);
@@ -111,8 +126,8 @@ public final class FlapStormBenchmark {
     }
 
     /** Sends the storm in real time, then keep-alives and heartbeats through the quiet period; returns the reports sent. */
-    private static long storm(EmbeddedKafkaCluster kafka, Topics topics, SchemaRegistryClient registry, int devices, int nodes,
-                              int flipsPerSecond, int seconds, int quietSeconds) throws InterruptedException {
+    private static long storm(EmbeddedKafkaCluster kafka, Topics topics, SchemaRegistryClient registry, String nodePrefix, int devices,
+                              int nodes, int flipsPerSecond, int seconds, int quietSeconds) throws InterruptedException {
         Map<String, Object> props = new HashMap<>(kafka.clientProperties());
         props.put(ProducerConfig.ACKS_CONFIG, "all");
         props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
@@ -144,21 +159,22 @@ public final class FlapStormBenchmark {
                     for (int f = 0; f < (inStorm ? flipsPerTick : 1); f++) {
                         HealthStatus health = inStorm ? (word[d] == HealthStatus.HEALTHY ? HealthStatus.UNHEALTHY : HealthStatus.HEALTHY) : word[d];
                         word[d] = health;
-                        DeviceHealthReport report = DeviceHealthReport.newBuilder().setNode("node-" + node).setSource(SourceKind.DRA)
+                        String name = nodePrefix + node;
+                        DeviceHealthReport report = DeviceHealthReport.newBuilder().setNode(name).setSource(SourceKind.DRA)
                                 .setSourceName(DRIVER)
-                                .setDevice(DeviceRef.newBuilder().setDriver(DRIVER).setPool("node-" + node).setDevice("gpu-" + d % DEVICES_PER_NODE).build())
+                                .setDevice(DeviceRef.newBuilder().setDriver(DRIVER).setPool(name).setDevice("gpu-" + d % DEVICES_PER_NODE).build())
                                 .setHealth(health).setKind(inStorm ? ReportKind.CHANGE : ReportKind.KEEPALIVE)
                                 .setReason(health == HealthStatus.UNHEALTHY ? "XID-45" : null)
                                 .setObservedAt(now.plusMillis(f)).setCollectorEpoch(epoch).setSequence(++sequences[node]).build();
-                        producer.send(new ProducerRecord<>(topics.nodeEvents(), "node-" + node, new NodeEvent(report)));
+                        producer.send(new ProducerRecord<>(topics.nodeEvents(), name, new NodeEvent(report)));
                         sent++;
                     }
                 }
                 if (tick % (5_000 / TICK_MS) == 0) {
                     for (int node = 0; node < nodes; node++) {
-                        NodeHeartbeat heartbeat = NodeHeartbeat.newBuilder().setNode("node-" + node).setObservedAt(now)
+                        NodeHeartbeat heartbeat = NodeHeartbeat.newBuilder().setNode(nodePrefix + node).setObservedAt(now)
                                 .setCollectorEpoch(epoch).setSequence(++sequences[node]).build();
-                        producer.send(new ProducerRecord<>(topics.nodeEvents(), "node-" + node, new NodeEvent(heartbeat)));
+                        producer.send(new ProducerRecord<>(topics.nodeEvents(), nodePrefix + node, new NodeEvent(heartbeat)));
                     }
                 }
             }
@@ -173,13 +189,9 @@ public final class FlapStormBenchmark {
     private static void sampleLag(Admin admin, String group, String topic, List<Long> lags) {
         try {
             while (!Thread.currentThread().isInterrupted()) {
-                Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
-                long lag = 0;
-                for (int p = 0; p < 3; p++) {
-                    TopicPartition tp = new TopicPartition(topic, p);
-                    long end = admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get().offset();
-                    OffsetAndMetadata at = committed.get(tp);
-                    lag += Math.max(0, end - (at == null ? 0 : at.offset()));
+                long lag = lag(admin, group, topic);
+                if (Thread.currentThread().isInterrupted()) {
+                    break;
                 }
                 synchronized (lags) {
                     lags.add(lag);
@@ -188,6 +200,24 @@ public final class FlapStormBenchmark {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Records of node-events the processor has not committed yet. */
+    private static long lag(Admin admin, String group, String topic) {
+        try {
+            Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
+            long lag = 0;
+            for (int p = 0; p < 3; p++) {
+                TopicPartition tp = new TopicPartition(topic, p);
+                long end = admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get().offset();
+                OffsetAndMetadata at = committed.get(tp);
+                lag += Math.max(0, end - (at == null ? 0 : at.offset()));
+            }
+            return lag;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Long.MAX_VALUE;
         } catch (Exception e) {
             throw new IllegalStateException("cannot read the processor's lag", e);
         }
@@ -207,6 +237,9 @@ public final class FlapStormBenchmark {
             while (System.nanoTime() - idleSince < Duration.ofSeconds(5).toNanos()) {
                 for (ConsumerRecord<String, HealthTransition> record : consumer.poll(Duration.ofMillis(200))) {
                     idleSince = System.nanoTime();
+                    if (!record.value().getNode().startsWith("node-")) {
+                        continue; // the warm-up's
+                    }
                     int[] counts = perDevice.computeIfAbsent(record.key(), k -> new int[2]);
                     counts[0]++;
                     if (counts[1] > 0 || "Flapping".equals(record.value().getReason())) {

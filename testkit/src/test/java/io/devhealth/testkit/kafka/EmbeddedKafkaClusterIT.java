@@ -98,6 +98,8 @@ class EmbeddedKafkaClusterIT {
             producer.initTransactions();
             producer.beginTransaction();
             producer.send(new ProducerRecord<>(topic, 0, "gpu-0", aborted));
+            // Written to the log before the abort: unflushed, the producer may drop it and nothing is aborted.
+            producer.flush();
             producer.abortTransaction();
             producer.beginTransaction();
             producer.send(new ProducerRecord<>(topic, 0, "gpu-0", committed));
