@@ -2,6 +2,7 @@ package io.devhealth.cli.reliability;
 
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.DeadLetter;
+import io.devhealth.schema.avro.FleetStats;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.NodeEvent;
@@ -33,6 +34,7 @@ final class SharedSchemaIds {
         ordered.put(topics.podDeviceStatus() + "-value", PodDeviceStatus.getClassSchema());
         ordered.put(topics.healthTransitions() + "-value", HealthTransition.getClassSchema());
         ordered.put(topics.deadLetters() + "-value", DeadLetter.getClassSchema());
+        ordered.put(topics.fleetStats() + "-value", FleetStats.getClassSchema());
         Map<String, Integer> ids = new LinkedHashMap<>();
         ordered.forEach((subject, schema) -> ids.put(subject, registry.register(subject, schema)));
         return ids;
