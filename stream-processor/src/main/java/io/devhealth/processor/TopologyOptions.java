@@ -43,7 +43,7 @@ public record TopologyOptions(
     public static final Duration DEFAULT_STALL_THRESHOLD = Duration.ofSeconds(5);
     public static final Duration DEFAULT_HISTORY_RETENTION = Duration.ofDays(30);
     public static final Duration DEFAULT_FLEET_WINDOW = Duration.ofMinutes(1);
-    public static final Duration DEFAULT_FLEET_FLUSH_INTERVAL = Duration.ofSeconds(1);
+    public static final Duration DEFAULT_FLEET_FLUSH_INTERVAL = Duration.ofMillis(250);
 
     public TopologyOptions {
         Objects.requireNonNull(timeouts, "timeouts");
