@@ -349,7 +349,7 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
                     .setTo(next.health())
                     .setSource(next.source())
                     .setReason(next.reason())
-                    .setMessage(TransitionMessages.describe(next))
+                    .setMessage(TransitionMessages.describe(previous, next))
                     .setAffectedPods(affected)
                     .setAt(Instant.ofEpochMilli(at))
                     .setSeverity(severity(next.health()))
