@@ -15,7 +15,9 @@ import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.devhealth.simulators.kube.FleetKubernetesApi;
 import io.devhealth.simulators.kubelet.FakeKubelet;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -218,6 +220,8 @@ public final class EmbeddedPipeline implements AutoCloseable {
     /** How every service reaches Kafka: bootstrap servers plus security settings, as Kafka client properties. */
     private Map<String, Object> kafkaClient;
     private FleetKubernetesApi kube;
+    /** k8s/base/sink-apiserver/devicepostmortem-crd.yaml, copied into the jar by the build. */
+    private static final String POST_MORTEM_CRD = "/io/devhealth/cli/demo/devicepostmortem-crd.yaml";
     private String registryUrl;
     private StreamProcessorApp processor;
 
@@ -259,6 +263,11 @@ public final class EmbeddedPipeline implements AutoCloseable {
         kafka.createCompactedTopics(options.partitions(), topics.podDeviceStatus());
         registryUrl = options.serviceOptions().getOrDefault(ServiceConfig.SCHEMA_REGISTRY_URL, "mem://pipeline-" + UUID.randomUUID());
         kube = track(FleetKubernetesApi.start());
+        // The CRD that ships in k8s/ (packaged into this jar): kubectl then prints the record's printer columns.
+        try (InputStream crd = EmbeddedPipeline.class.getResourceAsStream(POST_MORTEM_CRD)) {
+            kube.client().apiextensions().v1().customResourceDefinitions()
+                    .resource(kube.client().getKubernetesSerialization().unmarshal(crd, CustomResourceDefinition.class)).create();
+        }
         LOGGER.info("embedded infrastructure up kafka={} kubernetes={}", kafka.bootstrapServers(), kube.url());
 
         processor = track(new StreamProcessorApp(new ProcessorConfig(withKafka(Map.of(

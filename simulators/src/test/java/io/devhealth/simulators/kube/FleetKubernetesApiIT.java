@@ -229,11 +229,16 @@ class FleetKubernetesApiIT {
         assertThat(kubectl.run("get", "pods", "-A", "-o", "json")).contains("\"name\": \"k-0\"")
                 .contains("\"resourceClaimName\": \"k-0-gpu\"");
         assertThat(kubectl.run("get", "pod", "-n", "kubectl", "k-0", "-o", "jsonpath={.status.phase}")).isEqualTo("Running");
-        // No server-side tables: kubectl falls back to NAME and AGE columns.
-        assertThat(kubectl.run("get", "pods", "-n", "kubectl")).contains("NAME").contains("k-0");
         assertThat(kubectl.run("get", "resourceclaims", "-A", "-o", "json")).contains("\"items\"");
         assertThat(kubectl.run("get", "devicepostmortem", "k-0", "-n", "kubectl", "-o", "jsonpath={.spec.health}")).isEqualTo("Unhealthy");
         assertThat(kubectl.run("get", "dpm", "-A", "-o", "name")).contains("devicepostmortem.devhealth.io/k-0");
+        // Server-side tables: the columns kubectl prints against a cluster (ServerTablesParityIT compares them with a real one's).
+        List<String> pods = kubectl.run("get", "pods", "-n", "kubectl").lines().toList();
+        assertThat(pods.get(0).split("\\s+")).containsExactly("NAME", "READY", "STATUS", "RESTARTS", "AGE");
+        assertThat(pods.get(1).split("\\s+")).hasSize(5).startsWith("k-0", "1/1", "Running", "0");
+        kubectl.run("create", "--validate=false", "-f", "../k8s/base/sink-apiserver/devicepostmortem-crd.yaml");
+        assertThat(kubectl.run("get", "dpm", "-n", "kubectl").lines().findFirst().orElseThrow().split("\\s+"))
+                .as("the CRD's printer columns, once the CRD exists").containsExactly("NAME", "POD", "NODE", "HEALTH", "FINISHED", "AGE");
     }
 
     @Test
