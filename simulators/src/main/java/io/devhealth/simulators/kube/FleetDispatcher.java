@@ -210,12 +210,12 @@ final class FleetDispatcher extends Dispatcher {
         }
         other.increment();
         if ("GET".equals(method) && ServerTables.wanted(request.getHeader("Accept"))) {
-            return json(200, mapper.writeValueAsString(tables.eventTable(List.<JsonNode>copyOf(events.recent(namespace)), query.get("includeObject"))));
+            return json(200, mapper.writeValueAsString(tables.eventTable(List.<JsonNode>copyOf(events.recent(namespace, query.get("fieldSelector"))), query.get("includeObject"))));
         }
         if ("GET".equals(method)) {
             ObjectNode list = mapper.createObjectNode().put("kind", "EventList").put("apiVersion", "v1");
             list.putObject("metadata");
-            events.recent(namespace).forEach(list.putArray("items")::add);
+            events.recent(namespace, query.get("fieldSelector")).forEach(list.putArray("items")::add);
             return json(200, mapper.writeValueAsString(list));
         }
         throw new ApiException(405, "MethodNotAllowed", method + " on events is not supported by this server");
