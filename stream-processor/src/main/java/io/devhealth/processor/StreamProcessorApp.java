@@ -1,5 +1,6 @@
 package io.devhealth.processor;
 
+import io.devhealth.schema.ops.HealthServer;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -27,14 +28,18 @@ public final class StreamProcessorApp implements AutoCloseable {
     private final KafkaStreamsMetrics streamsMetrics;
     private final QueryServer queryServer;
     private final HostInfo advertised;
+    private final ProcessorConfig config;
+    private HealthServer operations;
 
     public StreamProcessorApp(ProcessorConfig config) {
+        this.config = config;
         ProcessorSerdes serdes = ProcessorSerdes.over(SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals()))
                 .authenticated(config.topics(), config.recordVerifier(), meters);
         Properties props = streamsProperties(config);
         DeadLetterHandler.configure(props, config.topics().deadLetters(), serdes.deadLetters().serializer(), meters);
         // The query port is bound first: with port 0 its number is known only then, and Streams must advertise it.
-        this.queryServer = QueryServer.bind(config.queryBindAddress(), config.queryPort(), Clock.systemUTC(), config.querySecurity());
+        this.queryServer = QueryServer.bind(config.queryBindAddress(), config.queryPort(), Clock.systemUTC(), config.querySecurity(),
+                config.httpLimits());
         this.advertised = new HostInfo(advertisedHost(config), queryServer.port());
         props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, advertised.host() + ":" + advertised.port());
         try {
@@ -84,7 +89,17 @@ public final class StreamProcessorApp implements AutoCloseable {
         });
         streams.start();
         queryServer.serve(streams, meters, advertised);
+        if (config.httpPort() >= 0) {
+            operations = HealthServer.start(config.httpHost(), config.httpPort(), config.httpLimits(), meters::scrape,
+                    () -> HealthServer.Check.ok("running"), this::readiness);
+        }
         LOGGER.info("processor started queryPort={}", queryServer.port());
+    }
+
+    /** Ready when Kafka Streams runs, as the query API's /readyz says. */
+    private HealthServer.Check readiness() {
+        KafkaStreams.State state = streams.state();
+        return state == KafkaStreams.State.RUNNING ? HealthServer.Check.ok(state.toString()) : HealthServer.Check.failed(state.toString());
     }
 
     public KafkaStreams streams() {
@@ -102,6 +117,9 @@ public final class StreamProcessorApp implements AutoCloseable {
 
     @Override
     public void close() {
+        if (operations != null) {
+            operations.close();
+        }
         queryServer.close();
         streams.close(Duration.ofSeconds(10));
         streamsMetrics.close();

@@ -4,6 +4,7 @@ import io.devhealth.collector.CollectorConfig;
 import io.devhealth.collector.NodeCollector;
 import io.devhealth.collector.nvml.NvmlConfig;
 import io.devhealth.processor.ProcessorConfig;
+import io.devhealth.processor.query.QuerySecurityConfig;
 import io.devhealth.processor.StreamProcessorApp;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.config.ServiceConfig;
@@ -270,6 +271,9 @@ public final class EmbeddedPipeline implements AutoCloseable {
         }
         LOGGER.info("embedded infrastructure up kafka={} kubernetes={}", kafka.bootstrapServers(), kube.url());
 
+        // The demo's query API has no credentials to hand out: it opts out of authentication, on loopback only.
+        LOGGER.warn("demo query API without authentication or TLS, on loopback only setting={}=true",
+                QuerySecurityConfig.INSECURE);
         processor = track(new StreamProcessorApp(new ProcessorConfig(withKafka(Map.of(
                 ProcessorConfig.SCHEMA_REGISTRY_URL, registryUrl,
                 ProcessorConfig.APPLICATION_ID, "devhealth-processor-" + UUID.randomUUID().toString().substring(0, 8),
@@ -277,7 +281,8 @@ public final class EmbeddedPipeline implements AutoCloseable {
                 // Several pipelines can share a machine (tests, demos): an ephemeral loopback port each.
                 ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1",
                 ProcessorConfig.QUERY_PORT, "0",
-                ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1")))));
+                ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1",
+                QuerySecurityConfig.INSECURE, "true")))));
         processor.start();
 
         SinkApp sink = track(new SinkApp(new SinkConfig(withKafka(Map.of(

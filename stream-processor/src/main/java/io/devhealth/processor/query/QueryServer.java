@@ -150,8 +150,11 @@ public final class QueryServer implements AutoCloseable {
     void serve(ClusterView view, Supplier<String> metrics, MeterRegistry meters) {
         this.cluster = view;
         if (!security.authenticates()) {
-            LOGGER.warn("query API is open to anyone who can reach it; set {}, {} or {}", QuerySecurityConfig.TOKEN_FILE,
-                    QuerySecurityConfig.TOKEN, QuerySecurityConfig.TRUSTSTORE);
+            LOGGER.warn("query API is open to anyone who can reach it, as {}=true asks; set {}, {} or {} to close it",
+                    QuerySecurityConfig.INSECURE, QuerySecurityConfig.TOKEN_FILE, QuerySecurityConfig.TOKEN, QuerySecurityConfig.TRUSTSTORE);
+        } else if (security.acceptsTokens() && !security.tls()) {
+            LOGGER.warn("query API takes bearer tokens over plain HTTP, as {}=true allows; set {} to serve HTTPS",
+                    QuerySecurityConfig.INSECURE, QuerySecurityConfig.KEYSTORE);
         }
         QoSHandler queries = new QoSHandler(new Endpoints(new RequestGuard(), new AccessFilter(policy, meters), metrics));
         queries.includePath(V1 + "*");

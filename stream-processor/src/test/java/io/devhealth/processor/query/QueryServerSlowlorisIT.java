@@ -41,7 +41,7 @@ class QueryServerSlowlorisIT {
 
     @Test
     void shouldKeepAnsweringProbesAndQueriesAndCloseSlowConnectionsAfterTheTimeLimit() throws Exception {
-        server = QueryServer.bind("127.0.0.1", 0, clock, QuerySecurityConfig.open(), LIMITS);
+        server = QueryServer.bind("127.0.0.1", 0, clock, QuerySecurityConfig.withoutAuthentication(), LIMITS);
         HostInfo self = new HostInfo("127.0.0.1", server.port());
         server.serve(new FakeCluster(self, Map.of("node-a", self), List.of(), Set.of()), () -> "devhealth_up 1\n", new SimpleMeterRegistry());
         HttpClient http = HttpClient.newBuilder().connectTimeout(ANSWER_BOUND).build();
