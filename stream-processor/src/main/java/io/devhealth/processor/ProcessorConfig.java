@@ -38,6 +38,7 @@ public final class ProcessorConfig extends ServiceConfig {
     public static final String RESTORE_GRACE = "silence.restore.grace.ms";
     public static final String STALL_THRESHOLD = "silence.stall.threshold.ms";
     public static final String HISTORY_RETENTION = "history.retention.days";
+    public static final String INPUT_FUTURE_SKEW = "input.future.skew.seconds";
     public static final String ROCKSDB_MEMORY = "rocksdb.memory.bytes";
     public static final String ROCKSDB_MEMTABLE_RATIO = "rocksdb.memtable.ratio";
     public static final String QUERY_BIND_ADDRESS = "query.bind.address";
@@ -98,6 +99,11 @@ public final class ProcessorConfig extends ServiceConfig {
                             + "must exceed " + EXPIRY_INTERVAL + ".")
             .define(HISTORY_RETENTION, Type.INT, (int) TopologyOptions.DEFAULT_HISTORY_RETENTION.toDays(), ConfigDef.Range.atLeast(1),
                     Importance.MEDIUM, "Days every device transition and pod status timeline is kept for post-mortem queries.")
+            .define(INPUT_FUTURE_SKEW, Type.LONG, TimeBounds.DEFAULT_FUTURE_SKEW.toSeconds(), ConfigDef.Range.atLeast(0), Importance.MEDIUM,
+                    "How far ahead of the processor's clock a collector record's observedAt, record timestamp and collector "
+                            + "epoch may be; a record later than that, or older than " + HISTORY_RETENTION + ", goes to the "
+                            + "dead-letter topic: one future-dated record would otherwise advance the history stores' time and "
+                            + "drop everything older than their retention. Keep node clocks in sync (NTP) well within it.")
             .define(ROCKSDB_MEMORY, Type.LONG, DEFAULT_ROCKSDB_MEMORY, ConfigDef.Range.atLeast(RocksDbMemoryBudget.MIN_TOTAL_BYTES),
                     Importance.MEDIUM, "Off-heap bytes all RocksDB stores of this instance share (block cache, index/filter "
                             + "blocks and memtables together); size the container memory as heap + this + ~100 MiB.")
@@ -273,6 +279,7 @@ public final class ProcessorConfig extends ServiceConfig {
                 .fleetWindow(Duration.ofSeconds(getLong(FLEET_WINDOW)))
                 .fleetFlushInterval(Duration.ofMillis(getLong(FLEET_FLUSH_INTERVAL)))
                 .cloudEvents(getBoolean(CLOUDEVENTS_ENABLED))
+                .timeBounds(new TimeBounds(Duration.ofSeconds(getLong(INPUT_FUTURE_SKEW)), Duration.ofDays(getInt(HISTORY_RETENTION))))
                 .build();
     }
 

@@ -2,6 +2,8 @@ package io.devhealth.processor;
 
 import io.devhealth.schema.ops.HealthServer;
 import io.devhealth.schema.serde.SchemaRegistries;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -22,6 +24,7 @@ import org.slf4j.LoggerFactory;
 public final class StreamProcessorApp implements AutoCloseable {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(StreamProcessorApp.class);
+    static final String PRINCIPALS_ENFORCED_GAUGE = "devhealth.processor.principals.enforced";
 
     private final PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final KafkaStreams streams;
@@ -35,6 +38,7 @@ public final class StreamProcessorApp implements AutoCloseable {
         this.config = config;
         ProcessorSerdes serdes = ProcessorSerdes.over(SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals()))
                 .authenticated(config.topics(), config.recordVerifier(), meters);
+        reportNodeSignatures(config.recordVerifier().isPresent(), meters);
         Properties props = streamsProperties(config);
         DeadLetterHandler.configure(props, config.topics().deadLetters(), serdes.deadLetters().serializer(), meters);
         // The query port is bound first: with port 0 its number is known only then, and Streams must advertise it.
@@ -50,6 +54,22 @@ public final class StreamProcessorApp implements AutoCloseable {
         }
         this.streamsMetrics = new KafkaStreamsMetrics(streams);
         streamsMetrics.bindTo(meters);
+    }
+
+    /**
+     * Says whether collector records must carry their node's signature: a gauge that alerting can
+     * watch (1 enforced, 0 not) and, when not, a warning, since then any client that may write
+     * node-events can speak for any node.
+     */
+    static void reportNodeSignatures(boolean enforced, MeterRegistry registry) {
+        Gauge.builder(PRINCIPALS_ENFORCED_GAUGE, () -> enforced ? 1 : 0)
+                .description("1 when collector records must be signed with their node's key (principals.enforce), else 0")
+                .register(registry);
+        if (!enforced) {
+            LOGGER.warn("node signatures are not enforced: any client that can write node-events can speak for any node; "
+                    + "set {}=true with {} (docs/SECURITY.md) setting={}", ProcessorConfig.PRINCIPALS_ENFORCE,
+                    ProcessorConfig.PRINCIPALS_SECRET, ProcessorConfig.PRINCIPALS_ENFORCE);
+        }
     }
 
     private static String advertisedHost(ProcessorConfig config) {
