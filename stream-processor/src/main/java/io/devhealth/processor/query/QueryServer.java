@@ -156,7 +156,7 @@ public final class QueryServer implements AutoCloseable {
             LOGGER.warn("query API takes bearer tokens over plain HTTP, as {}=true allows; set {} to serve HTTPS",
                     QuerySecurityConfig.INSECURE, QuerySecurityConfig.KEYSTORE);
         }
-        QoSHandler queries = new QoSHandler(new Endpoints(new RequestGuard(), new AccessFilter(policy, meters), metrics));
+        QoSHandler queries = new QoSHandler(new Endpoints(new AccessFilter(policy, meters), metrics));
         queries.includePath(V1 + "*");
         queries.setMaxRequestCount(MAX_CONCURRENT_QUERIES);
         queries.setMaxSuspend(MAX_QUERY_WAIT);
@@ -168,12 +168,11 @@ public final class QueryServer implements AutoCloseable {
 
     /** Every path: the guard first, then the probes, /metrics (authenticated when configured), /v1 (authenticated), else 404. */
     private final class Endpoints extends Handler.Abstract {
-        private final RequestGuard guard;
+        private final RequestGuard guard = new RequestGuard();
         private final AccessFilter access;
         private final Supplier<String> metrics;
 
-        Endpoints(RequestGuard guard, AccessFilter access, Supplier<String> metrics) {
-            this.guard = guard;
+        Endpoints(AccessFilter access, Supplier<String> metrics) {
             this.access = access;
             this.metrics = metrics;
         }
