@@ -64,6 +64,13 @@ public final class ThroughputBenchmark {
     static final String FLOOR = "stateful floor (EOS)";
     /** {@code -Ddevhealth.bench.cpu.threads=true}: where each Streams stage's CPU went, by thread. */
     private static final boolean BREAKDOWN = Boolean.getBoolean("devhealth.bench.cpu.threads");
+    /**
+     * {@code -Ddevhealth.bench.warmup.runs=N}: whole runs done first and not counted. A processor that
+     * meets a fleet-wide event has been running for hours with its code compiled; the first run of a
+     * fresh JVM measures the JIT as much as the processor (its C2 threads took more CPU per record than
+     * the stream thread in the first runs).
+     */
+    private static final int WARMUP_RUNS = Integer.getInteger("devhealth.bench.warmup.runs", 0);
     /** How long the application's own topics must stay unchanged after it caught up: a fleet flush and a commit. */
     private static final Duration READ_BACK_QUIET = TopologyOptions.DEFAULT_FLEET_FLUSH_INTERVAL.plusMillis(500);
     /**
@@ -107,14 +114,20 @@ public final class ThroughputBenchmark {
         int devices = args.length > 1 ? Integer.parseInt(args[1]) : 80_000;
         int runs = args.length > 2 ? Integer.parseInt(args[2]) : 3;
         int partitions = 3;
-        System.out.printf(Locale.ROOT, "devhealth throughput: %,d reports over %,d devices, %d partitions, %d runs, %d cores, JDK %s%n",
-                records, devices, partitions, runs, Runtime.getRuntime().availableProcessors(), Runtime.version());
+        System.out.printf(Locale.ROOT, "devhealth throughput: %,d reports over %,d devices, %d partitions, %d runs after %d warm-up runs, "
+                + "%d cores, JDK %s%n", records, devices, partitions, runs, WARMUP_RUNS, Runtime.getRuntime().availableProcessors(),
+                Runtime.version());
         Map<String, List<Result>> results = new LinkedHashMap<>();
         List<Double> ratios = new ArrayList<>();
         List<Double> cpuRatios = new ArrayList<>();
         List<Double> floorRatios = new ArrayList<>();
         List<Double> overFloorRatios = new ArrayList<>();
         try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start()) {
+            for (int warmup = 1; warmup <= WARMUP_RUNS; warmup++) {
+                for (Result result : runOnce(kafka, -warmup, records, devices, partitions)) {
+                    System.out.printf(Locale.ROOT, "  warm-up %d  %-30s %,12.0f rec/s (not counted)%n", warmup, result.stage(), result.perSecond());
+                }
+            }
             for (int run = 1; run <= runs; run++) {
                 Map<String, Double> rates = new LinkedHashMap<>();
                 Map<String, Result> byStage = new LinkedHashMap<>();
