@@ -69,7 +69,7 @@ class KubernetesManifestsTest {
         Set<String> kinds = objects.stream().map(HasMetadata::getKind).collect(Collectors.toSet());
         assertThat(kinds).contains("Namespace", "DaemonSet", "StatefulSet", "Deployment", "ServiceAccount", "ClusterRole",
                 "ClusterRoleBinding", "NetworkPolicy", "PodDisruptionBudget", "FlowSchema", "PriorityLevelConfiguration",
-                "ConfigMap", "Service", "ServiceMonitor");
+                "ConfigMap", "Service", "ServiceMonitor", "PodMonitor", "PrometheusRule");
     }
 
     @Test
