@@ -17,7 +17,8 @@ import java.util.stream.Stream;
  *   <li>{@code devhealth.sink.drops}{reason=pod_gone|other_pod}: statuses dropped by decision (history stays in Kafka);
  *   <li>{@code devhealth.sink.dead.letters}{reason=invalid|undecodable|unexpected}: records sent to the dead-letter topic
  *       (every reason from zero, so that the first dead letter is an increase Prometheus can see);
- *   <li>{@code devhealth.sink.api.errors}{class=not_found|conflict|invalid|transient|unreachable}: failed API requests;
+ *   <li>{@code devhealth.sink.api.errors}{class=not_found|conflict|invalid|transient|unreachable}: failed API requests
+ *       (every class from zero);
  *   <li>{@code devhealth.sink.api.retries}{class=…}: requests repeated after backoff;
  *   <li>{@code devhealth.sink.postmortems}{result=created|updated|deleted}: DevicePostMortem records written or
  *       deleted after their retention;
@@ -57,6 +58,10 @@ public final class SinkMetrics {
                 .serviceLevelObjectives(LATENCY_BUCKETS)
                 .register(registry);
         DEAD_LETTER_REASONS.forEach(reason -> counter("dead.letters", "reason", reason));
+        for (ApiErrorClass errorClass : ApiErrorClass.values()) {
+            counter("api.errors", "class", errorClass.tag());
+        }
+        counter("writes");
     }
 
     public MeterRegistry registry() {
