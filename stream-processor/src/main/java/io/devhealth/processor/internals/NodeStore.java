@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ToLongFunction;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.state.KeyValueIterator;
@@ -127,7 +128,10 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
 
     private void showNodeTime(Node entry) {
         if (entry.state != null && entry.state.nodeTime() > 0) {
-            gauges.nodeTime(entry.state.cluster(), entry.name, entry.state.nodeTime());
+            if (entry.shownTime == null) {
+                entry.shownTime = gauges.nodeTime(entry.state.cluster(), entry.name);
+            }
+            entry.shownTime.set(entry.state.nodeTime());
         }
     }
 
@@ -377,6 +381,8 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
         final Kept<NodeAllocations> allocations = new Kept<>();
         final Kept<NodeDevices> inventory = new Kept<>();
         PodIndex pods;
+        /** Where the processor's gauge shows the node's time; null until it has one. */
+        AtomicLong shownTime;
 
         Node(String name, NodeState state) {
             this.name = name;

@@ -84,11 +84,13 @@ public final class StateGauges {
                     .register(registry);
             nodes.put(node, clock);
         }
+        // A task handing a node over on this instance may withdraw after the next owner took it up.
+        clock.owners++;
         return clock;
     }
 
     private synchronized void removeNode(String node, NodeClock clock) {
-        if (nodes.remove(node, clock)) {
+        if (--clock.owners == 0 && nodes.remove(node, clock)) {
             registry.remove(clock.gauge);
         }
     }
@@ -126,14 +128,17 @@ public final class StateGauges {
             }
         }
 
-        /** The node's own time of its latest record, in epoch milliseconds. */
-        void nodeTime(String cluster, String node, long millis) {
+        /**
+         * Where to set the node's own time of its latest record (epoch milliseconds), shown until this
+         * task withdraws: its caller keeps it, so that a record costs no look-up.
+         */
+        AtomicLong nodeTime(String cluster, String node) {
             NodeClock clock = myNodes.get(node);
             if (clock == null) {
                 clock = nodeClock(cluster, node);
                 myNodes.put(node, clock);
             }
-            clock.millis.set(millis);
+            return clock.millis;
         }
 
         /** Takes back everything this task counted. */
@@ -153,5 +158,7 @@ public final class StateGauges {
     private static final class NodeClock {
         final AtomicLong millis = new AtomicLong();
         Gauge gauge;
+        /** The tasks showing the node: one, but for a moment during a hand-over. */
+        int owners;
     }
 }
