@@ -5,6 +5,7 @@ import io.devhealth.bench.pipeline.Percentiles;
 import io.devhealth.bench.pipeline.ProcessStats;
 import io.devhealth.bench.pipeline.SimulatedFleet;
 import io.devhealth.processor.ProcessorConfig;
+import io.devhealth.processor.query.QuerySecurityConfig;
 import io.devhealth.processor.StreamProcessorApp;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.config.ServiceConfig;
@@ -136,7 +137,8 @@ public final class PipelineBenchmark implements Callable<Integer> {
                          ProcessorConfig.STATE_DIR, stateDir.toString(),
                          ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1",
                          ProcessorConfig.QUERY_PORT, "0",
-                         ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1"))));
+                         ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1",
+                         QuerySecurityConfig.INSECURE, "true"))));
                  SinkApp sink = new SinkApp(new SinkConfig(withKafka(kafkaClient, topics, Map.of(
                          SinkConfig.SCHEMA_REGISTRY_URL, registryUrl,
                          SinkConfig.KUBERNETES_MASTER, kube.url(),

@@ -7,6 +7,7 @@ import io.devhealth.bench.pipeline.Percentiles;
 import io.devhealth.bench.pipeline.ProcessStats;
 import io.devhealth.processor.DeviceHealthTopology;
 import io.devhealth.processor.ProcessorConfig;
+import io.devhealth.processor.query.QuerySecurityConfig;
 import io.devhealth.processor.StreamProcessorApp;
 import io.devhealth.schema.config.ServiceConfig;
 import io.devhealth.schema.Topics;
@@ -172,6 +173,8 @@ public final class QueryBenchmark implements Callable<Integer> {
             settings.put(ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1");
             settings.put(ProcessorConfig.QUERY_PORT, "0");
             settings.put(ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1");
+            // Measures the server, not authentication: on loopback, without credentials.
+            settings.put(QuerySecurityConfig.INSECURE, "true");
             kafka.clientProperties().forEach((key, value) -> settings.put(ServiceConfig.KAFKA_PREFIX + key, String.valueOf(value)));
             try (StreamProcessorApp processor = new StreamProcessorApp(new ProcessorConfig(settings))) {
                 long t1 = System.nanoTime();

@@ -136,7 +136,7 @@ public final class NodeCollector implements DriverStreamListener, AutoCloseable 
             collector.owned.add(client);
         }
         if (config.httpPort() >= 0) {
-            collector.http = HealthServer.start(config.httpHost(), config.httpPort(), registry::scrape,
+            collector.http = HealthServer.start(config.httpHost(), config.httpPort(), config.httpLimits(), registry::scrape,
                     collector::liveness, collector::readiness);
         }
         return collector;

@@ -99,7 +99,7 @@ public final class SinkApp implements AutoCloseable {
         }
         thread.start();
         if (config.httpPort() >= 0) {
-            http = HealthServer.start(config.httpHost(), config.httpPort(),
+            http = HealthServer.start(config.httpHost(), config.httpPort(), config.httpLimits(),
                     () -> registry instanceof PrometheusMeterRegistry prometheus ? prometheus.scrape() : "",
                     this::liveness, this::liveness);
         }

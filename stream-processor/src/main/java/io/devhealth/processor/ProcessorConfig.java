@@ -38,11 +38,14 @@ public final class ProcessorConfig extends ServiceConfig {
     public static final String RESTORE_GRACE = "silence.restore.grace.ms";
     public static final String STALL_THRESHOLD = "silence.stall.threshold.ms";
     public static final String HISTORY_RETENTION = "history.retention.days";
+    public static final String INPUT_FUTURE_SKEW = "input.future.skew.seconds";
     public static final String ROCKSDB_MEMORY = "rocksdb.memory.bytes";
     public static final String ROCKSDB_MEMTABLE_RATIO = "rocksdb.memtable.ratio";
     public static final String QUERY_BIND_ADDRESS = "query.bind.address";
     public static final String QUERY_PORT = "query.port";
     public static final String QUERY_ADVERTISED_HOST = "query.advertised.host";
+    public static final String HTTP_HOST = "http.host";
+    public static final String HTTP_PORT = "http.port";
     public static final String PRINCIPALS_ENFORCE = "principals.enforce";
     public static final String PRINCIPALS_SECRET = "principals.secret";
     public static final String PRINCIPALS_SECRET_FILE = "principals.secret.file";
@@ -96,15 +99,28 @@ public final class ProcessorConfig extends ServiceConfig {
                             + "must exceed " + EXPIRY_INTERVAL + ".")
             .define(HISTORY_RETENTION, Type.INT, (int) TopologyOptions.DEFAULT_HISTORY_RETENTION.toDays(), ConfigDef.Range.atLeast(1),
                     Importance.MEDIUM, "Days every device transition and pod status timeline is kept for post-mortem queries.")
+            .define(INPUT_FUTURE_SKEW, Type.LONG, TimeBounds.DEFAULT_FUTURE_SKEW.toSeconds(), ConfigDef.Range.atLeast(0), Importance.MEDIUM,
+                    "How far ahead of the processor's clock a collector record's observedAt, record timestamp and collector "
+                            + "epoch may be; a record later than that, or older than " + HISTORY_RETENTION + ", goes to the "
+                            + "dead-letter topic: one future-dated record would otherwise advance the history stores' time and "
+                            + "drop everything older than their retention. Keep node clocks in sync (NTP) well within it.")
             .define(ROCKSDB_MEMORY, Type.LONG, DEFAULT_ROCKSDB_MEMORY, ConfigDef.Range.atLeast(RocksDbMemoryBudget.MIN_TOTAL_BYTES),
                     Importance.MEDIUM, "Off-heap bytes all RocksDB stores of this instance share (block cache, index/filter "
                             + "blocks and memtables together); size the container memory as heap + this + ~100 MiB.")
             .define(ROCKSDB_MEMTABLE_RATIO, Type.DOUBLE, DEFAULT_ROCKSDB_MEMTABLE_RATIO, ConfigDef.Range.between(0.05, 0.85),
                     Importance.LOW, "Share of " + ROCKSDB_MEMORY + " that memtables (write buffers) may take.")
             .define(QUERY_BIND_ADDRESS, Type.STRING, "0.0.0.0", Importance.LOW,
-                    "Address the query API (/v1, /healthz, /readyz, /metrics) listens on.")
+                    "Address the query API (/v1, /healthz, /readyz, /metrics) listens on. 0.0.0.0 (every interface) is what "
+                            + "Kubernetes needs: other instances forward queries to the pod's address and the kubelet probes it; "
+                            + "127.0.0.1 keeps it on the machine (the embedded demo).")
             .define(QUERY_PORT, Type.INT, DEFAULT_QUERY_PORT, ConfigDef.Range.between(0, 65535), Importance.MEDIUM,
                     "Port of the query API; 0 picks a free one (tests, embedded demo).")
+            .define(HTTP_HOST, Type.STRING, "0.0.0.0", Importance.LOW,
+                    "Address of the operations endpoint (" + HTTP_PORT + "): plain HTTP, no credentials.")
+            .define(HTTP_PORT, Type.INT, -1, ConfigDef.Range.between(-1, 65_535), Importance.MEDIUM,
+                    "Port of an operations endpoint of its own with /metrics, /healthz and /readyz, for the kubelet and "
+                            + "Prometheus when the query API speaks HTTPS or needs client certificates (the query API keeps "
+                            + "serving them too); -1 = none, 0 = any free port.")
             .define(QUERY_ADVERTISED_HOST, Type.STRING, "", Importance.MEDIUM,
                     "Host name other instances use to reach this one's query API (Kafka Streams application.server); "
                             + "empty = this machine's host name. In Kubernetes: the pod's stable DNS name.")
@@ -263,6 +279,7 @@ public final class ProcessorConfig extends ServiceConfig {
                 .fleetWindow(Duration.ofSeconds(getLong(FLEET_WINDOW)))
                 .fleetFlushInterval(Duration.ofMillis(getLong(FLEET_FLUSH_INTERVAL)))
                 .cloudEvents(getBoolean(CLOUDEVENTS_ENABLED))
+                .timeBounds(new TimeBounds(Duration.ofSeconds(getLong(INPUT_FUTURE_SKEW)), Duration.ofDays(getInt(HISTORY_RETENTION))))
                 .build();
     }
 
@@ -277,6 +294,15 @@ public final class ProcessorConfig extends ServiceConfig {
 
     public int queryPort() {
         return getInt(QUERY_PORT);
+    }
+
+    public String httpHost() {
+        return getString(HTTP_HOST);
+    }
+
+    /** Port of the operations endpoint; -1 when there is none. */
+    public int httpPort() {
+        return getInt(HTTP_PORT);
     }
 
     public String queryAdvertisedHost() {

@@ -1,6 +1,9 @@
 package io.devhealth.processor;
 
+import io.devhealth.schema.ops.HealthServer;
 import io.devhealth.schema.serde.SchemaRegistries;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -21,20 +24,26 @@ import org.slf4j.LoggerFactory;
 public final class StreamProcessorApp implements AutoCloseable {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(StreamProcessorApp.class);
+    static final String PRINCIPALS_ENFORCED_GAUGE = "devhealth.processor.principals.enforced";
 
     private final PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final KafkaStreams streams;
     private final KafkaStreamsMetrics streamsMetrics;
     private final QueryServer queryServer;
     private final HostInfo advertised;
+    private final ProcessorConfig config;
+    private HealthServer operations;
 
     public StreamProcessorApp(ProcessorConfig config) {
+        this.config = config;
         ProcessorSerdes serdes = ProcessorSerdes.over(SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals()))
                 .authenticated(config.topics(), config.recordVerifier(), meters);
+        reportNodeSignatures(config.recordVerifier().isPresent(), meters);
         Properties props = streamsProperties(config);
         DeadLetterHandler.configure(props, config.topics().deadLetters(), serdes.deadLetters().serializer(), meters);
         // The query port is bound first: with port 0 its number is known only then, and Streams must advertise it.
-        this.queryServer = QueryServer.bind(config.queryBindAddress(), config.queryPort(), Clock.systemUTC(), config.querySecurity());
+        this.queryServer = QueryServer.bind(config.queryBindAddress(), config.queryPort(), Clock.systemUTC(), config.querySecurity(),
+                config.httpLimits());
         this.advertised = new HostInfo(advertisedHost(config), queryServer.port());
         props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, advertised.host() + ":" + advertised.port());
         try {
@@ -45,6 +54,22 @@ public final class StreamProcessorApp implements AutoCloseable {
         }
         this.streamsMetrics = new KafkaStreamsMetrics(streams);
         streamsMetrics.bindTo(meters);
+    }
+
+    /**
+     * Says whether collector records must carry their node's signature: a gauge that alerting can
+     * watch (1 enforced, 0 not) and, when not, a warning, since then any client that may write
+     * node-events can speak for any node.
+     */
+    static void reportNodeSignatures(boolean enforced, MeterRegistry registry) {
+        Gauge.builder(PRINCIPALS_ENFORCED_GAUGE, () -> enforced ? 1 : 0)
+                .description("1 when collector records must be signed with their node's key (principals.enforce), else 0")
+                .register(registry);
+        if (!enforced) {
+            LOGGER.warn("node signatures are not enforced: any client that can write node-events can speak for any node; "
+                    + "set {}=true with {} (docs/SECURITY.md) setting={}", ProcessorConfig.PRINCIPALS_ENFORCE,
+                    ProcessorConfig.PRINCIPALS_SECRET, ProcessorConfig.PRINCIPALS_ENFORCE);
+        }
     }
 
     private static String advertisedHost(ProcessorConfig config) {
@@ -84,7 +109,17 @@ public final class StreamProcessorApp implements AutoCloseable {
         });
         streams.start();
         queryServer.serve(streams, meters, advertised);
+        if (config.httpPort() >= 0) {
+            operations = HealthServer.start(config.httpHost(), config.httpPort(), config.httpLimits(), meters::scrape,
+                    () -> HealthServer.Check.ok("running"), this::readiness);
+        }
         LOGGER.info("processor started queryPort={}", queryServer.port());
+    }
+
+    /** Ready when Kafka Streams runs, as the query API's /readyz says. */
+    private HealthServer.Check readiness() {
+        KafkaStreams.State state = streams.state();
+        return state == KafkaStreams.State.RUNNING ? HealthServer.Check.ok(state.toString()) : HealthServer.Check.failed(state.toString());
     }
 
     public KafkaStreams streams() {
@@ -102,6 +137,9 @@ public final class StreamProcessorApp implements AutoCloseable {
 
     @Override
     public void close() {
+        if (operations != null) {
+            operations.close();
+        }
         queryServer.close();
         streams.close(Duration.ofSeconds(10));
         streamsMetrics.close();

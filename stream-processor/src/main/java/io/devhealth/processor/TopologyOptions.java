@@ -24,6 +24,7 @@ import java.util.Objects;
  * @param fleetFlushInterval how often (wall clock) the transitions read since the last flush are folded
  *                           into the fleet counts; bounds how late fleet-stats shows a transition
  * @param cloudEvents whether every transition is mirrored as CloudEvents 1.0 JSON for SIEMs
+ * @param timeBounds the times a collector record may carry against the processor's clock; others are dead-lettered
  */
 public record TopologyOptions(
         TimeoutPolicy timeouts,
@@ -36,7 +37,8 @@ public record TopologyOptions(
         boolean enforcePrincipals,
         Duration fleetWindow,
         Duration fleetFlushInterval,
-        boolean cloudEvents) {
+        boolean cloudEvents,
+        TimeBounds timeBounds) {
 
     public static final Duration DEFAULT_EXPIRY_INTERVAL = Duration.ofSeconds(1);
     public static final Duration DEFAULT_RESTORE_GRACE = Duration.ofSeconds(10);
@@ -55,6 +57,7 @@ public record TopologyOptions(
         Objects.requireNonNull(restoreGrace, "restoreGrace");
         Objects.requireNonNull(stallThreshold, "stallThreshold");
         Objects.requireNonNull(historyRetention, "historyRetention");
+        Objects.requireNonNull(timeBounds, "timeBounds");
         if (fleetWindow.isNegative() || fleetWindow.isZero()) {
             throw new IllegalArgumentException("fleet window " + fleetWindow + " must be positive");
         }
@@ -89,6 +92,7 @@ public record TopologyOptions(
         private Duration fleetWindow = DEFAULT_FLEET_WINDOW;
         private Duration fleetFlushInterval = DEFAULT_FLEET_FLUSH_INTERVAL;
         private boolean cloudEvents;
+        private TimeBounds timeBounds;
 
         private Builder() {}
 
@@ -147,9 +151,16 @@ public record TopologyOptions(
             return this;
         }
 
+        /** Default: {@link TimeBounds#DEFAULT_FUTURE_SKEW} ahead, the history retention back. */
+        public Builder timeBounds(TimeBounds value) {
+            this.timeBounds = value;
+            return this;
+        }
+
         public TopologyOptions build() {
             return new TopologyOptions(timeouts, flapDamping, expiryInterval, restoreGrace, stallThreshold, historyRetention,
-                    meters == null ? new SimpleMeterRegistry() : meters, enforcePrincipals, fleetWindow, fleetFlushInterval, cloudEvents);
+                    meters == null ? new SimpleMeterRegistry() : meters, enforcePrincipals, fleetWindow, fleetFlushInterval, cloudEvents,
+                    timeBounds == null ? new TimeBounds(TimeBounds.DEFAULT_FUTURE_SKEW, historyRetention) : timeBounds);
         }
     }
 }

@@ -91,7 +91,19 @@ class FlapDampingTest {
         assertThat(fixture.transitions.readValuesToList()).singleElement().satisfies(t -> {
             assertThat(describe(t)).isEqualTo("UNHEALTHY->HEALTHY");
             assertThat(t.getAt()).as("30 s after the last change").isEqualTo(last.plusSeconds(30));
+            // 40 changes; the hold started at the 4th, so it held the 4th to the 40th.
+            assertThat(t.getMessage()).as("the end of the hold says how much it held back")
+                    .contains("flap damping ended: 37 changes of health held since " + T0.plusMillis(400));
         });
+    }
+
+    @Test
+    void shouldNotTakeASourcesOwnReasonOfThatNameForAHold() {
+        fixture.send(report("gpu-0", HealthStatus.HEALTHY, T0).setReason("Flapping"));
+        fixture.send(report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(1)));
+
+        assertThat(fixture.transitions.readValuesToList()).as("the reason changed, the health did not, and nothing was held")
+                .extracting(FlapDampingTest::describe).containsExactly("UNKNOWN->HEALTHY Flapping");
     }
 
     @Test

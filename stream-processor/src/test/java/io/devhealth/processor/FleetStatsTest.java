@@ -27,9 +27,14 @@ import org.junit.jupiter.api.Test;
 /** Windowed transition counts per node, driver, product and reason, in tumbling windows of the transitions' own time. */
 class FleetStatsTest {
 
-    /** Reports stay fresh for 10 minutes: only the reports themselves make transitions, unless a test waits for silence. */
+    /**
+     * Reports stay fresh for 10 minutes: only the reports themselves make transitions, unless a test waits for silence.
+     * Node time runs up to 32 days ahead of the driver's wall clock here (window grace and retention are about
+     * event time), so the input time bounds are widened past that.
+     */
     private final TopologyFixture fixture = new TopologyFixture(o -> o.fleetWindow(Duration.ofMinutes(1))
-            .timeouts(new TimeoutPolicy(Duration.ofMinutes(10), Map.of())));
+            .timeouts(new TimeoutPolicy(Duration.ofMinutes(10), Map.of()))
+            .timeBounds(new TimeBounds(Duration.ofDays(40), Duration.ofDays(40))));
 
     @AfterEach
     void tearDown() {

@@ -1,5 +1,6 @@
 package io.devhealth.processor;
 
+import io.devhealth.processor.query.QuerySecurityConfig;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.NodeAllocations;
@@ -57,6 +58,8 @@ final class ProcessorRun implements AutoCloseable {
                 ProcessorConfig.STATE_DIR, Files.createDirectories(stateDir).toString(),
                 ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1",
                 ProcessorConfig.QUERY_PORT, "0",
+                // The query API on loopback, without credentials: the tests that need them set them.
+                QuerySecurityConfig.INSECURE, "true",
                 "kafka." + ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"));
         config.putAll(settings);
         app = new StreamProcessorApp(new ProcessorConfig(config));

@@ -215,8 +215,10 @@ public final class DemoCommand implements Callable<Integer> {
         summary.forEach(line -> out.println("  * " + line));
         out.println();
         out.println("Explore (with --keep-running):");
+        out.printf("  kubectl --server %s get pods,devicepostmortems -n %s%n", pipeline.kubernetesUrl(), victim.namespace());
+        out.printf("  kubectl --server %s get events -n %s%n", pipeline.kubernetesUrl(), victim.namespace());
+        out.printf("  kubectl --server %s describe pod %s -n %s%n", pipeline.kubernetesUrl(), victim.name(), victim.namespace());
         out.printf("  kubectl --server %s get devicepostmortem %s -n %s -o yaml%n", pipeline.kubernetesUrl(), victim.name(), victim.namespace());
-        out.printf("  kubectl --server %s get pod %s -n %s -o yaml%n", pipeline.kubernetesUrl(), victim.name(), victim.namespace());
         out.printf("  ./devhealth query pod %s/%s --server %s%n", victim.namespace(), victim.name(), pipeline.queryUrl());
         out.printf("  ./devhealth query device %s/%s/%s/%s --server %s%n", victim.node(), EmbeddedPipeline.DRIVER, victim.node(),
                 victim.device(), pipeline.queryUrl());

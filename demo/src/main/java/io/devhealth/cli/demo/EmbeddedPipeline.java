@@ -4,6 +4,7 @@ import io.devhealth.collector.CollectorConfig;
 import io.devhealth.collector.NodeCollector;
 import io.devhealth.collector.nvml.NvmlConfig;
 import io.devhealth.processor.ProcessorConfig;
+import io.devhealth.processor.query.QuerySecurityConfig;
 import io.devhealth.processor.StreamProcessorApp;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.config.ServiceConfig;
@@ -15,7 +16,9 @@ import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.devhealth.simulators.kube.FleetKubernetesApi;
 import io.devhealth.simulators.kubelet.FakeKubelet;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -223,6 +226,8 @@ public final class EmbeddedPipeline implements AutoCloseable {
     /** How every service reaches Kafka: bootstrap servers plus security settings, as Kafka client properties. */
     private Map<String, Object> kafkaClient;
     private FleetKubernetesApi kube;
+    /** k8s/base/sink-apiserver/devicepostmortem-crd.yaml, copied into the jar by the build. */
+    private static final String POST_MORTEM_CRD = "/io/devhealth/cli/demo/devicepostmortem-crd.yaml";
     private String registryUrl;
     private StreamProcessorApp processor;
     private SinkApp sink;
@@ -265,8 +270,16 @@ public final class EmbeddedPipeline implements AutoCloseable {
         kafka.createCompactedTopics(options.partitions(), topics.podDeviceStatus());
         registryUrl = options.serviceOptions().getOrDefault(ServiceConfig.SCHEMA_REGISTRY_URL, "mem://pipeline-" + UUID.randomUUID());
         kube = track(FleetKubernetesApi.start());
+        // The CRD that ships in k8s/ (packaged into this jar): kubectl then prints the record's printer columns.
+        try (InputStream crd = EmbeddedPipeline.class.getResourceAsStream(POST_MORTEM_CRD)) {
+            kube.client().apiextensions().v1().customResourceDefinitions()
+                    .resource(kube.client().getKubernetesSerialization().unmarshal(crd, CustomResourceDefinition.class)).create();
+        }
         LOGGER.info("embedded infrastructure up kafka={} kubernetes={}", kafka.bootstrapServers(), kube.url());
 
+        // The demo's query API has no credentials to hand out: it opts out of authentication, on loopback only.
+        LOGGER.warn("demo query API without authentication or TLS, on loopback only setting={}=true",
+                QuerySecurityConfig.INSECURE);
         processor = track(new StreamProcessorApp(new ProcessorConfig(withKafka(Map.of(
                 ProcessorConfig.SCHEMA_REGISTRY_URL, registryUrl,
                 ProcessorConfig.APPLICATION_ID, "devhealth-processor-" + UUID.randomUUID().toString().substring(0, 8),
@@ -274,7 +287,8 @@ public final class EmbeddedPipeline implements AutoCloseable {
                 // Several pipelines can share a machine (tests, demos): an ephemeral loopback port each.
                 ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1",
                 ProcessorConfig.QUERY_PORT, "0",
-                ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1")))));
+                ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1",
+                QuerySecurityConfig.INSECURE, "true")))));
         processor.start();
 
         sink = track(new SinkApp(new SinkConfig(withKafka(Map.of(

@@ -6,6 +6,7 @@ import io.devhealth.collector.CollectorConfig;
 import io.devhealth.collector.NodeCollector;
 import io.devhealth.collector.nvml.NvmlConfig;
 import io.devhealth.processor.ProcessorConfig;
+import io.devhealth.processor.query.QuerySecurityConfig;
 import io.devhealth.processor.StreamProcessorApp;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.DeviceHealthReport;
@@ -105,7 +106,8 @@ class DriverChurnIT {
                 ProcessorConfig.TIMEOUT_DEFAULT, Long.toString(TIMEOUT_SECONDS),
                 ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1",
                 ProcessorConfig.QUERY_PORT, "0",
-                ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1")))));
+                ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1",
+                QuerySecurityConfig.INSECURE, "true")))));
         processor.start();
 
         Path registrationDir = Files.createDirectories(work.resolve("registry"));

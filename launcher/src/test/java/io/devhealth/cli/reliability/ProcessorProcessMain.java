@@ -1,6 +1,7 @@
 package io.devhealth.cli.reliability;
 
 import io.devhealth.processor.ProcessorConfig;
+import io.devhealth.processor.query.QuerySecurityConfig;
 import io.devhealth.processor.StreamProcessorApp;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.config.ServiceConfig;
@@ -39,6 +40,7 @@ public final class ProcessorProcessMain {
         settings.put(ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1");
         settings.put(ProcessorConfig.QUERY_PORT, "0");
         settings.put(ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1");
+        settings.put(QuerySecurityConfig.INSECURE, "true");
         // Static membership, as a StatefulSet pod should run: the restarted instance takes over its
         // partitions at once instead of waiting for the killed member's session to time out.
         settings.put(ServiceConfig.KAFKA_PREFIX + "group.instance.id", args[3] + "-0");

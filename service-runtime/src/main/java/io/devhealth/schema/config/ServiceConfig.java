@@ -1,10 +1,12 @@
 package io.devhealth.schema.config;
 
+import io.devhealth.schema.Topics;
+import io.devhealth.schema.ops.HttpLimits;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import io.devhealth.schema.Topics;
 import io.devhealth.schema.serde.RegistryClientConfig;
 import io.devhealth.schema.serde.RegistryTls;
 import org.apache.kafka.common.config.AbstractConfig;
@@ -42,6 +44,9 @@ public abstract class ServiceConfig extends AbstractConfig {
     public static final String SCHEMA_REGISTRY_SSL_KEY_PASSWORD = RegistryTls.KEY_PASSWORD_CONFIG;
     /** The prefix of every topic name; every service has it. */
     public static final String TOPIC_PREFIX = "topic.prefix";
+    public static final String HTTP_REQUEST_TIMEOUT = "http.request.timeout.ms";
+    public static final String HTTP_IDLE_TIMEOUT = "http.idle.timeout.ms";
+    public static final String HTTP_MAX_CONNECTIONS = "http.max.connections";
     /** Client properties under this prefix are handed to the Kafka clients unchanged (prefix removed). */
     public static final String KAFKA_PREFIX = "kafka.";
 
@@ -124,7 +129,22 @@ public abstract class ServiceConfig extends AbstractConfig {
                         "Password of the schema registry keystore; never logged.")
                 .define(SCHEMA_REGISTRY_SSL_KEY_PASSWORD, ConfigDef.Type.PASSWORD, null, ConfigDef.Importance.MEDIUM,
                         "Password of the private key in the schema registry keystore (if it differs, or an encrypted PEM key); never logged.")
-                .define(TOPIC_PREFIX, ConfigDef.Type.STRING, Topics.DEFAULT_PREFIX, ConfigDef.Importance.MEDIUM, "Prefix of every topic name.");
+                .define(TOPIC_PREFIX, ConfigDef.Type.STRING, Topics.DEFAULT_PREFIX, ConfigDef.Importance.MEDIUM, "Prefix of every topic name.")
+                .define(HTTP_REQUEST_TIMEOUT, ConfigDef.Type.LONG, HttpLimits.DEFAULT_REQUEST_TIMEOUT.toMillis(), ConfigDef.Range.atLeast(100),
+                        ConfigDef.Importance.LOW, "Milliseconds within which a request's line and headers must arrive at the service's "
+                                + "HTTP endpoint (the query API, /metrics and the probes), counted from the connection's opening "
+                                + "for its first request; a connection that takes longer is closed (a slowloris sends a byte at a time).")
+                .define(HTTP_IDLE_TIMEOUT, ConfigDef.Type.LONG, HttpLimits.DEFAULT_IDLE_TIMEOUT.toMillis(), ConfigDef.Range.atLeast(100),
+                        ConfigDef.Importance.LOW, "Milliseconds an HTTP connection may move no byte, reading a request, writing a "
+                                + "response to a client that stopped reading, or between requests, before it is closed.")
+                .define(HTTP_MAX_CONNECTIONS, ConfigDef.Type.INT, HttpLimits.DEFAULT_MAX_CONNECTIONS, ConfigDef.Range.atLeast(1),
+                        ConfigDef.Importance.LOW, "HTTP connections the service holds at once; beyond them it accepts no more until one closes.");
+    }
+
+    /** The limits of this service's HTTP endpoint ({@value #HTTP_REQUEST_TIMEOUT}, {@value #HTTP_IDLE_TIMEOUT}, {@value #HTTP_MAX_CONNECTIONS}). */
+    public HttpLimits httpLimits() {
+        return new HttpLimits(Duration.ofMillis(getLong(HTTP_REQUEST_TIMEOUT)), Duration.ofMillis(getLong(HTTP_IDLE_TIMEOUT)),
+                getInt(HTTP_MAX_CONNECTIONS));
     }
 
     public String bootstrapServers() {

@@ -6,8 +6,10 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
+import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -56,9 +58,54 @@ final class EventLog {
 
     /** @param namespace a namespace, or null for all; oldest first */
     synchronized List<ObjectNode> recent(String namespace) {
+        return recent(namespace, null);
+    }
+
+    /** Event fields a field selector may name, as the API server's Event field set has them, each with its path. */
+    private static final Map<String, List<String>> FIELDS = Map.of(
+            "metadata.name", List.of("metadata", "name"),
+            "involvedObject.kind", List.of("involvedObject", "kind"),
+            "involvedObject.namespace", List.of("involvedObject", "namespace"),
+            "involvedObject.name", List.of("involvedObject", "name"),
+            "involvedObject.uid", List.of("involvedObject", "uid"),
+            "involvedObject.fieldPath", List.of("involvedObject", "fieldPath"),
+            "reason", List.of("reason"),
+            "type", List.of("type"));
+
+    /**
+     * The recent events of {@code namespace} (null: all) that match {@code fieldSelector}: equality terms
+     * ({@code k=v}, {@code k==v}, {@code k!=v}) joined by commas, as {@code kubectl describe} sends
+     * ({@code involvedObject.name=…,involvedObject.namespace=…,involvedObject.uid=…}); oldest first.
+     *
+     * @throws ApiException 400 for a field Events do not have
+     */
+    synchronized List<ObjectNode> recent(String namespace, String fieldSelector) {
+        List<String[]> terms = new ArrayList<>();
+        if (fieldSelector != null && !fieldSelector.isBlank()) {
+            for (String term : fieldSelector.split(",")) {
+                boolean negated = term.contains("!=");
+                String[] kv = term.split(negated ? "!=" : "==?", 2);
+                if (kv.length != 2 || !FIELDS.containsKey(kv[0].strip())) {
+                    throw ApiException.badRequest("field label not supported: " + kv[0].strip());
+                }
+                terms.add(new String[] {kv[0].strip(), kv[1].strip(), negated ? "!" : ""});
+            }
+        }
         List<ObjectNode> events = new ArrayList<>();
         for (ObjectNode event : recent) {
-            if (namespace == null || namespace.equals(StoredObject.string(event.path("metadata").path("namespace")))) {
+            if (namespace != null && !namespace.equals(StoredObject.string(event.path("metadata").path("namespace")))) {
+                continue;
+            }
+            boolean matches = true;
+            for (String[] term : terms) {
+                JsonNode value = event;
+                for (String step : FIELDS.get(term[0])) {
+                    value = value.path(step);
+                }
+                String actual = StoredObject.string(value);
+                matches &= term[1].equals(actual == null ? "" : actual) != "!".equals(term[2]);
+            }
+            if (matches) {
                 events.add(event);
             }
         }

@@ -13,6 +13,7 @@ import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.RecordedRequest;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -51,13 +52,15 @@ final class FleetDispatcher extends Dispatcher {
     final LongAdder eventWrites = new LongAdder();
     final LongAdder other = new LongAdder();
     private volatile MockWebServer server;
+    private final ServerTables tables;
 
     /** @param stores one per kind: pods and the generic kinds */
-    FleetDispatcher(List<ObjectStore> stores, EventLog events, ObjectMapper mapper, KubernetesSerialization serialization) {
+    FleetDispatcher(List<ObjectStore> stores, EventLog events, ObjectMapper mapper, KubernetesSerialization serialization, Clock clock) {
         stores.forEach(store -> this.stores.put(store.type().basePath() + "/" + store.type().plural(), store));
         this.events = events;
         this.mapper = mapper;
         this.discovery = discovery(stores.stream().map(ObjectStore::type).toList(), serialization, mapper);
+        this.tables = new ServerTables(mapper, clock);
     }
 
     /** The server whose request log is cleared on every request (MockWebServer keeps every request otherwise). */
@@ -108,7 +111,7 @@ final class FleetDispatcher extends Dispatcher {
             throw notFound(path);
         }
         if (EVENTS.equals(target.base() + "/" + target.plural())) {
-            return event(method, target, request);
+            return event(method, target, query, request);
         }
         ObjectStore store = stores.get(target.base() + "/" + target.plural());
         boolean pods = store != null && store.type() == ResourceType.PODS;
@@ -126,7 +129,12 @@ final class FleetDispatcher extends Dispatcher {
         switch (method) {
             case "GET" -> {
                 (pods ? podReads : other).increment();
-                return json(200, store.get(target.namespace(), target.name()).text());
+                StoredObject object = store.get(target.namespace(), target.name());
+                if (ServerTables.wanted(request.getHeader("Accept"))) {
+                    return json(200, mapper.writeValueAsString(tables.table(store.type(), customColumns(store.type()), List.of(object.json()),
+                            String.valueOf(object.resourceVersion()), query.get("includeObject"))));
+                }
+                return json(200, object.text());
             }
             case "PUT" -> {
                 (pods && status ? statusWrites : other).increment();
@@ -187,7 +195,7 @@ final class FleetDispatcher extends Dispatcher {
         return index < parts.length ? parts[index] : null;
     }
 
-    private MockResponse event(String method, Target target, RecordedRequest request) {
+    private MockResponse event(String method, Target target, Map<String, String> query, RecordedRequest request) {
         String namespace = target.namespace();
         if (target.name() != null) {
             other.increment();
@@ -201,10 +209,13 @@ final class FleetDispatcher extends Dispatcher {
             return json(201, mapper.writeValueAsString(events.create(namespace, object(request))));
         }
         other.increment();
+        if ("GET".equals(method) && ServerTables.wanted(request.getHeader("Accept"))) {
+            return json(200, mapper.writeValueAsString(tables.eventTable(List.<JsonNode>copyOf(events.recent(namespace, query.get("fieldSelector"))), query.get("includeObject"))));
+        }
         if ("GET".equals(method)) {
             ObjectNode list = mapper.createObjectNode().put("kind", "EventList").put("apiVersion", "v1");
             list.putObject("metadata");
-            events.recent(namespace).forEach(list.putArray("items")::add);
+            events.recent(namespace, query.get("fieldSelector")).forEach(list.putArray("items")::add);
             return json(200, mapper.writeValueAsString(list));
         }
         throw new ApiException(405, "MethodNotAllowed", method + " on events is not supported by this server");
@@ -225,6 +236,11 @@ final class FleetDispatcher extends Dispatcher {
             return watch(store, selector, query.get("resourceVersion"), request);
         }
         ObjectStore.Listing listing = store.list(selector);
+        if (ServerTables.wanted(request.getHeader("Accept"))) {
+            return json(200, mapper.writeValueAsString(tables.table(type, customColumns(type),
+                    listing.objects().stream().map(o -> (JsonNode) o.json()).toList(), String.valueOf(listing.resourceVersion()),
+                    query.get("includeObject"))));
+        }
         // The items are already serialized; only the list envelope is added.
         StringBuilder body = new StringBuilder(64 + listing.objects().size() * 2048)
                 .append("{\"kind\":\"").append(type.kind()).append("List\",\"apiVersion\":\"").append(type.apiVersion())
@@ -233,6 +249,22 @@ final class FleetDispatcher extends Dispatcher {
             body.append(i == 0 ? "" : ",").append(listing.objects().get(i).text());
         }
         return json(200, body.append("]}").toString());
+    }
+
+    /** The printer columns of {@code type}'s CRD where one was created here; null otherwise. */
+    private List<ServerTables.Column> customColumns(ResourceType type) {
+        ObjectStore crds = stores.get(ResourceType.CRDS);
+        if (crds == null || type.group().isEmpty()) {
+            return null;
+        }
+        try {
+            return ServerTables.customColumns(crds.get(null, type.plural() + "." + type.group()).json(), type.version());
+        } catch (ApiException e) {
+            if (e.code() == 404) {
+                return null;
+            }
+            throw e;
+        }
     }
 
     private MockResponse watch(ObjectStore store, Selector selector, String resourceVersion, RecordedRequest request) {

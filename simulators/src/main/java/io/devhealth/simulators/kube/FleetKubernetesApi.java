@@ -68,7 +68,9 @@ import tools.jackson.databind.json.JsonMapper;
  *
  * <p>It is not an API server. Deviations, said plainly:
  * <ul>
- *   <li>other kinds (CustomResourceDefinitions, events.k8s.io/v1, apps, batch, …): 404. Objects of a
+ *   <li>CustomResourceDefinitions are stored, and give their kind's table its printer columns, but serve
+ *       no kind of their own: only the kinds above are served. Other kinds (events.k8s.io/v1, apps, batch,
+ *       …): 404. Objects of a
  *       namespace that does not exist are accepted (no namespace lifecycle);
  *   <li>strategic merge patch and server-side apply: 415; delete-collection: 405;
  *   <li>no validation (not even of a custom resource against its CRD's schema: nothing is pruned),
@@ -79,9 +81,10 @@ import tools.jackson.databind.json.JsonMapper;
  *       {@code resourceVersionMatch}; set-based label selectors ({@code in}, {@code notin}) are refused;
  *   <li>watches: WebSocket only (no chunked HTTP watch, so {@code kubectl get -w} does not work), no
  *       bookmarks, no {@code timeoutSeconds}, and a slow watcher is buffered, not closed;
- *   <li>no server-side tables: a plain {@code kubectl get} shows only NAME and AGE; use
- *       {@code kubectl get -o json|yaml|jsonpath}.
  * </ul>
+ * Server-side tables ({@link ServerTables}): a plain {@code kubectl get} prints the columns it prints
+ * against a cluster — READY, STATUS, RESTARTS for pods, TYPE, REASON, OBJECT, MESSAGE for Events, a
+ * CRD's printer columns once the CRD was created here.
  * Thread-safe. Reads are lock-free; writes, LIST and a watch's start take one lock per kind.
  */
 public final class FleetKubernetesApi implements AutoCloseable {
@@ -149,7 +152,7 @@ public final class FleetKubernetesApi implements AutoCloseable {
             stores.add(new ObjectStore(type, resourceVersion, GENERIC_WATCH_HISTORY, mapper, clock));
         }
         EventLog events = new EventLog(DEFAULT_EVENT_CAPACITY, resourceVersion, clock);
-        FleetDispatcher dispatcher = new FleetDispatcher(stores, events, mapper, serialization);
+        FleetDispatcher dispatcher = new FleetDispatcher(stores, events, mapper, serialization, clock);
         MockWebServer server = new MockWebServer();
         server.setDispatcher(dispatcher);
         dispatcher.serveFor(server);

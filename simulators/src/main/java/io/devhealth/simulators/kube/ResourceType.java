@@ -45,7 +45,11 @@ record ResourceType(String group, String version, String plural, String singular
             plain("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", false, List.of()),
             plain("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", false, List.of()),
             // No status subresource: the record keeps everything in spec (sink-apiserver's DevicePostMortem).
-            plain("devhealth.io", "v1alpha1", "devicepostmortems", "DevicePostMortem", true, List.of("dpm")));
+            plain("devhealth.io", "v1alpha1", "devicepostmortems", "DevicePostMortem", true, List.of("dpm")),
+            // Stored for the printer columns of the kinds they define (ServerTables); they define no new kind here.
+            plain("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", false, List.of("crd", "crds")));
+
+    static final String CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 
     private static ResourceType plain(String group, String version, String plural, String kind, boolean namespaced,
                                       List<String> shortNames) {

@@ -229,11 +229,25 @@ class FleetKubernetesApiIT {
         assertThat(kubectl.run("get", "pods", "-A", "-o", "json")).contains("\"name\": \"k-0\"")
                 .contains("\"resourceClaimName\": \"k-0-gpu\"");
         assertThat(kubectl.run("get", "pod", "-n", "kubectl", "k-0", "-o", "jsonpath={.status.phase}")).isEqualTo("Running");
-        // No server-side tables: kubectl falls back to NAME and AGE columns.
-        assertThat(kubectl.run("get", "pods", "-n", "kubectl")).contains("NAME").contains("k-0");
         assertThat(kubectl.run("get", "resourceclaims", "-A", "-o", "json")).contains("\"items\"");
         assertThat(kubectl.run("get", "devicepostmortem", "k-0", "-n", "kubectl", "-o", "jsonpath={.spec.health}")).isEqualTo("Unhealthy");
         assertThat(kubectl.run("get", "dpm", "-A", "-o", "name")).contains("devicepostmortem.devhealth.io/k-0");
+        // Server-side tables: the columns kubectl prints against a cluster (ServerTablesParityIT compares them with a real one's).
+        List<String> pods = kubectl.run("get", "pods", "-n", "kubectl").lines().toList();
+        assertThat(pods.get(0).split("\\s+")).containsExactly("NAME", "READY", "STATUS", "RESTARTS", "AGE");
+        assertThat(pods.get(1).split("\\s+")).hasSize(5).startsWith("k-0", "1/1", "Running", "0");
+        kubectl.run("create", "--validate=false", "-f", "../k8s/base/sink-apiserver/devicepostmortem-crd.yaml");
+        String uid = api.client().pods().inNamespace("kubectl").withName("k-0").get().getMetadata().getUid();
+        for (String pod : List.of("k-0", "k-1")) {
+            api.client().v1().events().inNamespace("kubectl").resource(new io.fabric8.kubernetes.api.model.EventBuilder()
+                    .withNewMetadata().withName(pod + ".1").endMetadata().withType("Warning").withReason("ReasonOf-" + pod)
+                    .withNewInvolvedObject().withKind("Pod").withNamespace("kubectl").withName(pod).withUid(pod.equals("k-0") ? uid : "other")
+                    .endInvolvedObject().build()).create();
+        }
+        assertThat(kubectl.run("describe", "pod", "-n", "kubectl", "k-0")).as("describe lists the pod's own events only")
+                .contains("ReasonOf-k-0").doesNotContain("ReasonOf-k-1");
+        assertThat(kubectl.run("get", "dpm", "-n", "kubectl").lines().findFirst().orElseThrow().split("\\s+"))
+                .as("the CRD's printer columns, once the CRD exists").containsExactly("NAME", "POD", "NODE", "HEALTH", "FINISHED", "AGE");
     }
 
     @Test

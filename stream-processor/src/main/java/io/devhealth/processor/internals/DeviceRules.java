@@ -99,8 +99,7 @@ public final class DeviceRules {
      * longer is, damped, even where the health it shows stays the same).
      */
     public static boolean isTransition(DeviceState previous, DeviceState next) {
-        return previous.health() != next.health()
-                || Flaps.REASON_FLAPPING.equals(previous.reason()) != Flaps.REASON_FLAPPING.equals(next.reason());
+        return previous.health() != next.health() || previous.damped() != next.damped();
     }
 
     /**

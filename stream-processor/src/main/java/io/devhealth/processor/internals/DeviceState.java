@@ -6,6 +6,7 @@ import io.devhealth.schema.avro.SourceKind;
 import java.util.Collections;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.TreeMap;
 
 /**
@@ -58,6 +59,26 @@ public record DeviceState(
     public static DeviceState empty(String cluster, String node, DeviceRef ref) {
         return new DeviceState(cluster, node, ref.getDriver(), ref.getPool(), ref.getDevice(), ref.getUuid(), Map.of(),
                 HealthStatus.UNKNOWN, null, null, SourceKind.OTHER, 0L, Long.MAX_VALUE);
+    }
+
+    /**
+     * Whether flap damping decides what this device shows: its reason is the hold's and one of its
+     * sources is held (a source's own reason of that name alone does not make a device damped).
+     */
+    public boolean damped() {
+        return hold().isPresent();
+    }
+
+    /** The hold that decides what this device shows, while flap damping does ({@link #damped()}). */
+    public Optional<Flaps.Held> hold() {
+        if (Flaps.REASON_FLAPPING.equals(reason)) {
+            for (SourceReport known : sources.values()) {
+                if (known.flaps() instanceof Flaps.Held held && known.shownHealth() == health) {
+                    return Optional.of(held);
+                }
+            }
+        }
+        return Optional.empty();
     }
 
     public DeviceRef ref() {

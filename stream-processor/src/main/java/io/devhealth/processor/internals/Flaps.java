@@ -6,36 +6,43 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * A source's recent changes of health about one device and, while it flaps, the word the device is
- * held at: flap damping. A source that changes its word more than {@link FlapLimits#flips()} times
- * within {@link FlapLimits#window()} is held at the least healthy word of the flapping (reason
- * {@value #REASON_FLAPPING}, one constant message) until it has been quiet, without a change, for
- * {@link FlapLimits#quiet()}; then its latest word shows again. One transition when the hold starts,
- * one when it ends, none for the flips between: a GPU that flaps ten times a second must not flood
- * the transition feed, the pod records and the history.
- *
- * @param recent node times of the latest changes, oldest first, at most {@link FlapLimits#flips()}
- *               of them, all within the window of the latest
- * @param heldSince node time the hold started; 0 while the source is not held
- * @param held the health shown while held
- * @param heldMessage the message shown while held (constant for the whole hold)
- * @param flipsWhileHeld changes of the source's word since the hold started, the one that started it included
- * @param releaseAt node time at which the hold ends unless the source changes its word again
+ * Flap damping of one source's word about one device: either the source is {@link Counting} its
+ * recent changes of health, or it is {@link Held} at one word. A source that changes its word more
+ * than {@link FlapLimits#flips()} times within {@link FlapLimits#window()} is held at the least healthy
+ * word of the flapping (reason {@value #REASON_FLAPPING}, one constant message) until it has been
+ * quiet, without a change, for {@link FlapLimits#quiet()}; then its latest word shows again. One
+ * transition when the hold starts, one when it ends, none for the flips between: a GPU that flaps ten
+ * times a second must not flood the transition feed, the pod records and the history.
  */
-public record Flaps(List<Long> recent, long heldSince, HealthStatus held, String heldMessage, int flipsWhileHeld, long releaseAt) {
+public sealed interface Flaps permits Flaps.Counting, Flaps.Held {
 
     /** Reason code of a device held by flap damping. */
-    public static final String REASON_FLAPPING = "Flapping";
+    String REASON_FLAPPING = "Flapping";
 
-    public Flaps {
-        recent = List.copyOf(recent);
-        if (heldSince != 0L) {
-            Objects.requireNonNull(held, "held");
+    /**
+     * A source that is not held: the node times of its latest changes, oldest first, at most
+     * {@link FlapLimits#flips()} of them, all within the window of the latest. Times that fell out of the
+     * window stay until the next change drops them: the list is bounded by the threshold either way.
+     */
+    record Counting(List<Long> recent) implements Flaps {
+        public Counting {
+            recent = List.copyOf(recent);
         }
     }
 
-    public boolean isHeld() {
-        return heldSince != 0L;
+    /**
+     * A source held by damping since node time {@code since}.
+     *
+     * @param health the health shown while held
+     * @param message the message shown while held (constant for the whole hold)
+     * @param flips changes of the source's word since the hold started, the one that started it included
+     * @param releaseAt node time at which the hold ends unless the source changes its word again
+     */
+    record Held(long since, HealthStatus health, String message, int flips, long releaseAt) implements Flaps {
+        public Held {
+            Objects.requireNonNull(health, "health");
+            Objects.requireNonNull(message, "message");
+        }
     }
 
     /**
@@ -49,15 +56,15 @@ public record Flaps(List<Long> recent, long heldSince, HealthStatus held, String
         if (!limits.enabled()) {
             return null;
         }
-        if (before != null && before.isHeld()) {
+        if (before instanceof Held held) {
             // Held: every change extends the hold, and a worse word than the one held is held instead.
-            HealthStatus held = PodStatusBuilder.worse(before.held, to);
-            String message = held == before.held ? before.heldMessage : message(label, held, limits);
-            return new Flaps(List.of(), before.heldSince, held, message, before.flipsWhileHeld + 1, at + limits.quietMs());
+            HealthStatus health = PodStatusBuilder.worse(held.health(), to);
+            String message = health == held.health() ? held.message() : message(label, health, limits);
+            return new Held(held.since(), health, message, held.flips() + 1, at + limits.quietMs());
         }
         List<Long> recent = new ArrayList<>(limits.flips() + 1);
-        if (before != null) {
-            for (long time : before.recent) {
+        if (before instanceof Counting counting) {
+            for (long time : counting.recent()) {
                 if (at - time < limits.windowMs()) {
                     recent.add(time);
                 }
@@ -65,15 +72,15 @@ public record Flaps(List<Long> recent, long heldSince, HealthStatus held, String
         }
         recent.add(at);
         if (recent.size() > limits.flips()) {
-            HealthStatus held = PodStatusBuilder.worse(from, to);
-            return new Flaps(List.of(), at, held, message(label, held, limits), 1, at + limits.quietMs());
+            HealthStatus health = PodStatusBuilder.worse(from, to);
+            return new Held(at, health, message(label, health, limits), 1, at + limits.quietMs());
         }
-        return new Flaps(recent, 0L, null, null, 0, 0L);
+        return new Counting(recent);
     }
 
-    /** These flaps as they are at node time {@code at}: the hold is over once the source was quiet long enough. */
-    Flaps at(long at) {
-        return isHeld() && at >= releaseAt ? null : this;
+    /** These flaps as they are at node time {@code at}: null once a hold is over, the source having been quiet long enough. */
+    static Flaps at(Flaps flaps, long at) {
+        return flaps instanceof Held held && at >= held.releaseAt() ? null : flaps;
     }
 
     private static String message(String label, HealthStatus held, FlapLimits limits) {

@@ -1,5 +1,6 @@
 package io.devhealth.processor.internals;
 
+import io.devhealth.processor.TimeBounds;
 import io.devhealth.processor.TopologyOptions;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
@@ -121,17 +122,23 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
                     + " record without value for node " + node);
         }
         Object payload = event.getPayload();
+        TimeBounds bounds = options.timeBounds();
+        long now = context.currentSystemTimeMs();
         if (payload instanceof DeviceHealthReport report) {
             identity.check(node, report.getNode(), record.headers());
+            bounds.check(node, "report", report.getObservedAt(), record.timestamp(), report.getCollectorEpoch(), now);
             onReport(node, report, record.timestamp());
         } else if (payload instanceof NodeHeartbeat heartbeat) {
             identity.check(node, heartbeat.getNode(), record.headers());
+            bounds.check(node, "heartbeat", heartbeat.getObservedAt(), record.timestamp(), heartbeat.getCollectorEpoch(), now);
             onHeartbeat(node, heartbeat);
         } else if (payload instanceof NodeAllocations snapshot) {
             identity.check(node, snapshot.getNode(), record.headers());
+            bounds.check(node, "allocations", snapshot.getObservedAt(), record.timestamp(), snapshot.getCollectorEpoch(), now);
             onAllocations(node, snapshot, record.timestamp());
         } else if (payload instanceof NodeDevices devices) {
             identity.check(node, devices.getNode(), record.headers());
+            bounds.check(node, "inventory", devices.getObservedAt(), record.timestamp(), devices.getCollectorEpoch(), now);
             onInventory(node, devices, record.timestamp());
         } else {
             throw new InvalidInputException("record without payload for node " + node);
@@ -348,7 +355,7 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
                     .setTo(next.health())
                     .setSource(next.source())
                     .setReason(next.reason())
-                    .setMessage(TransitionMessages.describe(next))
+                    .setMessage(TransitionMessages.describe(previous, next))
                     .setAffectedPods(affected)
                     .setAt(Instant.ofEpochMilli(at))
                     .setSeverity(severity(next.health()))

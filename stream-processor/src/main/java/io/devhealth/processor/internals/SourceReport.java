@@ -65,7 +65,7 @@ public record SourceReport(
     public static SourceReport after(DeviceHealthReport report, SourceReport known, long observedAt, long timeoutMs, boolean sourceDown,
                                      FlapLimits flapLimits) {
         HealthStatus health = report.getKind() == ReportKind.ABSENT ? HealthStatus.UNKNOWN : report.getHealth();
-        Flaps flaps = known == null || known.flaps == null ? null : known.flaps.at(observedAt);
+        Flaps flaps = known == null ? null : Flaps.at(known.flaps, observedAt);
         if (report.getKind() == ReportKind.KEEPALIVE && known != null && known.repeats(health, report.getMessage(), report.getReason())) {
             long refreshedAt = sourceDown ? known.refreshedAt() : Math.max(known.refreshedAt(), observedAt);
             return new SourceReport(known.kind(), known.name(), health, known.message(), known.reason(), known.observedAt(),
@@ -102,22 +102,22 @@ public record SourceReport(
 
     /** This source as it is at node time {@code at}: a flap-damping hold that is over is dropped. */
     SourceReport at(long at) {
-        Flaps now = flaps == null ? null : flaps.at(at);
+        Flaps now = Flaps.at(flaps, at);
         return now == flaps ? this : new SourceReport(kind, name, health, message, reason, observedAt, refreshedAt, timeoutMs, now);
     }
 
     /** Whether the device is shown the word this source is held at by flap damping, not the source's own. */
     boolean held() {
-        return flaps != null && flaps.isHeld();
+        return flaps instanceof Flaps.Held;
     }
 
     /** The health the device is shown of this source: its word, or while it flaps the health it is held at. */
     public HealthStatus shownHealth() {
-        return held() ? flaps.held() : health;
+        return flaps instanceof Flaps.Held held ? held.health() : health;
     }
 
     public String shownMessage() {
-        return held() ? flaps.heldMessage() : message;
+        return flaps instanceof Flaps.Held held ? held.message() : message;
     }
 
     public String shownReason() {
@@ -126,7 +126,7 @@ public record SourceReport(
 
     /** Node time at which what the device is shown of this source changes by time alone: it goes stale, or its hold ends. */
     public long changesAt() {
-        return held() ? Math.min(staleAt(), flaps.releaseAt()) : staleAt();
+        return flaps instanceof Flaps.Held held ? Math.min(staleAt(), held.releaseAt()) : staleAt();
     }
 
     /** Node time at which this report goes stale. */

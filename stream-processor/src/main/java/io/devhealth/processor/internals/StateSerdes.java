@@ -6,7 +6,9 @@ import com.google.protobuf.MessageLite;
 import com.google.protobuf.WireFormat;
 import io.devhealth.processor.internals.proto.DeviceStateValue;
 import io.devhealth.processor.internals.proto.FleetCountsValue;
+import io.devhealth.processor.internals.proto.CountingFlaps;
 import io.devhealth.processor.internals.proto.FlapsValue;
+import io.devhealth.processor.internals.proto.HeldFlaps;
 import io.devhealth.processor.internals.proto.Liveness;
 import io.devhealth.processor.internals.proto.NodeStateValue;
 import io.devhealth.processor.internals.proto.PendingFleetCountsValue;
@@ -230,16 +232,24 @@ public final class StateSerdes {
     }
 
     static FlapsValue encode(Flaps flaps) {
-        FlapsValue.Builder b = FlapsValue.newBuilder().addAllRecent(flaps.recent()).setHeldSince(flaps.heldSince())
-                .setFlipsWhileHeld(flaps.flipsWhileHeld()).setReleaseAt(flaps.releaseAt());
-        if (flaps.held() != null) b.setHeld(symbolName(flaps.held()));
-        if (flaps.heldMessage() != null) b.setHeldMessage(flaps.heldMessage());
-        return b.build();
+        // Java 17: no pattern matching in switch; Flaps is sealed, so these two cases are all.
+        if (flaps instanceof Flaps.Held held) {
+            return FlapsValue.newBuilder()
+                    .setHeld(HeldFlaps.newBuilder().setSince(held.since()).setHealth(symbolName(held.health()))
+                            .setMessage(held.message()).setFlips(held.flips()).setReleaseAt(held.releaseAt()))
+                    .build();
+        }
+        return FlapsValue.newBuilder().setCounting(CountingFlaps.newBuilder().addAllRecent(((Flaps.Counting) flaps).recent())).build();
     }
 
     static Flaps decode(FlapsValue v) {
-        return new Flaps(v.getRecentList(), v.getHeldSince(), v.hasHeld() ? symbol(HealthStatus.values(), v.getHeld(), HealthStatus.UNKNOWN) : null,
-                v.hasHeldMessage() ? v.getHeldMessage() : null, v.getFlipsWhileHeld(), v.getReleaseAt());
+        return switch (v.getStateCase()) {
+            case COUNTING -> new Flaps.Counting(v.getCounting().getRecentList());
+            case HELD -> new Flaps.Held(v.getHeld().getSince(), symbol(HealthStatus.values(), v.getHeld().getHealth(), HealthStatus.UNKNOWN),
+                    v.getHeld().getMessage(), v.getHeld().getFlips(), v.getHeld().getReleaseAt());
+            // A newer processor's kind of damping this one does not know: counting afresh loses no health, only the window so far.
+            case STATE_NOT_SET -> null;
+        };
     }
 
     static NodeStateValue encode(StoredNode node) {

@@ -1,16 +1,7 @@
 package io.devhealth.processor.query;
 
-import com.sun.net.httpserver.Filter;
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpsExchange;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.io.IOException;
-import java.security.cert.Certificate;
-import java.security.cert.X509Certificate;
-import javax.net.ssl.SSLPeerUnverifiedException;
-import javax.net.ssl.SSLSession;
-import javax.security.auth.x500.X500Principal;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -20,7 +11,7 @@ import org.slf4j.LoggerFactory;
  * logged with the remote address and the reason, never with what was presented, and counted in
  * {@code devhealth_query_auth_failures_total{reason}}.
  */
-final class AccessFilter extends Filter {
+final class AccessFilter {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(AccessFilter.class);
 
@@ -32,46 +23,23 @@ final class AccessFilter extends Filter {
         this.meters = meters;
     }
 
-    @Override
-    public void doFilter(HttpExchange exchange, Chain chain) throws IOException {
-        AccessPolicy.Decision decision = policy.check(exchange.getRequestHeaders().getFirst("Authorization"), verifiedClient(exchange));
+    /** Whether the caller may go on; if not, it has been answered. */
+    boolean admits(Exchange exchange) {
+        AccessPolicy.Decision decision = policy.check(exchange.header("Authorization"), exchange.verifiedClient());
         if (decision instanceof AccessPolicy.Denied denied) {
             LOGGER.warn("query refused status={} reason={} remote={} path={}", denied.status(), denied.reason(),
-                    exchange.getRemoteAddress(), Excerpt.of(exchange.getRequestURI().getRawPath()));
+                    exchange.remote(), Excerpt.of(exchange.rawPath()));
             if (meters != null) {
                 Counter.builder("devhealth.query.auth.failures").description("Query API requests refused for missing or bad credentials")
                         .tag("reason", denied.reason()).register(meters).increment();
             }
             if (denied.challenge() != null) {
-                exchange.getResponseHeaders().set("WWW-Authenticate", denied.challenge());
+                exchange.setHeader("WWW-Authenticate", denied.challenge());
             }
             Responses.error(exchange, denied.status(), denied.message());
-            return;
+            return false;
         }
-        LOGGER.debug("query allowed principal={} path={}", ((AccessPolicy.Allowed) decision).principal(),
-                Excerpt.of(exchange.getRequestURI().getRawPath()));
-        chain.doFilter(exchange);
-    }
-
-    /** The client certificate's subject, if the TLS layer asked for one and verified it against the truststore. */
-    private static X500Principal verifiedClient(HttpExchange exchange) {
-        if (!(exchange instanceof HttpsExchange https)) {
-            return null;
-        }
-        SSLSession session = https.getSSLSession();
-        if (session == null) {
-            return null;
-        }
-        try {
-            Certificate[] chain = session.getPeerCertificates();
-            return chain.length > 0 && chain[0] instanceof X509Certificate leaf ? leaf.getSubjectX500Principal() : null;
-        } catch (SSLPeerUnverifiedException e) {
-            return null;
-        }
-    }
-
-    @Override
-    public String description() {
-        return "bearer token or client certificate authentication";
+        LOGGER.debug("query allowed principal={} path={}", ((AccessPolicy.Allowed) decision).principal(), Excerpt.of(exchange.rawPath()));
+        return true;
     }
 }

@@ -28,12 +28,32 @@ final class AccessPolicy {
 
     private final boolean enabled;
     private final BearerTokens tokens;
-    private final List<String> allowedPrincipals;
+    private final List<LdapName> allowedPrincipals;
 
+    /** @param allowedPrincipals full distinguished names ({@link #distinguishedName}); empty = any verified certificate */
     AccessPolicy(boolean enabled, BearerTokens tokens, List<String> allowedPrincipals) {
         this.enabled = enabled;
         this.tokens = tokens;
-        this.allowedPrincipals = List.copyOf(allowedPrincipals);
+        this.allowedPrincipals = allowedPrincipals.stream().map(AccessPolicy::distinguishedName).toList();
+    }
+
+    /**
+     * {@code name} as a distinguished name, compared by its attributes whatever the spacing or case of
+     * their types. A bare common name is refused: any CA in the truststore may issue a certificate with
+     * a given CN under another organization, so only the whole subject says who is asking.
+     *
+     * @throws IllegalArgumentException when {@code name} is not a DN of {@code type=value} attributes
+     */
+    static LdapName distinguishedName(String name) {
+        try {
+            LdapName dn = new LdapName(name);
+            if (dn.isEmpty()) {
+                throw new IllegalArgumentException("an empty name is no certificate subject");
+            }
+            return dn;
+        } catch (InvalidNameException e) {
+            throw new IllegalArgumentException("not a distinguished name such as CN=client,O=example: " + Excerpt.of(name));
+        }
     }
 
     static AccessPolicy open() {
@@ -78,19 +98,8 @@ final class AccessPolicy {
         if (allowedPrincipals.isEmpty()) {
             return true;
         }
-        String dn = subject.getName(X500Principal.RFC2253);
-        String cn = commonName(subject);
-        for (String allowed : allowedPrincipals) {
-            if (allowed.equals(cn) || sameName(allowed, dn)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private static boolean sameName(String configured, String dn) {
         try {
-            return new LdapName(configured).equals(new LdapName(dn));
+            return allowedPrincipals.contains(new LdapName(subject.getName(X500Principal.RFC2253)));
         } catch (InvalidNameException e) {
             return false;
         }

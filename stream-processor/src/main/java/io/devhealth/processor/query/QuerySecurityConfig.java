@@ -19,8 +19,10 @@ import org.apache.kafka.common.config.types.Password;
  * {@link ServiceConfig#envName}, e.g. {@code query.auth.token.file} → {@code DEVHEALTH_QUERY_AUTH_TOKEN_FILE});
  * {@link #from(AbstractConfig)} reads them back.
  *
- * <p>With no token and no truststore the API is open (the embedded demo); the server says so with a
- * warning at start. Secrets are held as Kafka {@link Password}s so that {@code toString} never shows them.
+ * <p>Closed by default: without a token, a token file or a truststore (mTLS) there is no way in, and
+ * bearer tokens need TLS; either is a configuration error naming the settings, unless {@value #INSECURE}
+ * ({@code DEVHEALTH_QUERY_INSECURE}) opts out, which the embedded demo does and the server logs as a
+ * warning. Secrets are held as Kafka {@link Password}s so that {@code toString} never shows them.
  *
  * @param tokenFile bearer tokens, one per line ('#' starts a comment), re-read when the file changes (a mounted Secret)
  * @param token one more bearer token (from the environment); null for none
@@ -30,12 +32,13 @@ import org.apache.kafka.common.config.types.Password;
  * @param keystorePassword its password
  * @param truststore PKCS12 truststore of the CAs whose client certificates authenticate (mTLS); null = no client certificates
  * @param truststorePassword its password
- * @param allowedPrincipals subject DNs or CNs of client certificates that may query; empty = any the truststore accepts
+ * @param allowedPrincipals full subject DNs of client certificates that may query; empty = any the truststore accepts
  * @param continueSecret key that signs continue tokens; null = a random key per process
+ * @param insecure whether the API may serve without credentials, or take bearer tokens over plain HTTP
  */
 public record QuerySecurityConfig(Path tokenFile, Password token, Duration tokenReloadInterval, boolean authenticateMetrics,
         Path keystore, Password keystorePassword, Path truststore, Password truststorePassword, List<String> allowedPrincipals,
-        Password continueSecret) {
+        Password continueSecret, boolean insecure) {
 
     public static final String TOKEN_FILE = "query.auth.token.file";
     public static final String TOKEN = "query.auth.token";
@@ -47,6 +50,7 @@ public record QuerySecurityConfig(Path tokenFile, Password token, Duration token
     public static final String TRUSTSTORE_PASSWORD = "query.tls.truststore.password";
     public static final String ALLOWED_PRINCIPALS = "query.tls.allowed.principals";
     public static final String CONTINUE_SECRET = "query.continue.secret";
+    public static final String INSECURE = "query.insecure";
 
     public QuerySecurityConfig {
         Objects.requireNonNull(tokenReloadInterval);
@@ -56,6 +60,25 @@ public record QuerySecurityConfig(Path tokenFile, Password token, Duration token
         }
         if (!allowedPrincipals.isEmpty() && truststore == null) {
             throw new ConfigException(ALLOWED_PRINCIPALS, allowedPrincipals, "needs " + TRUSTSTORE);
+        }
+        for (String principal : allowedPrincipals) {
+            try {
+                AccessPolicy.distinguishedName(principal);
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException(ALLOWED_PRINCIPALS, allowedPrincipals, "each entry is a certificate's full subject DN: "
+                        + e.getMessage());
+            }
+        }
+        if (!insecure && tokenFile == null && token == null && truststore == null) {
+            throw new ConfigException("the query API has no credentials configured and would be open to anyone who reaches it: set "
+                    + TOKEN_FILE + " (" + ServiceConfig.envName(TOKEN_FILE) + "), " + TOKEN + " (" + ServiceConfig.envName(TOKEN)
+                    + ") or " + TRUSTSTORE + " (" + ServiceConfig.envName(TRUSTSTORE) + ", mTLS), or " + INSECURE + "=true ("
+                    + ServiceConfig.envName(INSECURE) + ") to serve it without (the embedded demo only)");
+        }
+        if (!insecure && (tokenFile != null || token != null) && keystore == null) {
+            throw new ConfigException("bearer tokens would travel in clear text over plain HTTP: set " + KEYSTORE + " ("
+                    + ServiceConfig.envName(KEYSTORE) + ") so that the query API speaks HTTPS, or " + INSECURE + "=true ("
+                    + ServiceConfig.envName(INSECURE) + ")");
         }
     }
 
@@ -82,11 +105,17 @@ public record QuerySecurityConfig(Path tokenFile, Password token, Duration token
                                 + "instances presents this instance's own certificate and trusts peers through this store.")
                 .define(TRUSTSTORE_PASSWORD, Type.PASSWORD, null, Importance.HIGH, "Password of " + TRUSTSTORE + ".")
                 .define(ALLOWED_PRINCIPALS, Type.LIST, "", Importance.MEDIUM,
-                        "Client certificate subjects (full DN or CN) that may query; empty = any certificate the truststore "
-                                + "accepts. Others get 403. Include the processor's own certificate (forwarding).")
+                        "Client certificate subjects that may query, each a full DN (CN=client,O=example; a bare CN is "
+                                + "refused: another CA could issue it); empty = any certificate the truststore accepts. Others get "
+                                + "403. Include the processor's own certificate (forwarding).")
                 .define(CONTINUE_SECRET, Type.PASSWORD, null, Importance.LOW,
                         "Key that signs continue tokens, so they cannot be forged; empty = random per process (a page "
-                                + "token then stops working after the owning instance restarts).");
+                                + "token then stops working after the owning instance restarts).")
+                .define(INSECURE, Type.BOOLEAN, false, Importance.HIGH,
+                        "Let the query API start without credentials (anyone who reaches it reads every pod, device and "
+                                + "node) or with bearer tokens over plain HTTP. Off: the processor refuses to start unless "
+                                + TOKEN_FILE + ", " + TOKEN + " or " + TRUSTSTORE + " is set, and, with tokens, " + KEYSTORE
+                                + ". For the embedded demo and tests on loopback only.");
     }
 
     /** The query API security settings of a config whose definition went through {@link #define(ConfigDef)}. */
@@ -101,7 +130,8 @@ public record QuerySecurityConfig(Path tokenFile, Password token, Duration token
                 optionalPath(config.getString(TRUSTSTORE)),
                 config.getPassword(TRUSTSTORE_PASSWORD),
                 config.getList(ALLOWED_PRINCIPALS).stream().map(String::trim).filter(s -> !s.isEmpty()).toList(),
-                optionalSecret(config.getPassword(CONTINUE_SECRET)));
+                optionalSecret(config.getPassword(CONTINUE_SECRET)),
+                config.getBoolean(INSECURE));
     }
 
     /** Settings from plain key/values (tests, embedding). */
@@ -109,9 +139,9 @@ public record QuerySecurityConfig(Path tokenFile, Password token, Duration token
         return from(new AbstractConfig(define(new ConfigDef()), values, false) {});
     }
 
-    /** No authentication, plain HTTP: the documented defaults. */
-    public static QuerySecurityConfig open() {
-        return from(Map.of());
+    /** No authentication, plain HTTP: the explicit opt-out ({@value #INSECURE}) of the embedded demo and tests. */
+    public static QuerySecurityConfig withoutAuthentication() {
+        return from(Map.of(INSECURE, true));
     }
 
     /** Whether callers of /v1 must authenticate at all. */

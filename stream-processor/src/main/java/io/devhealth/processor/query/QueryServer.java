@@ -1,36 +1,37 @@
 package io.devhealth.processor.query;
 
-import com.sun.net.httpserver.HttpContext;
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpHandler;
-import com.sun.net.httpserver.HttpServer;
-import com.sun.net.httpserver.HttpsConfigurator;
-import com.sun.net.httpserver.HttpsParameters;
-import com.sun.net.httpserver.HttpsServer;
 import io.devhealth.processor.internals.FleetCounts;
+import io.devhealth.schema.ops.HttpLimits;
+import io.devhealth.schema.ops.JettyServers;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.net.http.HttpResponse;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
-import java.util.Map;
-import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Supplier;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLParameters;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.state.HostInfo;
+import org.eclipse.jetty.http.HttpStatus;
+import org.eclipse.jetty.http.UriCompliance;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.handler.ErrorHandler;
+import org.eclipse.jetty.server.handler.QoSHandler;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.ssl.SslContextFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,23 +61,24 @@ import org.slf4j.LoggerFactory;
  * <p>Security ({@link QuerySecurityConfig}): /v1 needs a bearer token or a client certificate when
  * either is configured, {@code /metrics} only when asked to, the probes never. With a keystore the
  * server speaks HTTPS only.
+ *
+ * <p>Served by Jetty ({@link JettyServers}, {@link HttpLimits}): slow clients hold connections, never
+ * threads, and are closed at the request time limit; at most {@link #MAX_CONCURRENT_QUERIES} /v1
+ * requests run at once (a query may wait on another instance), others wait up to
+ * {@link #MAX_QUERY_WAIT} and then get 503, so the probes and /metrics always find a thread.
  */
 public final class QueryServer implements AutoCloseable {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(QueryServer.class);
     static final String V1 = "/v1/";
+    static final int MAX_CONCURRENT_QUERIES = 16;
+    static final Duration MAX_QUERY_WAIT = Duration.ofSeconds(5);
+    /** The /v1 queries, the probes and /metrics beside them, the acceptor and the selector. */
+    static final int THREADS = MAX_CONCURRENT_QUERIES + 8;
     private static final com.fasterxml.jackson.databind.ObjectMapper FLEET_JSON =
             com.fasterxml.jackson.databind.json.JsonMapper.builder().build();
 
-    /** The JDK server's switch for TCP_NODELAY on accepted connections; read once, when its first server is created. */
-    static final String NODELAY_PROPERTY = "sun.net.httpserver.nodelay";
-
-    static {
-        preferNoDelay(System.getProperties());
-    }
-
-    private final HttpServer server;
-    private final ExecutorService executor;
+    private final Server server;
     private final Clock clock;
     private final QuerySecurityConfig security;
     private final AccessPolicy policy;
@@ -84,7 +86,7 @@ public final class QueryServer implements AutoCloseable {
     private final PageTokens pageTokens;
     private volatile ClusterView cluster;
 
-    private QueryServer(HttpServer server, SSLContext tls, Clock clock, QuerySecurityConfig security) {
+    private QueryServer(Server server, SSLContext tls, Clock clock, QuerySecurityConfig security) {
         this.server = server;
         this.clock = clock;
         this.security = security;
@@ -95,65 +97,46 @@ public final class QueryServer implements AutoCloseable {
         this.policy = new AccessPolicy(security.authenticates(), tokens, security.allowedPrincipals());
         this.forwarder = new Forwarder(tls);
         this.pageTokens = PageTokens.withSecret(security.continueSecret() == null ? null : security.continueSecret().value());
-        AtomicInteger threads = new AtomicInteger();
-        this.executor = Executors.newFixedThreadPool(4, r -> {
-            Thread thread = new Thread(r, "devhealth-query-" + threads.incrementAndGet());
-            thread.setDaemon(true);
-            return thread;
-        });
-        server.setExecutor(executor);
     }
 
-    /** Binds the port now (so that its number can be advertised to Kafka Streams) without serving yet; open, plain HTTP. */
-    public static QueryServer bind(String address, int port, Clock clock) {
-        return bind(address, port, clock, QuerySecurityConfig.open());
-    }
-
-    /** Binds the port now without serving yet, with {@code security}'s authentication and TLS. */
+    /** Binds the port now (so that its number can be advertised to Kafka Streams) without serving yet, with the default limits. */
     public static QueryServer bind(String address, int port, Clock clock, QuerySecurityConfig security) {
-        InetSocketAddress socket = new InetSocketAddress(address, port);
-        try {
-            if (!security.tls()) {
-                return new QueryServer(HttpServer.create(socket, 64), null, clock, security);
-            }
-            SSLContext tls = TlsContexts.create(security);
-            HttpsServer https = HttpsServer.create(socket, 64);
-            https.setHttpsConfigurator(new HttpsConfigurator(tls) {
-                @Override
-                public void configure(HttpsParameters params) {
-                    SSLParameters parameters = tls.getDefaultSSLParameters();
-                    parameters.setProtocols(TlsContexts.PROTOCOLS);
-                    if (security.truststore() != null) {
-                        // With tokens as the other way in a certificate is optional; without, TLS refuses callers lacking one.
-                        if (security.acceptsTokens()) {
-                            parameters.setWantClientAuth(true);
-                        } else {
-                            parameters.setNeedClientAuth(true);
-                        }
-                    }
-                    params.setSSLParameters(parameters);
+        return bind(address, port, clock, security, HttpLimits.DEFAULT);
+    }
+
+    /** Binds the port now without serving yet, with {@code security}'s authentication and TLS and {@code limits}. */
+    public static QueryServer bind(String address, int port, Clock clock, QuerySecurityConfig security, HttpLimits limits) {
+        SSLContext tls = security.tls() ? TlsContexts.create(security) : null;
+        SslContextFactory.Server https = null;
+        if (tls != null) {
+            https = new SslContextFactory.Server();
+            https.setSslContext(tls);
+            https.setIncludeProtocols(TlsContexts.PROTOCOLS);
+            if (security.truststore() != null) {
+                // With tokens as the other way in a certificate is optional; without, TLS refuses callers lacking one.
+                if (security.acceptsTokens()) {
+                    https.setWantClientAuth(true);
+                } else {
+                    https.setNeedClientAuth(true);
                 }
-            });
-            return new QueryServer(https, tls, clock, security);
-        } catch (IOException e) {
+            }
+        }
+        Server server;
+        try {
+            server = JettyServers.bind("devhealth-query", address, port, limits, THREADS, https);
+        } catch (RuntimeException e) {
             throw new IllegalStateException("cannot bind the query API to " + address + ":" + port, e);
         }
-    }
-
-    /**
-     * Turns TCP_NODELAY on unless the operator chose otherwise. The JDK server writes a response's headers
-     * and its body as two segments; with Nagle's algorithm on, the body waits for the client's delayed ACK
-     * of the headers, which adds about 40 ms to every answer on Linux (measured by the QueryBenchmark:
-     * p50 44 ms with it, 1 ms without).
-     */
-    static void preferNoDelay(java.util.Properties system) {
-        if (system.getProperty(NODELAY_PROPERTY) == null) {
-            system.setProperty(NODELAY_PROPERTY, "true");
-        }
+        // A pool name may hold an encoded '/' and a path an empty segment: QueryParameters decodes each segment
+        // itself and answers both with a 400 that says what is wrong; other ambiguous paths Jetty refuses.
+        server.getConnectors()[0].getConnectionFactory(HttpConnectionFactory.class).getHttpConfiguration().setUriCompliance(
+                UriCompliance.DEFAULT.with("devhealth-query", UriCompliance.Violation.AMBIGUOUS_PATH_SEPARATOR,
+                        UriCompliance.Violation.AMBIGUOUS_EMPTY_SEGMENT));
+        return new QueryServer(server, tls, clock, security);
     }
 
     public int port() {
-        return server.getAddress().getPort();
+        return JettyServers.port(server);
     }
 
     /** Starts serving queries over {@code streams}; {@code self} is this instance's {@code application.server}. */
@@ -167,34 +150,67 @@ public final class QueryServer implements AutoCloseable {
     void serve(ClusterView view, Supplier<String> metrics, MeterRegistry meters) {
         this.cluster = view;
         if (!security.authenticates()) {
-            LOGGER.warn("query API is open to anyone who can reach it; set {}, {} or {}", QuerySecurityConfig.TOKEN_FILE,
-                    QuerySecurityConfig.TOKEN, QuerySecurityConfig.TRUSTSTORE);
+            LOGGER.warn("query API is open to anyone who can reach it, as {}=true asks; set {}, {} or {} to close it",
+                    QuerySecurityConfig.INSECURE, QuerySecurityConfig.TOKEN_FILE, QuerySecurityConfig.TOKEN, QuerySecurityConfig.TRUSTSTORE);
+        } else if (security.acceptsTokens() && !security.tls()) {
+            LOGGER.warn("query API takes bearer tokens over plain HTTP, as {}=true allows; set {} to serve HTTPS",
+                    QuerySecurityConfig.INSECURE, QuerySecurityConfig.KEYSTORE);
         }
-        RequestGuard guard = new RequestGuard();
-        AccessFilter access = new AccessFilter(policy, meters);
-        context("/healthz", guard, null, exchange -> Responses.text(exchange, 200, "ok\n", "text/plain"));
-        context("/readyz", guard, null, exchange -> Responses.text(exchange, cluster.ready() ? 200 : 503, cluster.state() + "\n", "text/plain"));
-        context("/metrics", guard, security.authenticateMetrics() ? access : null,
-                exchange -> Responses.text(exchange, 200, metrics.get(), "text/plain; version=0.0.4; charset=utf-8"));
-        context(V1, guard, access, this::handleV1);
-        context("/", guard, null, exchange -> Responses.error(exchange, 404, "no such endpoint "
-                + Excerpt.of(exchange.getRequestURI().getRawPath())));
-        server.start();
+        QoSHandler queries = new QoSHandler(new Endpoints(new AccessFilter(policy, meters), metrics));
+        queries.includePath(V1 + "*");
+        queries.setMaxRequestCount(MAX_CONCURRENT_QUERIES);
+        queries.setMaxSuspend(MAX_QUERY_WAIT);
+        queries.setRejectStatusCode(HttpStatus.SERVICE_UNAVAILABLE_503);
+        server.setHandler(queries);
+        server.setErrorHandler(new JsonErrors());
+        JettyServers.start(server);
     }
 
-    private void context(String path, RequestGuard guard, AccessFilter access, HttpHandler handler) {
-        HttpContext context = server.createContext(path, exchange -> {
-            // A context matches by prefix: /healthz must not also answer /healthzfoo.
-            String requested = exchange.getRequestURI().getRawPath();
-            if (!path.endsWith("/") && !requested.equals(path)) {
-                Responses.error(exchange, 404, "no such endpoint " + Excerpt.of(requested));
-                return;
+    /** Every path: the guard first, then the probes, /metrics (authenticated when configured), /v1 (authenticated), else 404. */
+    private final class Endpoints extends Handler.Abstract {
+        private final RequestGuard guard = new RequestGuard();
+        private final AccessFilter access;
+        private final Supplier<String> metrics;
+
+        Endpoints(AccessFilter access, Supplier<String> metrics) {
+            this.access = access;
+            this.metrics = metrics;
+        }
+
+        @Override
+        public boolean handle(Request request, Response response, Callback callback) {
+            Exchange exchange = new Exchange(request, response, callback);
+            if (!guard.admits(exchange)) {
+                return true;
             }
-            handler.handle(exchange);
-        });
-        context.getFilters().add(guard);
-        if (access != null) {
-            context.getFilters().add(access);
+            String path = exchange.rawPath();
+            switch (path) {
+                case "/healthz" -> Responses.text(exchange, 200, "ok\n", "text/plain");
+                case "/readyz" -> Responses.text(exchange, cluster.ready() ? 200 : 503, cluster.state() + "\n", "text/plain");
+                case "/metrics" -> {
+                    if (!security.authenticateMetrics() || access.admits(exchange)) {
+                        Responses.text(exchange, 200, metrics.get(), "text/plain; version=0.0.4; charset=utf-8");
+                    }
+                }
+                default -> {
+                    if (!path.startsWith(V1)) {
+                        Responses.error(exchange, 404, "no such endpoint " + Excerpt.of(path));
+                    } else if (access.admits(exchange)) {
+                        handleV1(exchange);
+                    }
+                }
+            }
+            return true;
+        }
+    }
+
+    /** Errors the server answers itself (a malformed request, too many waiting queries) in the API's JSON, showing no input. */
+    private static final class JsonErrors extends ErrorHandler {
+        @Override
+        public boolean handle(Request request, Response response, Callback callback) {
+            int status = response.getStatus() > 0 ? response.getStatus() : HttpStatus.INTERNAL_SERVER_ERROR_500;
+            Responses.error(new Exchange(request, response, callback), status, HttpStatus.getMessage(status));
+            return true;
         }
     }
 
@@ -206,11 +222,11 @@ public final class QueryServer implements AutoCloseable {
                 + (security.truststore() != null ? "mtls" : "");
     }
 
-    private void handleV1(HttpExchange exchange) throws IOException {
+    private void handleV1(Exchange exchange) {
         try {
-            QueryParameters request = QueryParameters.parse(exchange.getRequestURI(), V1);
+            QueryParameters request = QueryParameters.parse(exchange.target(), V1);
             List<String> path = request.segments();
-            boolean forwarded = exchange.getRequestHeaders().containsKey(Forwarder.FORWARDED_HEADER);
+            boolean forwarded = exchange.header(Forwarder.FORWARDED_HEADER) != null;
             StateQueries local = cluster.local();
             if (path.size() == 4 && path.get(0).equals("pods") && path.get(3).equals("devices")) {
                 String namespace = KubernetesNames.namespace(path.get(1));
@@ -242,17 +258,17 @@ public final class QueryServer implements AutoCloseable {
             } else if (path.size() == 2 && path.get(0).equals("fleet") && path.get(1).equals("summary")) {
                 fleetSummary(exchange, request.allowOnly("window"), forwarded);
             } else {
-                throw QueryException.notFound("no such endpoint " + Excerpt.of(exchange.getRequestURI().getRawPath()));
+                throw QueryException.notFound("no such endpoint " + Excerpt.of(exchange.rawPath()));
             }
         } catch (QueryException e) {
             Responses.error(exchange, e.status(), e.getMessage());
-        } catch (RuntimeException e) {
-            LOGGER.error("query failed path={} error=\"{}\"", Excerpt.of(exchange.getRequestURI().getRawPath()), e.toString(), e);
+        } catch (IOException | RuntimeException e) {
+            LOGGER.error("query failed path={} error=\"{}\"", Excerpt.of(exchange.rawPath()), e.toString(), e);
             Responses.error(exchange, 500, "internal error; the processor's log has the details");
         }
     }
 
-    private void pod(HttpExchange exchange, String namespace, String name, Instant at, boolean forwarded) throws IOException {
+    private void pod(Exchange exchange, String namespace, String name, Instant at, boolean forwarded) throws IOException {
         StateQueries local = cluster.local();
         Optional<QueryViews.PodDevices> found = local.pod(namespace, name, at);
         if (found.isPresent()) {
@@ -262,7 +278,7 @@ public final class QueryServer implements AutoCloseable {
         if (!forwarded && !local.knowsPod(namespace, name)) {
             // Pods are stored with their node: ask every other instance.
             for (HostInfo instance : cluster.otherPodInstances()) {
-                HttpResponse<String> answer = forwarder.forward(instance, exchange.getRequestURI(), authorization(exchange));
+                HttpResponse<String> answer = forwarder.forward(instance, exchange.target(), authorization(exchange));
                 if (answer.statusCode() != 404) {
                     relay(exchange, answer);
                     return;
@@ -273,7 +289,7 @@ public final class QueryServer implements AutoCloseable {
                 : "no status of pod " + namespace + "/" + name + " at or before " + at);
     }
 
-    private void fleetSummary(HttpExchange exchange, QueryParameters request, boolean forwarded) throws IOException {
+    private void fleetSummary(Exchange exchange, QueryParameters request, boolean forwarded) throws IOException {
         Duration window = window(request.value("window").orElse(null));
         Instant to = clock.instant();
         Instant from = to.minus(window);
@@ -289,7 +305,7 @@ public final class QueryServer implements AutoCloseable {
                 if (cluster.isSelf(instance)) {
                     continue;
                 }
-                HttpResponse<String> answer = forwarder.forward(instance, exchange.getRequestURI(), authorization(exchange));
+                HttpResponse<String> answer = forwarder.forward(instance, exchange.target(), authorization(exchange));
                 if (answer.statusCode() != 200) {
                     relay(exchange, answer);
                     return;
@@ -337,30 +353,29 @@ public final class QueryServer implements AutoCloseable {
         Object get();
     }
 
-    private void routeByNode(HttpExchange exchange, String node, boolean forwarded, LocalAnswer answer) throws IOException {
+    private void routeByNode(Exchange exchange, String node, boolean forwarded, LocalAnswer answer) throws IOException {
         if (!forwarded) {
             HostInfo owner = cluster.ownerOfNode(node).orElseThrow(() ->
                     QueryException.unavailable("the owner of node " + node + " is not known yet (" + cluster.state() + "), retry shortly"));
             if (!cluster.isSelf(owner)) {
-                relay(exchange, forwarder.forward(owner, exchange.getRequestURI(), authorization(exchange)));
+                relay(exchange, forwarder.forward(owner, exchange.target(), authorization(exchange)));
                 return;
             }
         }
         Responses.json(exchange, 200, answer.get());
     }
 
-    private static String authorization(HttpExchange exchange) {
-        return exchange.getRequestHeaders().getFirst("Authorization");
+    private static String authorization(Exchange exchange) {
+        return exchange.header("Authorization");
     }
 
-    private static void relay(HttpExchange exchange, HttpResponse<String> answer) throws IOException {
-        answer.headers().firstValue("WWW-Authenticate").ifPresent(value -> exchange.getResponseHeaders().set("WWW-Authenticate", value));
+    private static void relay(Exchange exchange, HttpResponse<String> answer) {
+        answer.headers().firstValue("WWW-Authenticate").ifPresent(value -> exchange.setHeader("WWW-Authenticate", value));
         Responses.text(exchange, answer.statusCode(), answer.body(), Responses.JSON_TYPE);
     }
 
     @Override
     public void close() {
-        server.stop(0);
-        executor.shutdownNow();
+        JettyServers.stop(server);
     }
 }

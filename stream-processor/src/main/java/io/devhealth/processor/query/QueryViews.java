@@ -2,6 +2,7 @@ package io.devhealth.processor.query;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
 import io.devhealth.processor.internals.DeviceState;
+import io.devhealth.processor.internals.Flaps;
 import io.devhealth.processor.internals.SourceReport;
 import io.devhealth.schema.avro.ClaimDeviceStatus;
 import io.devhealth.schema.avro.ContainerDeviceStatus;
@@ -38,8 +39,14 @@ final class QueryViews {
     record DeviceHistory(String node, String driver, String pool, String device, String from, String to, List<Transition> items,
                          @JsonProperty("continue") String continueToken) {}
 
+    /**
+     * A device source as the device is shown it. {@code damping}: while flap damping holds the source,
+     * the word it is held at and how often it changed since; null otherwise.
+     */
     record Source(String kind, String name, String health, String message, String reason, String observedAt, String refreshedAt,
-                  long timeoutSeconds) {}
+                  long timeoutSeconds, Damping damping) {}
+
+    record Damping(String since, String health, int flips, String until) {}
 
     record NodeDevice(String driver, String pool, String device, String uuid, String health, String message, String reason,
                       String since, List<Source> sources) {}
@@ -120,7 +127,12 @@ final class QueryViews {
     }
 
     private static Source source(SourceReport s) {
+        Damping damping = s.flaps() instanceof Flaps.Held held
+                ? new Damping(Instant.ofEpochMilli(held.since()).toString(), held.health().name(), held.flips(),
+                        Instant.ofEpochMilli(held.releaseAt()).toString())
+                : null;
         return new Source(s.kind().name(), s.name(), s.health().name(), s.message(), s.reason(),
-                Instant.ofEpochMilli(s.observedAt()).toString(), Instant.ofEpochMilli(s.refreshedAt()).toString(), s.timeoutMs() / 1000);
+                Instant.ofEpochMilli(s.observedAt()).toString(), Instant.ofEpochMilli(s.refreshedAt()).toString(), s.timeoutMs() / 1000,
+                damping);
     }
 }

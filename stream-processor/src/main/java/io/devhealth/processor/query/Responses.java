@@ -2,10 +2,11 @@ package io.devhealth.processor.query;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
-import com.sun.net.httpserver.HttpExchange;
 import java.io.IOException;
-import java.io.OutputStream;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.server.Response;
 
 /** Writes the query API's answers: JSON documents and errors, plain text for probes; headers only for HEAD. */
 final class Responses {
@@ -15,32 +16,35 @@ final class Responses {
 
     private Responses() {}
 
-    static void json(HttpExchange exchange, int status, Object body) throws IOException {
+    static void json(Exchange exchange, int status, Object body) throws IOException {
         send(exchange, status, JSON.writeValueAsBytes(body), JSON_TYPE);
     }
 
     /** An error as {@code {"status":…,"message":…}}; the message must already be safe to show (see {@link Excerpt}). */
-    static void error(HttpExchange exchange, int status, String message) throws IOException {
-        json(exchange, status, new QueryViews.Error(status, message));
+    static void error(Exchange exchange, int status, String message) {
+        try {
+            json(exchange, status, new QueryViews.Error(status, message));
+        } catch (IOException e) {
+            throw new IllegalStateException("an error document always serializes", e);
+        }
     }
 
-    static void text(HttpExchange exchange, int status, String body, String contentType) throws IOException {
+    static void text(Exchange exchange, int status, String body, String contentType) {
         send(exchange, status, body.getBytes(StandardCharsets.UTF_8), contentType);
     }
 
-    static void send(HttpExchange exchange, int status, byte[] body, String contentType) throws IOException {
-        exchange.getResponseHeaders().set("Content-Type", contentType);
+    static void send(Exchange exchange, int status, byte[] body, String contentType) {
+        Response response = exchange.response();
+        response.setStatus(status);
+        response.getHeaders().put(HttpHeader.CONTENT_TYPE, contentType);
         // Answers are about live state and may be confidential: never cached, never sniffed as something else.
-        exchange.getResponseHeaders().set("Cache-Control", "no-store");
-        exchange.getResponseHeaders().set("X-Content-Type-Options", "nosniff");
-        if ("HEAD".equals(exchange.getRequestMethod())) {
-            exchange.sendResponseHeaders(status, -1);
-            exchange.close();
+        response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-store");
+        response.getHeaders().put("X-Content-Type-Options", "nosniff");
+        if ("HEAD".equals(exchange.method()) || body.length == 0) {
+            exchange.callback().succeeded();
             return;
         }
-        exchange.sendResponseHeaders(status, body.length == 0 ? -1 : body.length);
-        try (OutputStream out = exchange.getResponseBody()) {
-            out.write(body);
-        }
+        response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
+        response.write(true, ByteBuffer.wrap(body), exchange.callback());
     }
 }

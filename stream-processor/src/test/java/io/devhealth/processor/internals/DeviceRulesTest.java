@@ -178,8 +178,8 @@ class DeviceRulesTest {
             long observed = T0 + random.nextInt(10_000);
             long refreshedAt = observed + random.nextInt(3) * 10_000L;
             Flaps flaps = switch (random.nextInt(10)) {
-                case 0 -> new Flaps(List.of(observed - random.nextInt(90_000)), 0L, null, null, 0, 0L);
-                case 1 -> new Flaps(List.of(), observed, healths[random.nextInt(3)], "flapping", 3, observed + random.nextInt(60_000));
+                case 0 -> new Flaps.Counting(List.of(observed - random.nextInt(90_000)));
+                case 1 -> new Flaps.Held(observed, healths[random.nextInt(3)], "flapping", 3, observed + random.nextInt(60_000));
                 default -> null;
             };
             SourceReport source = new SourceReport(SourceKind.DRA, DRIVER, healths[random.nextInt(3)], messages[random.nextInt(2)],

@@ -67,9 +67,9 @@ class StateSerdesTest {
     @Test
     void shouldRoundTripASourcesFlapsAndItsHold() {
         SourceReport held = new SourceReport(SourceKind.NVML, "nvml", HealthStatus.HEALTHY, null, null, 5_000L, 6_000L, 30_000L,
-                new Flaps(java.util.List.of(), 4_000L, HealthStatus.UNHEALTHY, "flapping: held", 7, 9_000L));
+                new Flaps.Held(4_000L, HealthStatus.UNHEALTHY, "flapping: held", 7, 9_000L));
         SourceReport counting = new SourceReport(SourceKind.DRA, "gpu.nvidia.com", HealthStatus.UNHEALTHY, "XID 79", "Xid79", 5_000L,
-                5_000L, 30_000L, new Flaps(java.util.List.of(1_000L, 3_000L), 0L, null, null, 0, 0L));
+                5_000L, 30_000L, new Flaps.Counting(java.util.List.of(1_000L, 3_000L)));
         DeviceState state = new DeviceState("prod", "node-1", "gpu.nvidia.com", "node-1", "gpu-0", null,
                 Map.of(held.key(), held, counting.key(), counting), HealthStatus.UNHEALTHY, "flapping: held", Flaps.REASON_FLAPPING,
                 SourceKind.NVML, 4_000L, 9_000L);

@@ -1,6 +1,7 @@
 package io.devhealth.processor.query;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.devhealth.testkit.time.MutableClock;
 import java.time.Duration;
@@ -62,7 +63,7 @@ class AccessPolicyTest {
 
     @Test
     void shouldForbidACertificateOutsideTheAllowedPrincipalsUnlessATokenVouches() {
-        AccessPolicy policy = new AccessPolicy(true, tokens, List.of("devhealth-client", "CN=processor,O=fleet"));
+        AccessPolicy policy = new AccessPolicy(true, tokens, List.of("CN=devhealth-client,O=sre", "CN=processor,O=fleet"));
 
         assertThat(policy.check(null, OPERATOR)).isInstanceOf(AccessPolicy.Allowed.class);
         assertThat(policy.check(null, new X500Principal("CN=processor,  O=fleet")))
@@ -72,6 +73,24 @@ class AccessPolicyTest {
         assertThat(policy.check("Bearer nope", COLLECTOR)).isInstanceOfSatisfying(AccessPolicy.Denied.class,
                 denied -> assertThat(denied.status()).isEqualTo(403));
         assertThat(policy.check("Bearer s3cret-token", COLLECTOR)).isEqualTo(new AccessPolicy.Allowed("token"));
+    }
+
+    @Test
+    void shouldMatchTheWholeSubjectNotItsCommonName() {
+        AccessPolicy policy = new AccessPolicy(true, null, List.of("cn=devhealth-client,o=SRE"));
+
+        assertThat(policy.check(null, OPERATOR)).as("attribute types in any case").isInstanceOf(AccessPolicy.Allowed.class);
+        assertThat(policy.check(null, new X500Principal("CN=devhealth-client, O=elsewhere")))
+                .as("the same CN under another organization").isInstanceOfSatisfying(AccessPolicy.Denied.class,
+                        denied -> assertThat(denied.status()).isEqualTo(403));
+        assertThat(policy.check(null, new X500Principal("CN=devhealth-client")))
+                .as("the CN alone").isInstanceOf(AccessPolicy.Denied.class);
+    }
+
+    @Test
+    void shouldRefuseABareCommonNameAsAnAllowedPrincipal() {
+        assertThatThrownBy(() -> new AccessPolicy(true, null, List.of("devhealth-client")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("distinguished name");
     }
 
     @Test

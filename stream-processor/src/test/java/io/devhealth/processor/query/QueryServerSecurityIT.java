@@ -113,9 +113,16 @@ class QueryServerSecurityIT {
         return Map.of(QuerySecurityConfig.TOKEN_FILE, file.toString(), QuerySecurityConfig.TOKEN_RELOAD_INTERVAL, "100");
     }
 
+    /** Tokens over plain HTTP, which needs the opt-out: most tests here are about the tokens, not the transport. */
+    private static Map<String, Object> tokenFileOverHttp(Path dir, String... tokens) throws IOException {
+        Map<String, Object> settings = new HashMap<>(tokenFile(dir, tokens));
+        settings.put(QuerySecurityConfig.INSECURE, "true");
+        return settings;
+    }
+
     @Test
     void shouldRequireABearerTokenForV1AndChallengeWithoutOne(@TempDir Path dir) throws Exception {
-        startPair(tokenFile(dir, TOKEN), Map.of());
+        startPair(tokenFileOverHttp(dir, TOKEN), Map.of());
 
         HttpResponse<String> missing = get(a, "/v1/nodes/node-a/devices", null);
         assertThat(error(missing, 401).get("message").asText()).contains("Bearer");
@@ -133,7 +140,7 @@ class QueryServerSecurityIT {
 
     @Test
     void shouldKeepProbesAndMetricsOpenByDefault(@TempDir Path dir) throws Exception {
-        startPair(tokenFile(dir, TOKEN), Map.of());
+        startPair(tokenFileOverHttp(dir, TOKEN), Map.of());
 
         assertThat(get(a, "/healthz", null).statusCode()).isEqualTo(200);
         assertThat(get(a, "/readyz", null).body()).isEqualTo("RUNNING\n");
@@ -143,7 +150,7 @@ class QueryServerSecurityIT {
 
     @Test
     void shouldProtectMetricsWhenConfigured(@TempDir Path dir) throws Exception {
-        startPair(tokenFile(dir, TOKEN), Map.of(QuerySecurityConfig.AUTHENTICATE_METRICS, "true"));
+        startPair(tokenFileOverHttp(dir, TOKEN), Map.of(QuerySecurityConfig.AUTHENTICATE_METRICS, "true"));
 
         assertThat(error(get(a, "/metrics", null), 401)).isNotNull();
         assertThat(get(a, "/metrics", TOKEN).statusCode()).isEqualTo(200);
@@ -152,7 +159,7 @@ class QueryServerSecurityIT {
 
     @Test
     void shouldForwardTheCallersTokenToTheOwningInstance(@TempDir Path dir) throws Exception {
-        startPair(tokenFile(dir, TOKEN), Map.of());
+        startPair(tokenFileOverHttp(dir, TOKEN), Map.of());
 
         HttpResponse<String> node = get(a, "/v1/nodes/node-b/devices", TOKEN);
         assertThat(node.statusCode()).as(node.body()).isEqualTo(200);
@@ -167,7 +174,7 @@ class QueryServerSecurityIT {
 
     @Test
     void shouldPickUpARotatedTokenFile(@TempDir Path dir) throws Exception {
-        Map<String, Object> settings = tokenFile(dir, TOKEN);
+        Map<String, Object> settings = tokenFileOverHttp(dir, TOKEN);
         startPair(settings, Map.of());
         assertThat(get(a, "/v1/nodes/node-a/devices", TOKEN).statusCode()).isEqualTo(200);
 
@@ -180,7 +187,7 @@ class QueryServerSecurityIT {
 
     @Test
     void shouldBeReadOnly(@TempDir Path dir) throws Exception {
-        startPair(tokenFile(dir, TOKEN), Map.of());
+        startPair(tokenFileOverHttp(dir, TOKEN), Map.of());
 
         for (String method : List.of("POST", "PUT", "DELETE", "PATCH", "OPTIONS")) {
             HttpResponse<String> response = send(a, method, "/v1/nodes/node-a/devices", TOKEN, method.equals("DELETE") ? null : "{}");
@@ -197,7 +204,7 @@ class QueryServerSecurityIT {
 
     @Test
     void shouldAnswerBadInputWithAClear400(@TempDir Path dir) throws Exception {
-        startPair(tokenFile(dir, TOKEN), Map.of());
+        startPair(tokenFileOverHttp(dir, TOKEN), Map.of());
 
         assertThat(error(get(a, "/v1/nodes/Node_A/devices", TOKEN), 400).get("message").asText())
                 .contains("node name must be a DNS-1123 subdomain").contains("'Node_A'");
@@ -233,6 +240,7 @@ class QueryServerSecurityIT {
             get(a, "/v1/nodes/node-a/devices", TOKEN + "x");
             send(a, "POST", "/v1/nodes/node-a/devices", TOKEN, TOKEN);
             assertThatThrownBy(() -> QueryServer.bind("127.0.0.1", 0, clock, QuerySecurityConfig.from(Map.of(
+                    QuerySecurityConfig.INSECURE, "true",
                     QuerySecurityConfig.KEYSTORE, tlsDir.resolve("broker.p12").toString(),
                     QuerySecurityConfig.KEYSTORE_PASSWORD, "wrong-" + TOKEN)))).isInstanceOf(IllegalStateException.class)
                     .satisfies(e -> assertThat(e.getMessage()).doesNotContain(TOKEN));
@@ -322,7 +330,7 @@ class QueryServerSecurityIT {
     @Test
     void shouldForbidACertificateOutsideTheAllowedPrincipals(@TempDir Path dir) throws Exception {
         Map<String, Object> settings = new HashMap<>(tlsSettings(tlsDir, true));
-        settings.put(QuerySecurityConfig.ALLOWED_PRINCIPALS, "someone-else");
+        settings.put(QuerySecurityConfig.ALLOWED_PRINCIPALS, "CN=someone-else,O=devhealth");
         startPair(settings, Map.of());
 
         useClient(true);

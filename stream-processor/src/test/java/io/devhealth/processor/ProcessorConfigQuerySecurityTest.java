@@ -1,0 +1,54 @@
+package io.devhealth.processor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.devhealth.processor.query.QuerySecurityConfig;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.kafka.common.config.ConfigException;
+import org.junit.jupiter.api.Test;
+
+/** The query API is closed unless credentials are configured or the operator opts out, as the processor reads its settings. */
+class ProcessorConfigQuerySecurityTest {
+
+    private static Map<String, String> environment(String... pairs) {
+        Map<String, String> env = new HashMap<>(Map.of("DEVHEALTH_KAFKA_BOOTSTRAP_SERVERS", "k:9092",
+                "DEVHEALTH_SCHEMA_REGISTRY_URL", "mem://p"));
+        for (int i = 0; i < pairs.length; i += 2) {
+            env.put(pairs[i], pairs[i + 1]);
+        }
+        return env;
+    }
+
+    @Test
+    void shouldRefuseAQueryApiWithoutCredentialsNamingTheSettings() {
+        ProcessorConfig config = ProcessorConfig.fromEnvironment(environment(), Map.of());
+
+        assertThatThrownBy(config::querySecurity).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("query.auth.token.file").hasMessageContaining("DEVHEALTH_QUERY_AUTH_TOKEN_FILE")
+                .hasMessageContaining("DEVHEALTH_QUERY_AUTH_TOKEN").hasMessageContaining("query.tls.truststore.location")
+                .hasMessageContaining("query.insecure=true").hasMessageContaining("DEVHEALTH_QUERY_INSECURE");
+    }
+
+    @Test
+    void shouldRefuseBearerTokensOverPlainHttp() {
+        ProcessorConfig config = ProcessorConfig.fromEnvironment(environment("DEVHEALTH_QUERY_AUTH_TOKEN", "tok-1234567890"), Map.of());
+
+        assertThatThrownBy(config::querySecurity).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("clear text").hasMessageContaining("DEVHEALTH_QUERY_TLS_KEYSTORE_LOCATION")
+                .hasMessageNotContaining("tok-1234567890");
+    }
+
+    @Test
+    void shouldServeWithoutCredentialsOrTlsOnlyWhenOptedOut() {
+        QuerySecurityConfig open = ProcessorConfig.fromEnvironment(environment("DEVHEALTH_QUERY_INSECURE", "true"), Map.of()).querySecurity();
+        QuerySecurityConfig tokensOverHttp = ProcessorConfig.fromEnvironment(environment("DEVHEALTH_QUERY_INSECURE", "true",
+                "DEVHEALTH_QUERY_AUTH_TOKEN", "tok-1234567890"), Map.of()).querySecurity();
+
+        assertThat(open.authenticates()).isFalse();
+        assertThat(open.insecure()).isTrue();
+        assertThat(tokensOverHttp.acceptsTokens()).isTrue();
+        assertThat(tokensOverHttp.tls()).isFalse();
+    }
+}
