@@ -288,7 +288,9 @@ public final class EmbeddedPipeline implements AutoCloseable {
                 ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1",
                 ProcessorConfig.QUERY_PORT, "0",
                 ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1",
-                QuerySecurityConfig.INSECURE, "true")))));
+                QuerySecurityConfig.INSECURE, "true",
+                ProcessorConfig.HTTP_HOST, "127.0.0.1",
+                ProcessorConfig.HTTP_PORT, "0")))));
         processor.start();
 
         sink = track(new SinkApp(new SinkConfig(withKafka(Map.of(
@@ -381,12 +383,12 @@ public final class EmbeddedPipeline implements AutoCloseable {
 
     /**
      * Where each service serves {@code /metrics}, as {@code host:port} by job ({@code collector}: one per
-     * node, {@code processor}: its query API's port, {@code sink}): what a Prometheus scrapes.
+     * node, {@code processor}: its operations port, {@code sink}): what a Prometheus scrapes.
      */
     public Map<String, List<String>> metricsTargets() {
         Map<String, List<String>> targets = new LinkedHashMap<>();
         targets.put("collector", nodes.stream().map(node -> "127.0.0.1:" + node.collector().httpPort().orElseThrow()).toList());
-        targets.put("processor", List.of("127.0.0.1:" + processor.queryAddress().port()));
+        targets.put("processor", List.of("127.0.0.1:" + processor.httpPort().orElseThrow()));
         targets.put("sink", List.of("127.0.0.1:" + sink.httpPort().orElseThrow()));
         return Collections.unmodifiableMap(targets);
     }

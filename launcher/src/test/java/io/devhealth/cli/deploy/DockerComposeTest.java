@@ -144,10 +144,12 @@ class DockerComposeTest {
                 .flatMap(scrape -> ((List<Map<String, List<String>>>) scrape.get("static_configs")).stream())
                 .flatMap(group -> group.get("targets").stream())
                 .toList();
-        assertThat(targets).containsExactlyInAnyOrder("processor:8080", "sink:8080", "collector:8080");
-        for (String service : List.of("sink", "collector")) {
+        assertThat(targets).containsExactlyInAnyOrder("processor:8081", "sink:8080", "collector:8080");
+        for (String target : targets) {
+            String service = target.substring(0, target.indexOf(':'));
             Map<String, Object> env = (Map<String, Object>) services.get(service).get("environment");
-            assertThat(env).as(service + " serves /metrics where Prometheus looks").containsEntry("DEVHEALTH_HTTP_PORT", 8080);
+            assertThat(env).as(service + " serves /metrics where Prometheus looks")
+                    .containsEntry("DEVHEALTH_HTTP_PORT", Integer.parseInt(target.substring(target.indexOf(':') + 1)));
         }
     }
 }
