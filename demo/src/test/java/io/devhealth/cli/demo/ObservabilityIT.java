@@ -172,8 +172,8 @@ class ObservabilityIT {
             String instance = sample.path("metric").path("instance").asText();
             JsonNode duration = prometheus.query("scrape_duration_seconds{instance=\"" + instance + "\"}");
             JsonNode durationMax = prometheus.query("max_over_time(scrape_duration_seconds{instance=\"" + instance + "\"}[1m])");
-            LOGGER.info("scrape cost job={} instance={} devices={} samples={} seconds={} maxSecondsLastMinute={} bytes={}", job, instance,
-                    NODES * DEVICES_PER_NODE, sample.path("value").get(1).asText(), duration.path(0).path("value").get(1).asText(),
+            LOGGER.info("scrape cost job={} instance={} pipelineDevices={} samples={} seconds={} maxSecondsLastMinute={} bytes={}", job,
+                    instance, NODES * DEVICES_PER_NODE, sample.path("value").get(1).asText(), duration.path(0).path("value").get(1).asText(),
                     durationMax.path(0).path("value").get(1).asText(), metricsBytes(instance));
         }
     }
