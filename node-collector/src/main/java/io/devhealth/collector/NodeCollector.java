@@ -104,7 +104,9 @@ public final class NodeCollector implements DriverStreamListener, AutoCloseable 
      */
     public static NodeCollector create(CollectorConfig config, Clock clock) {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        CollectorMetrics.tagNode(registry, config.clusterName(), config.nodeName());
         CollectorMetrics metrics = new CollectorMetrics(registry);
+        metrics.bindDevices(clock, config.defaultHealthTimeout());
         Path spoolDir;
         Path temporary = null;
         if (config.spoolDirectory().isPresent()) {

@@ -16,6 +16,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -39,7 +40,7 @@ class CollectorEndpointsIT {
 
     @Test
     void shouldServeMetricsAndProbesAndSpoolWhileKafkaIsUnreachable() throws Exception {
-        try (NodeCollector collector = NodeCollector.create(new CollectorConfig(Map.of(
+        Map<String, String> settings = new HashMap<>(Map.of(
                 CollectorConfig.NODE_NAME, "node-a",
                 CollectorConfig.BOOTSTRAP_SERVERS, "127.0.0.1:1",
                 CollectorConfig.SCHEMA_REGISTRY_URL, "mem://endpoints",
@@ -50,7 +51,9 @@ class CollectorEndpointsIT {
                 // Only the two reports below are spooled: no NVML heartbeats.
                 NvmlConfig.ENABLED, "false",
                 CollectorConfig.HTTP_HOST, "127.0.0.1",
-                CollectorConfig.HTTP_PORT, "0")), Clock.systemUTC())) {
+                CollectorConfig.HTTP_PORT, "0"));
+        settings.put(CollectorConfig.CLUSTER_NAME, "gpu-east");
+        try (NodeCollector collector = NodeCollector.create(new CollectorConfig(settings), Clock.systemUTC())) {
             collector.start();
             int port = collector.httpPort().orElseThrow();
             collector.publisher().publish(report(ReportKind.CHANGE));
@@ -59,10 +62,15 @@ class CollectorEndpointsIT {
             await().atMost(Duration.ofSeconds(10)).until(() -> get(port, "/readyz").statusCode() == 200);
             assertThat(get(port, "/healthz").statusCode()).isEqualTo(200);
             String metrics = get(port, "/metrics").body();
-            assertThat(metrics).contains("devhealth_collector_spool_records 2.0");
-            assertThat(metrics).contains("devhealth_collector_reports_total{kind=\"change\"} 1.0");
-            assertThat(metrics).contains("devhealth_collector_reports_total{kind=\"keepalive\"} 1.0");
-            assertThat(metrics).contains("devhealth_collector_spool_dropped_total{priority=\"keepalive\",reason=\"evicted\"} 0.0");
+            // Every series names the collector's cluster and node, however Prometheus found the collector.
+            assertThat(metrics).contains("devhealth_collector_spool_records{cluster=\"gpu-east\",node=\"node-a\"} 2.0");
+            assertThat(metrics).contains("devhealth_collector_reports_total{cluster=\"gpu-east\",kind=\"change\",node=\"node-a\"} 1.0");
+            assertThat(metrics).contains("devhealth_collector_reports_total{cluster=\"gpu-east\",kind=\"keepalive\",node=\"node-a\"} 1.0");
+            assertThat(metrics).contains("devhealth_collector_spool_dropped_total{cluster=\"gpu-east\",node=\"node-a\",priority=\"keepalive\","
+                    + "reason=\"evicted\"} 0.0");
+            assertThat(metrics).contains("devhealth_collector_device_health{GPU_I_ID=\"\",UUID=\"\",cluster=\"gpu-east\",container=\"\","
+                    + "device=\"gpu-0\",driver=\"gpu.example.com\",health=\"healthy\",namespace=\"\",node=\"node-a\",pod=\"\",pool=\"p\","
+                    + "source=\"gpu.example.com\"} 1.0");
             assertThat(metrics).contains("devhealth_collector_spool_oldest_age_seconds");
             assertThat(metrics).contains("devhealth_collector_kafka_send_seconds");
             assertThat(get(port, "/nothing").statusCode()).isEqualTo(404);

@@ -288,6 +288,9 @@ public final class PodStatusSink implements Runnable, AutoCloseable {
         try {
             PodStatusWriter.Result result = metrics.writeDuration().record(() ->
                     writer.write(statuses, known == null ? null : known.lastStatus()));
+            if (result.outcome() == PodStatusWriter.Outcome.WRITTEN) {
+                metrics.delivered(Instant.ofEpochMilli(latest.record().timestamp()), clock.instant());
+            }
             after(key, latest.status(), result);
         } catch (InvalidPodStatusException e) {
             metrics.deadLettered("invalid");

@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
@@ -39,6 +40,7 @@ public final class SinkApp implements AutoCloseable {
     private final TerminatedPodWatcher watcher;
     private final Thread thread;
     private final SinkConfig config;
+    private final KafkaClientMetrics consumerMetrics;
     private HealthServer http;
 
     public SinkApp(SinkConfig config) {
@@ -58,7 +60,11 @@ public final class SinkApp implements AutoCloseable {
         AvroDeserializer<PodDeviceStatus> deserializer = AvroSerde.of(PodDeviceStatus.class, schemaRegistry).deserializer();
         String topic = config.topics().podDeviceStatus();
         this.deadLetters = DeadLetterPublisher.create(config, schemaRegistry, clock);
-        this.sink = new PodStatusSink(consumer(config), topic, bytes -> deserializer.deserialize(topic, bytes), writer, deadLetters,
+        KafkaConsumer<String, byte[]> consumer = consumer(config);
+        // The consumer's own meters: its lag on pod-device-status above all.
+        this.consumerMetrics = new KafkaClientMetrics(consumer);
+        consumerMetrics.bindTo(registry);
+        this.sink = new PodStatusSink(consumer, topic, bytes -> deserializer.deserialize(topic, bytes), writer, deadLetters,
                 new PodStatusMemory(config.trackedPodsMax()), new TerminationSchedule(config.trackedPodsMax()), metrics, clock, config);
         this.watcher = config.terminationWatch() ? new TerminatedPodWatcher(client, sink::onPodTerminated, sink::onPodDeleted) : null;
         this.thread = new Thread(sink, "devhealth-sink");
@@ -128,6 +134,7 @@ public final class SinkApp implements AutoCloseable {
         }
         sink.close();
         thread.join(30_000);
+        consumerMetrics.close();
         deadLetters.close();
         client.close();
     }

@@ -3,7 +3,11 @@ package io.devhealth.sink;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 
 /**
  * The sink's Micrometer meters (Prometheus names in brackets):
@@ -11,15 +15,20 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@code devhealth.sink.writes} [{@code devhealth_sink_writes_total}]: patches the API server accepted;
  *   <li>{@code devhealth.sink.skipped}{reason=unchanged|repeated|frozen|superseded}: statuses that needed no write;
  *   <li>{@code devhealth.sink.drops}{reason=pod_gone|other_pod}: statuses dropped by decision (history stays in Kafka);
- *   <li>{@code devhealth.sink.dead.letters}{reason=invalid|undecodable}: records sent to the dead-letter topic;
- *   <li>{@code devhealth.sink.api.errors}{class=not_found|conflict|invalid|transient|unreachable}: failed API requests;
+ *   <li>{@code devhealth.sink.dead.letters}{reason=invalid|undecodable|unexpected}: records sent to the dead-letter topic
+ *       (every reason from zero, so that the first dead letter is an increase Prometheus can see);
+ *   <li>{@code devhealth.sink.api.errors}{class=not_found|conflict|invalid|transient|unreachable}: failed API requests
+ *       (every class from zero);
  *   <li>{@code devhealth.sink.api.retries}{class=…}: requests repeated after backoff;
  *   <li>{@code devhealth.sink.postmortems}{result=created|updated|deleted}: DevicePostMortem records written or
  *       deleted after their retention;
  *   <li>{@code devhealth.sink.events}{result=created|rate_limited|failed};
  *   <li>{@code devhealth.sink.frozen}: terminated pods whose status was frozen;
  *   <li>{@code devhealth.sink.api.unreachable} gauge (1 while writes wait for the API server, consumption paused);
- *   <li>{@code devhealth.sink.write.duration}: time to bring one pod to its status (reads, retries, patch).
+ *   <li>{@code devhealth.sink.write.duration}: time to bring one pod to its status (reads, retries, patch);
+ *   <li>{@code devhealth.sink.end.to.end.latency} [{@code devhealth_sink_end_to_end_latency_seconds}, a histogram]:
+ *       from a device's change at its node (the pod-device-status record's timestamp: the node's time of the
+ *       report, or of the silence deadline) to the pod's write in Kubernetes.
  * </ul>
  */
 public final class SinkMetrics {
@@ -28,12 +37,31 @@ public final class SinkMetrics {
 
     private final MeterRegistry registry;
     private final AtomicInteger apiUnreachable = new AtomicInteger();
+    /** The reasons a record is dead-lettered for. */
+    static final List<String> DEAD_LETTER_REASONS = List.of("invalid", "undecodable", "unexpected");
+    /**
+     * The end-to-end latency's buckets: a change normally reaches the pod within a second or two (a
+     * collector poll, a commit interval, a batch); tens of seconds to minutes is an outage or a backlog.
+     */
+    private static final Duration[] LATENCY_BUCKETS = Stream.of(0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
+            .map(seconds -> Duration.ofMillis((long) (seconds * 1000))).toArray(Duration[]::new);
+
     private final Timer writeDuration;
+    private final Timer endToEnd;
 
     public SinkMetrics(MeterRegistry registry) {
         this.registry = registry;
         registry.gauge(PREFIX + "api.unreachable", apiUnreachable);
         this.writeDuration = Timer.builder(PREFIX + "write.duration").register(registry);
+        this.endToEnd = Timer.builder(PREFIX + "end.to.end.latency")
+                .description("From a device's change at its node (the status record's timestamp) to the pod's write in Kubernetes")
+                .serviceLevelObjectives(LATENCY_BUCKETS)
+                .register(registry);
+        DEAD_LETTER_REASONS.forEach(reason -> counter("dead.letters", "reason", reason));
+        for (ApiErrorClass errorClass : ApiErrorClass.values()) {
+            counter("api.errors", "class", errorClass.tag());
+        }
+        counter("writes");
     }
 
     public MeterRegistry registry() {
@@ -86,6 +114,12 @@ public final class SinkMetrics {
 
     Timer writeDuration() {
         return writeDuration;
+    }
+
+    /** A status written whose change happened at {@code changedAt} (node time); a node clock ahead of ours counts as zero. */
+    void delivered(Instant changedAt, Instant writtenAt) {
+        Duration latency = Duration.between(changedAt, writtenAt);
+        endToEnd.record(latency.isNegative() ? Duration.ZERO : latency);
     }
 
     private Counter counter(String name, String... tags) {

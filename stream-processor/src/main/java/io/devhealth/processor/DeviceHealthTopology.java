@@ -5,6 +5,7 @@ import io.devhealth.processor.internals.FleetCounter;
 import io.devhealth.processor.internals.FleetCombiner;
 import io.devhealth.processor.internals.FleetWindows;
 import io.devhealth.processor.internals.NodeProcessor;
+import io.devhealth.processor.internals.StateGauges;
 import io.devhealth.processor.internals.StateSerdes;
 import io.devhealth.processor.internals.CommitHookKeyValueStore;
 import io.devhealth.processor.internals.TopologyNames;
@@ -80,7 +81,8 @@ public final class DeviceHealthTopology {
         Topology topology = builder.build();
         topology.addSource(EVENTS_SOURCE, Serdes.String().deserializer(), serdes.nodeEvents().deserializer(), topics.nodeEvents());
         // One processor for everything a node says: it all changes the same node's state (see NodeProcessor).
-        topology.addProcessor(NODE_PROCESSOR, () -> new NodeProcessor(options), EVENTS_SOURCE);
+        StateGauges gauges = new StateGauges(options.meters());
+        topology.addProcessor(NODE_PROCESSOR, () -> new NodeProcessor(options, gauges), EVENTS_SOURCE);
 
         String[] owner = {NODE_PROCESSOR};
         // No record cache anywhere: the processor keeps its nodes decoded itself (NodeStore). Every

@@ -12,6 +12,7 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.Properties;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
@@ -124,6 +125,11 @@ public final class StreamProcessorApp implements AutoCloseable {
 
     public KafkaStreams streams() {
         return streams;
+    }
+
+    /** The port of the operations endpoint ({@code http.port}: /metrics and probes), when it runs. */
+    public Optional<Integer> httpPort() {
+        return Optional.ofNullable(operations).map(HealthServer::port);
     }
 
     /** Where this instance's query API listens (the port is the bound one when 0 was configured). */

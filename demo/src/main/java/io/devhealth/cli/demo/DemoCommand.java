@@ -222,6 +222,8 @@ public final class DemoCommand implements Callable<Integer> {
         out.printf("  ./devhealth query pod %s/%s --server %s%n", victim.namespace(), victim.name(), pipeline.queryUrl());
         out.printf("  ./devhealth query device %s/%s/%s/%s --server %s%n", victim.node(), EmbeddedPipeline.DRIVER, victim.node(),
                 victim.device(), pipeline.queryUrl());
+        pipeline.metricsTargets().forEach((job, targets) ->
+                targets.forEach(target -> out.printf("  curl -s http://%s/metrics   # %s%n", target, job)));
         out.printf("Finished in %d s.%n", Duration.between(started, Instant.now()).toSeconds());
     }
 

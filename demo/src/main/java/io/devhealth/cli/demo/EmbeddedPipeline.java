@@ -24,7 +24,9 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -42,6 +44,9 @@ import org.slf4j.LoggerFactory;
  * broker, an in-memory schema registry, a local Kubernetes API endpoint, and per simulated node a
  * fake DRA driver and a fake kubelet on unix sockets feeding a real node-collector; then the real
  * stream-processor and sink. Used by {@code devhealth demo} and by the end-to-end tests.
+ *
+ * <p>Every service serves {@code /metrics} on a loopback port of its own ({@link #metricsTargets()}),
+ * as it does in a cluster.
  */
 public final class EmbeddedPipeline implements AutoCloseable {
 
@@ -225,6 +230,7 @@ public final class EmbeddedPipeline implements AutoCloseable {
     private static final String POST_MORTEM_CRD = "/io/devhealth/cli/demo/devicepostmortem-crd.yaml";
     private String registryUrl;
     private StreamProcessorApp processor;
+    private SinkApp sink;
 
     private EmbeddedPipeline(Options options) {
         this.options = options;
@@ -282,13 +288,17 @@ public final class EmbeddedPipeline implements AutoCloseable {
                 ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1",
                 ProcessorConfig.QUERY_PORT, "0",
                 ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1",
-                QuerySecurityConfig.INSECURE, "true")))));
+                QuerySecurityConfig.INSECURE, "true",
+                ProcessorConfig.HTTP_HOST, "127.0.0.1",
+                ProcessorConfig.HTTP_PORT, "0")))));
         processor.start();
 
-        SinkApp sink = track(new SinkApp(new SinkConfig(withKafka(Map.of(
+        sink = track(new SinkApp(new SinkConfig(withKafka(Map.of(
                 SinkConfig.SCHEMA_REGISTRY_URL, registryUrl,
                 SinkConfig.TERMINATION_WINDOW_MS, Long.toString(options.terminationWindow().toMillis()),
-                SinkConfig.KUBERNETES_MASTER, kube.url())))));
+                SinkConfig.KUBERNETES_MASTER, kube.url(),
+                SinkConfig.HTTP_HOST, "127.0.0.1",
+                SinkConfig.HTTP_PORT, "0")))));
         sink.start();
 
         for (int i = 1; i <= options.nodes(); i++) {
@@ -307,18 +317,20 @@ public final class EmbeddedPipeline implements AutoCloseable {
                 .start());
         FakeKubelet kubelet = track(FakeKubelet.start(dir.resolve("kubelet.sock")));
         driver.report(allHealthy(name, options.devicesPerNode()));
-        NodeCollector collector = track(NodeCollector.create(new CollectorConfig(withKafka(Map.of(
-                CollectorConfig.NODE_NAME, name,
-                CollectorConfig.SCHEMA_REGISTRY_URL, registryUrl,
+        NodeCollector collector = track(NodeCollector.create(new CollectorConfig(withKafka(Map.ofEntries(
+                Map.entry(CollectorConfig.NODE_NAME, name),
+                Map.entry(CollectorConfig.SCHEMA_REGISTRY_URL, registryUrl),
                 // The driver is found as on a real node: its registration socket in the plugin registry.
-                CollectorConfig.DRA_REGISTRY_DIR, registry.toString(),
-                CollectorConfig.DRA_REGISTRY_RESCAN_INTERVAL, "1000",
-                CollectorConfig.SPOOL_DIR, dir.resolve("spool").toString(),
-                CollectorConfig.INVENTORY_ENABLED, "false",
-                NvmlConfig.ENABLED, "false",
-                CollectorConfig.POD_RESOURCES_SOCKET, kubelet.socket().toString(),
-                CollectorConfig.POD_RESOURCES_POLL_INTERVAL, "500",
-                CollectorConfig.HEARTBEAT_INTERVAL, "2000"))), Clock.systemUTC()));
+                Map.entry(CollectorConfig.DRA_REGISTRY_DIR, registry.toString()),
+                Map.entry(CollectorConfig.DRA_REGISTRY_RESCAN_INTERVAL, "1000"),
+                Map.entry(CollectorConfig.SPOOL_DIR, dir.resolve("spool").toString()),
+                Map.entry(CollectorConfig.INVENTORY_ENABLED, "false"),
+                Map.entry(NvmlConfig.ENABLED, "false"),
+                Map.entry(CollectorConfig.POD_RESOURCES_SOCKET, kubelet.socket().toString()),
+                Map.entry(CollectorConfig.POD_RESOURCES_POLL_INTERVAL, "500"),
+                Map.entry(CollectorConfig.HEARTBEAT_INTERVAL, "2000"),
+                Map.entry(CollectorConfig.HTTP_HOST, "127.0.0.1"),
+                Map.entry(CollectorConfig.HTTP_PORT, "0")))), Clock.systemUTC()));
         collector.start();
         SimulatedNode node = new SimulatedNode(name, driver, kubelet, collector);
         node.pulse(pulses, Duration.ofSeconds(1));
@@ -367,6 +379,18 @@ public final class EmbeddedPipeline implements AutoCloseable {
     /** The Kafka client settings the services use (bootstrap servers and security). */
     public Map<String, Object> kafkaClientProperties() {
         return Map.copyOf(kafkaClient);
+    }
+
+    /**
+     * Where each service serves {@code /metrics}, as {@code host:port} by job ({@code collector}: one per
+     * node, {@code processor}: its operations port, {@code sink}): what a Prometheus scrapes.
+     */
+    public Map<String, List<String>> metricsTargets() {
+        Map<String, List<String>> targets = new LinkedHashMap<>();
+        targets.put("collector", nodes.stream().map(node -> "127.0.0.1:" + node.collector().httpPort().orElseThrow()).toList());
+        targets.put("processor", List.of("127.0.0.1:" + processor.httpPort().orElseThrow()));
+        targets.put("sink", List.of("127.0.0.1:" + sink.httpPort().orElseThrow()));
+        return Collections.unmodifiableMap(targets);
     }
 
     /** The processor's post-mortem query API, for {@code devhealth query --server}. */

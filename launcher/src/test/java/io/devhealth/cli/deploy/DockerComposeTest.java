@@ -125,4 +125,31 @@ class DockerComposeTest {
         // The simulated node runs the demo image (demo's DemoComposeTest); the production CLI has no simulate-node.
         assertThat(checked).contains("processor", "sink", "collector").doesNotContain("simulated-node");
     }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void shouldScrapeEveryServiceWithDevhealthsAlertRulesInComposesPrometheus() throws IOException {
+        Map<String, Object> prometheus = services.get("prometheus");
+        assertThat((List<String>) prometheus.get("volumes"))
+                .as("the rule file k8s/ ships as a PrometheusRule, not a copy")
+                .contains("./k8s/base/monitoring/devhealth-rules.yaml:/etc/prometheus/devhealth-rules.yaml:ro");
+        Map<String, Object> compose;
+        try (Reader reader = Files.newBufferedReader(COMPOSE)) {
+            compose = new Yaml(new LoaderOptions()).load(reader);
+        }
+        String content = ((Map<String, Map<String, String>>) compose.get("configs")).get("prometheus-config").get("content");
+        Map<String, Object> config = new Yaml(new LoaderOptions()).load(content);
+        assertThat((List<String>) config.get("rule_files")).containsExactly("/etc/prometheus/devhealth-rules.yaml");
+        List<String> targets = ((List<Map<String, Object>>) config.get("scrape_configs")).stream()
+                .flatMap(scrape -> ((List<Map<String, List<String>>>) scrape.get("static_configs")).stream())
+                .flatMap(group -> group.get("targets").stream())
+                .toList();
+        assertThat(targets).containsExactlyInAnyOrder("processor:8081", "sink:8080", "collector:8080");
+        for (String target : targets) {
+            String service = target.substring(0, target.indexOf(':'));
+            Map<String, Object> env = (Map<String, Object>) services.get(service).get("environment");
+            assertThat(env).as(service + " serves /metrics where Prometheus looks")
+                    .containsEntry("DEVHEALTH_HTTP_PORT", Integer.parseInt(target.substring(target.indexOf(':') + 1)));
+        }
+    }
 }

@@ -69,7 +69,7 @@ class KubernetesManifestsTest {
         Set<String> kinds = objects.stream().map(HasMetadata::getKind).collect(Collectors.toSet());
         assertThat(kinds).contains("Namespace", "DaemonSet", "StatefulSet", "Deployment", "ServiceAccount", "ClusterRole",
                 "ClusterRoleBinding", "NetworkPolicy", "PodDisruptionBudget", "FlowSchema", "PriorityLevelConfiguration",
-                "ConfigMap", "Service", "ServiceMonitor");
+                "ConfigMap", "Service", "PodMonitor", "PrometheusRule");
     }
 
     @Test
@@ -111,6 +111,22 @@ class KubernetesManifestsTest {
         });
         assertThat(workloads.get("processor").getSecurityContext().getRunAsNonRoot()).isTrue();
         assertThat(workloads.get("sink").getSecurityContext().getRunAsNonRoot()).isTrue();
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void shouldScrapeEveryComponentOnceKeepingTheDevicesPodLabels() {
+        List<GenericKubernetesResource> monitors = objects.stream().filter(GenericKubernetesResource.class::isInstance)
+                .map(GenericKubernetesResource.class::cast)
+                .filter(o -> o.getKind().equals("PodMonitor") || o.getKind().equals("ServiceMonitor")).toList();
+        assertThat(monitors).as("one monitor: two would scrape a pod twice and double every sum").singleElement()
+                .satisfies(monitor -> assertThat(monitor.getKind()).isEqualTo("PodMonitor"));
+        Map<String, Object> spec = (Map<String, Object>) monitors.get(0).getAdditionalProperties().get("spec");
+        List<Map<String, Object>> selected = (List<Map<String, Object>>) ((Map<String, Object>) spec.get("selector")).get("matchExpressions");
+        assertThat((List<String>) selected.get(0).get("values")).containsExactlyInAnyOrder("node-collector", "stream-processor", "sink-apiserver");
+        List<Map<String, Object>> endpoints = (List<Map<String, Object>>) spec.get("podMetricsEndpoints");
+        assertThat(endpoints).singleElement().satisfies(endpoint -> assertThat(endpoint)
+                .containsEntry("port", "http").containsEntry("path", "/metrics").containsEntry("honorLabels", true));
     }
 
     @Test

@@ -47,7 +47,7 @@ class ShippedManifestsIT {
         client = plane.adminClient();
         // The monitoring types come from the Prometheus Operator, which a cluster that uses them has
         // installed; here schemaless stand-ins of the same group, version and kinds take their place.
-        for (String kind : List.of("ServiceMonitor", "PodMonitor")) {
+        for (String kind : List.of("PodMonitor", "PrometheusRule")) {
             String plural = kind.toLowerCase(java.util.Locale.ROOT) + "s";
             client.apiextensions().v1().customResourceDefinitions().resource(new CustomResourceDefinitionBuilder()
                     .withNewMetadata().withName(plural + ".monitoring.coreos.com").endMetadata()
@@ -59,7 +59,7 @@ class ShippedManifestsIT {
                             .endVersion()
                     .endSpec().build()).serverSideApply();
         }
-        await().atMost(WAIT).until(() -> kubectl("get", "servicemonitors,podmonitors", "-A").exitCode() == 0);
+        await().atMost(WAIT).until(() -> kubectl("get", "podmonitors,prometheusrules", "-A").exitCode() == 0);
         client.nodes().withName(node.name()).edit(n -> new NodeBuilder(n).editMetadata()
                 .addToLabels("devhealth.io/gpu-node", "true").endMetadata().build());
     }

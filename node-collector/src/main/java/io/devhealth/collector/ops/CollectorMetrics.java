@@ -2,6 +2,8 @@ package io.devhealth.collector.ops;
 
 import io.devhealth.collector.spool.DiskSpool;
 import io.devhealth.collector.spool.Priority;
+import io.devhealth.schema.avro.DeviceHealthReport;
+import io.devhealth.schema.avro.NodeAllocations;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -25,7 +27,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@code kafka_send_seconds}: from hand-off to the producer to the broker's acknowledgement</li>
  *   <li>{@code kafka_poison_total}: records Kafka or the encoder can never take (logged, removed)</li>
  *   <li>{@code kafka_send_failures_total}: failed attempts that will be retried</li>
+ *   <li>{@code device_health{source,driver,pool,device,UUID,GPU_I_ID,namespace,pod,container,health}}: each device's
+ *       health by source, attributed to the pods using it ({@link DeviceHealthGauges}), once {@link #bindDevices} was called</li>
  * </ul>
+ *
+ * <p>The production collector tags every meter with its {@code cluster} and {@code node} ({@link #tagNode}).
  */
 public final class CollectorMetrics {
 
@@ -37,6 +43,7 @@ public final class CollectorMetrics {
     private final Timer sendLatency;
     private final Counter poison;
     private final Counter sendFailures;
+    private volatile DeviceHealthGauges devices;
 
     public CollectorMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -54,6 +61,37 @@ public final class CollectorMetrics {
 
     public MeterRegistry registry() {
         return registry;
+    }
+
+    /**
+     * Tags every meter of {@code registry} with the collector's cluster and node: a collector's series
+     * then say which node they describe however Prometheus found the collector. Call it before any meter
+     * is registered.
+     */
+    public static MeterRegistry tagNode(MeterRegistry registry, String cluster, String node) {
+        registry.config().commonTags("cluster", cluster, "node", node);
+        return registry;
+    }
+
+    /** Starts the per-device health series ({@link DeviceHealthGauges}), fed by {@link #reported} and {@link #allocated}. */
+    public void bindDevices(Clock clock, Duration defaultTimeout) {
+        devices = new DeviceHealthGauges(registry, clock, defaultTimeout);
+    }
+
+    /** A device report the collector publishes. */
+    public void reported(DeviceHealthReport report) {
+        DeviceHealthGauges gauges = devices;
+        if (gauges != null) {
+            gauges.reported(report);
+        }
+    }
+
+    /** An allocation snapshot the collector publishes. */
+    public void allocated(NodeAllocations allocations) {
+        DeviceHealthGauges gauges = devices;
+        if (gauges != null) {
+            gauges.allocated(allocations);
+        }
     }
 
     public void streamConnected(String driver, boolean up) {

@@ -36,6 +36,8 @@ public final class SpoolingPublisher implements ReportPublisher {
 
     @Override
     public void publish(DeviceHealthReport report) {
+        // What the collector knows of the device, whether or not the spool has room for the report.
+        metrics.reported(report);
         Priority priority = report.getKind() == ReportKind.KEEPALIVE ? Priority.KEEPALIVE : Priority.ESSENTIAL;
         append(RecordType.DEVICE_REPORT, priority, report.getKind().name(), sequence -> {
             report.setCollectorEpoch(spool.epoch());
@@ -55,6 +57,7 @@ public final class SpoolingPublisher implements ReportPublisher {
 
     @Override
     public void publish(NodeAllocations allocations) {
+        metrics.allocated(allocations);
         append(RecordType.NODE_ALLOCATIONS, Priority.ESSENTIAL, "allocations", sequence -> {
             allocations.setCollectorEpoch(spool.epoch());
             allocations.setSequence(sequence);

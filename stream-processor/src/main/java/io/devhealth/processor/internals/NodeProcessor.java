@@ -19,7 +19,6 @@ import io.devhealth.schema.avro.SourceState;
 import io.micrometer.core.instrument.Counter;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
-import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -76,7 +75,8 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
     static final String DUPLICATE_INVENTORY = "inventory";
 
     private final TopologyOptions options;
-    private final Map<HealthStatus, Counter> transitionCounters = new EnumMap<>(HealthStatus.class);
+    private final StateGauges gauges;
+    private TransitionCounters transitionCounters;
     private final Map<String, Counter> duplicates = new HashMap<>();
     private ProcessorContext<String, Object> context;
     private NodeStore store;
@@ -86,21 +86,20 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
     private SilenceClock clock;
     private NodeIdentityCheck identity;
 
-    public NodeProcessor(TopologyOptions options) {
+    /** @param gauges the processor instance's gauges, shared by every task's processor */
+    public NodeProcessor(TopologyOptions options, StateGauges gauges) {
         this.options = options;
+        this.gauges = gauges;
     }
 
     @Override
     public void init(ProcessorContext<String, Object> context) {
         this.context = context;
-        this.store = new NodeStore(context);
+        this.store = new NodeStore(context, gauges.tally());
         this.podStatus = context.getStateStore(TopologyNames.POD_STATUS_STORE);
         this.podHistory = context.getStateStore(TopologyNames.POD_HISTORY_STORE);
         this.deviceHistory = context.getStateStore(TopologyNames.DEVICE_HISTORY_STORE);
-        for (HealthStatus to : HealthStatus.values()) {
-            transitionCounters.put(to, Counter.builder("devhealth.processor.transitions")
-                    .description("Changes of a device's effective health").tag("to", to.name()).register(options.meters()));
-        }
+        transitionCounters = new TransitionCounters(options.meters());
         // By the kind of record, as the node's watermarks are kept (NodeState): not by topic, since
         // node-events carries all kinds.
         for (String kind : List.of(DUPLICATE_REPORTS, DUPLICATE_ALLOCATIONS, DUPLICATE_INVENTORY)) {
@@ -363,7 +362,7 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
                     .build();
             deviceHistory.put(key, transition, at);
             context.forward(new Record<>(key, transition, at, transitionHeaders(node, next)), TopologyNames.TRANSITIONS_SINK);
-            transitionCounters.get(next.health()).increment();
+            transitionCounters.count(previous.health(), next.health(), next.reason());
             LOGGER.info("health transition node={} device={} from={} to={} reason={} pods={}", node, key, previous.health(),
                     next.health(), next.reason(), affected.size());
         }
@@ -473,6 +472,14 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
     /** Whether {@code pod} has device-plugin devices, whose health depends on the inventory's UUID mapping. */
     private static boolean hasDevicePluginDevices(PodAllocation pod) {
         return pod.getContainers().stream().anyMatch(c -> c.getDevicePluginResources().stream().anyMatch(r -> !r.getDeviceIds().isEmpty()));
+    }
+
+    /** The task is closing: its nodes are no longer this instance's to show. */
+    @Override
+    public void close() {
+        if (store != null) {
+            store.close();
+        }
     }
 
     private static String required(String value, String what) {

@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ToLongFunction;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.state.KeyValueIterator;
@@ -44,6 +45,11 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * <p>Readers outside the stream thread (interactive queries) read the stores, as of the last commit,
  * through {@link StoredNode#device}: the same rule this class restores with.
  *
+ * <p>Every device's effective health, driver and product, and every node's time, are counted into
+ * the processor's gauges ({@link StateGauges}) here, where they change: counted again whenever the
+ * state is read from the stores, taken back when the task closes ({@link #close}). A keep-alive
+ * changes neither, and costs the gauges nothing.
+ *
  * <p>Stream thread only; one per processor instance.
  */
 final class NodeStore implements CommitHookKeyValueStore.Owner {
@@ -55,12 +61,14 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
     private final KeyValueStore<String, DeviceState> deviceStore;
     private final KeyValueStore<String, NodeAllocations> allocationStore;
     private final KeyValueStore<String, NodeDevices> inventoryStore;
+    private final StateGauges.Tally gauges;
     private final Map<String, Node> nodes = new HashMap<>();
     private final List<Node> changed = new ArrayList<>();
     /** False after a commit was abandoned: memory is then ahead of the stores, and is read from them again. */
     private boolean loaded;
 
-    NodeStore(ProcessorContext<?, ?> context) {
+    NodeStore(ProcessorContext<?, ?> context, StateGauges.Tally gauges) {
+        this.gauges = gauges;
         this.nodeStore = context.getStateStore(TopologyNames.NODE_STATE_STORE);
         this.deviceStore = context.getStateStore(TopologyNames.DEVICE_STATE_STORE);
         this.allocationStore = context.getStateStore(TopologyNames.NODE_ALLOCATIONS_STORE);
@@ -70,6 +78,7 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
     }
 
     private void load() {
+        gauges.withdraw();
         nodes.clear();
         changed.clear();
         Map<String, StoredNode> stored = new HashMap<>();
@@ -90,12 +99,45 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
         }
         for (Node node : nodes.values()) {
             node.pending = 0;
+            NodeDevices inventory = node.size == 0 ? null : node.inventory.get(inventoryStore, node.name);
             for (int i = 0; i < node.size; i++) {
                 node.pending += node.slots[i].refreshPending ? 1 : 0;
+                regroup(node.slots[i], inventory);
             }
             node.findEarliest();
+            showNodeTime(node);
         }
         loaded = true;
+    }
+
+    /** Counts the device in the group its state and {@code inventory} put it in now. */
+    private void regroup(Slot slot, NodeDevices inventory) {
+        DeviceState device = slot.current;
+        StateGauges.DeviceGroup group = new StateGauges.DeviceGroup(device.cluster(), device.node(), device.driver(),
+                DeviceIdentity.productOf(inventory, device.ref()), device.health());
+        gauges.move(slot.group, group);
+        slot.group = group;
+    }
+
+    /** Counts the device again when its health changed (its driver and product cannot change with its state). */
+    private void regroupOnChange(Node entry, Slot slot) {
+        if (slot.group == null || slot.group.health() != slot.current.health()) {
+            regroup(slot, entry.inventory.get(inventoryStore, entry.name));
+        }
+    }
+
+    private void showNodeTime(Node entry) {
+        if (entry.state != null && entry.state.nodeTime() > 0) {
+            if (entry.shownTime == null) {
+                entry.shownTime = gauges.nodeTime(entry.state.cluster(), entry.name);
+            }
+            entry.shownTime.set(entry.state.nodeTime());
+        }
+    }
+
+    /** Takes this task's devices and nodes out of the processor's gauges: the task is closing. */
+    void close() {
+        gauges.withdraw();
     }
 
     private void ensureLoaded() {
@@ -116,6 +158,7 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
         ensureLoaded();
         Node entry = nodeOf(node);
         entry.state = state;
+        showNodeTime(entry);
         changed(entry);
     }
 
@@ -141,6 +184,7 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
             changed(entry); // its value no longer carries the device's refresh
         }
         entry.set(slot, state);
+        regroupOnChange(entry, slot);
     }
 
     /**
@@ -160,6 +204,7 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
             entry.pending++;
         }
         entry.set(slot, state);
+        regroupOnChange(entry, slot);
         changed(entry);
     }
 
@@ -168,6 +213,10 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
         ensureLoaded();
         deviceStore.delete(key);
         Node entry = nodes.get(node);
+        Slot slot = entry == null ? null : entry.find(key);
+        if (slot != null) {
+            gauges.move(slot.group, null);
+        }
         if (entry != null && entry.remove(key)) {
             changed(entry);
         }
@@ -268,7 +317,11 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
 
     void putInventory(String node, NodeDevices devices) {
         ensureLoaded();
-        nodeOf(node).inventory.put(inventoryStore, node, devices);
+        Node entry = nodeOf(node);
+        entry.inventory.put(inventoryStore, node, devices);
+        for (int i = 0; i < entry.size; i++) {
+            regroup(entry.slots[i], devices); // products come from the inventory
+        }
     }
 
     @Override
@@ -328,6 +381,8 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
         final Kept<NodeAllocations> allocations = new Kept<>();
         final Kept<NodeDevices> inventory = new Kept<>();
         PodIndex pods;
+        /** Where the processor's gauge shows the node's time; null until it has one. */
+        AtomicLong shownTime;
 
         Node(String name, NodeState state) {
             this.name = name;
@@ -415,6 +470,8 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
         /** As it is now: as written, or with the keep-alives since applied ({@link #refreshPending}). */
         DeviceState current;
         boolean refreshPending;
+        /** Where the device is counted in the processor's gauges; null before it is. */
+        StateGauges.DeviceGroup group;
 
         Slot(String key) {
             this.key = key;

@@ -5,6 +5,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.devhealth.schema.avro.DeviceRef;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.SourceKind;
+import io.devhealth.schema.avro.InventoryDevice;
+import io.devhealth.schema.avro.NodeDevices;
+import io.devhealth.schema.serde.AvroSerde;
+import io.devhealth.schema.serde.SchemaRegistries;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Instant;
+import java.util.List;
+import java.util.TreeMap;
+import java.util.UUID;
 import java.util.Map;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
@@ -23,6 +32,8 @@ class NodeStoreTest {
     private KeyValueStore<String, StoredNode> nodes;
     private KeyValueStore<String, DeviceState> devices;
     private NodeStore store;
+    private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    private final StateGauges gauges = new StateGauges(meters);
 
     @BeforeEach
     void setUp() {
@@ -33,8 +44,8 @@ class NodeStoreTest {
         add(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(TopologyNames.NODE_ALLOCATIONS_STORE), Serdes.String(),
                 Serdes.String()));
         add(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(TopologyNames.NODE_INVENTORY_STORE), Serdes.String(),
-                Serdes.String()));
-        store = new NodeStore(context);
+                AvroSerde.of(NodeDevices.class, SchemaRegistries.inMemory("node-store-test-" + UUID.randomUUID()))));
+        store = new NodeStore(context, gauges.tally());
     }
 
     private <V> KeyValueStore<String, V> add(StoreBuilder<KeyValueStore<String, V>> builder) {
@@ -116,7 +127,7 @@ class NodeStoreTest {
         store.refresh(NODE, key(2), healthy(2, 1_000, 31_000));
         commit();
 
-        NodeStore restored = new NodeStore(context);
+        NodeStore restored = new NodeStore(context, gauges.tally());
 
         for (int i = 0; i < 4; i++) {
             assertThat(restored.device(NODE, key(i))).isEqualTo(store.device(NODE, key(i)));
@@ -174,5 +185,79 @@ class NodeStoreTest {
         store.deleteDevice(NODE, key(1));
         assertThat(store.earliestDeadline(NODE)).isEqualTo(39_000L);
         assertThat(store.device(NODE, key(1))).isNull();
+    }
+
+    /** {@code device} as it is, but of effective health {@code health}. */
+    private static DeviceState withHealth(DeviceState device, HealthStatus health) {
+        return new DeviceState(device.cluster(), device.node(), device.driver(), device.pool(), device.device(), device.uuid(),
+                device.sources(), health, device.message(), device.reason(), device.source(), device.since(), device.deadline());
+    }
+
+    /** What devhealth_processor_devices shows for {@link #NODE}, by health label; no entry for a series that is not there. */
+    private Map<String, Double> devicesByHealth() {
+        Map<String, Double> shown = new TreeMap<>();
+        meters.find(StateGauges.DEVICES).tag("node", NODE).gauges()
+                .forEach(g -> shown.merge(g.getId().getTag("health"), g.value(), Double::sum));
+        return shown;
+    }
+
+    @Test
+    void shouldCountDevicesByHealthAsTheirStateChangesAndNotForKeepAlives() {
+        store.putNode(NODE, node(1_000));
+        store.putDevice(NODE, key(0), healthy(0, 1_000, 1_000));
+        store.putDevice(NODE, key(1), healthy(1, 1_000, 1_000));
+        assertThat(devicesByHealth()).containsExactly(Map.entry("healthy", 2.0));
+
+        store.putDevice(NODE, key(1), withHealth(healthy(1, 2_000, 2_000), HealthStatus.UNHEALTHY));
+        store.refresh(NODE, key(0), healthy(0, 1_000, 16_000));
+        assertThat(devicesByHealth()).containsExactly(Map.entry("healthy", 1.0), Map.entry("unhealthy", 1.0));
+        assertThat(meters.get(StateGauges.DEVICES).tag("health", "unhealthy").gauge().getId().getTags())
+                .extracting(t -> t.getKey() + "=" + t.getValue())
+                .containsExactlyInAnyOrder("cluster=c", "node=" + NODE, "driver=gpu.nvidia.com", "product=unknown", "health=unhealthy");
+
+        store.deleteDevice(NODE, key(1));
+        assertThat(devicesByHealth()).as("a series whose count is zero is removed").containsExactly(Map.entry("healthy", 1.0));
+    }
+
+    @Test
+    void shouldCountTheProductTheInventoryGivesADevice() {
+        store.putNode(NODE, node(1_000));
+        store.putDevice(NODE, key(0), healthy(0, 1_000, 1_000));
+        store.putInventory(NODE, NodeDevices.newBuilder().setNode(NODE).setObservedAt(Instant.EPOCH)
+                .setDevices(List.of(InventoryDevice.newBuilder().setDriver("gpu.nvidia.com")
+                        .setPool(NODE).setDevice("gpu-0").setUuid("GPU-0").setProductName("NVIDIA H100").build()))
+                .build());
+
+        assertThat(meters.get(StateGauges.DEVICES).tag("node", NODE).gauge().getId().getTag("product")).isEqualTo("NVIDIA H100");
+        assertThat(meters.find(StateGauges.DEVICES).tag("product", "unknown").gauges()).isEmpty();
+    }
+
+    @Test
+    void shouldShowTheSameCountsAfterReadingTheStoresAgainAndNoneAfterClosing() {
+        store.putNode(NODE, node(1_000));
+        store.putDevice(NODE, key(0), healthy(0, 1_000, 1_000));
+        store.putDevice(NODE, key(1), withHealth(healthy(1, 1_000, 1_000), HealthStatus.UNHEALTHY));
+        commit();
+        store.putDevice(NODE, key(2), healthy(2, 1_000, 1_000));
+        store.putNode(NODE, node(3_000));
+
+        ((CommitHookKeyValueStore<?, ?>) nodes).clearCache();
+        store.node(NODE); // reads the stores again
+
+        assertThat(devicesByHealth()).as("counted once, as the stores hold them")
+                .containsExactly(Map.entry("healthy", 2.0), Map.entry("unhealthy", 1.0));
+        assertThat(meters.get(StateGauges.NODE_LAST_RECORD).tag("node", NODE).gauge().value()).isEqualTo(1.0);
+
+        store.close();
+        assertThat(devicesByHealth()).isEmpty();
+        assertThat(meters.find(StateGauges.NODE_LAST_RECORD).gauges()).isEmpty();
+    }
+
+    @Test
+    void shouldShowTheNodesOwnTimeOfItsLatestRecord() {
+        store.putNode(NODE, node(1_500));
+        assertThat(meters.get(StateGauges.NODE_LAST_RECORD).tag("node", NODE).tag("cluster", "c").gauge().value()).isEqualTo(1.5);
+        store.putNode(NODE, node(4_000));
+        assertThat(meters.get(StateGauges.NODE_LAST_RECORD).tag("node", NODE).gauge().value()).isEqualTo(4.0);
     }
 }

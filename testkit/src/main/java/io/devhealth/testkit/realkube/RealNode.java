@@ -1,5 +1,7 @@
 package io.devhealth.testkit.realkube;
 
+import io.devhealth.testkit.process.ManagedProcess;
+import io.devhealth.testkit.process.Ports;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeCondition;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;

@@ -1,5 +1,6 @@
 package io.devhealth.testkit.realkube;
 
+import io.devhealth.testkit.process.ManagedProcess;
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
 

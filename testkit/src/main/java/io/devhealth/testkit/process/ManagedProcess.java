@@ -1,4 +1,4 @@
-package io.devhealth.testkit.realkube;
+package io.devhealth.testkit.process;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -11,10 +11,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One process of the test cluster, its output appended to a log file that outlives the run (under
- * {@code target/}), so that a failing test can be read after the fact.
+ * One process a test runs (a component of the real test cluster, a Prometheus server), its output
+ * appended to a log file that outlives the run (under {@code target/}), so that a failing test can be
+ * read after the fact.
  */
-final class ManagedProcess implements AutoCloseable {
+public final class ManagedProcess implements AutoCloseable {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(ManagedProcess.class);
     private static final Duration GRACE = Duration.ofSeconds(10);
@@ -40,7 +41,7 @@ final class ManagedProcess implements AutoCloseable {
      * runtime reports an empty log path: the pattern is {@code *}, relative to the kubelet's working
      * directory — run from the module, it deleted the module's pom.xml.
      */
-    static ManagedProcess start(String name, List<String> command, Path log, Path directory) {
+    public static ManagedProcess start(String name, List<String> command, Path log, Path directory) {
         ManagedProcess managed = new ManagedProcess(name, command, log, directory);
         managed.launch();
         return managed;
@@ -64,20 +65,20 @@ final class ManagedProcess implements AutoCloseable {
         }
     }
 
-    String name() {
+    public String name() {
         return name;
     }
 
-    Path log() {
+    public Path log() {
         return log;
     }
 
-    boolean isAlive() {
+    public boolean isAlive() {
         return process != null && process.isAlive();
     }
 
     /** Fails with the end of the component's log when it has exited. */
-    void requireAlive() {
+    public void requireAlive() {
         if (!isAlive()) {
             throw new IllegalStateException(name + " exited with code " + process.exitValue()
                     + "; the end of " + log + ":\n" + tail(40));
@@ -85,7 +86,7 @@ final class ManagedProcess implements AutoCloseable {
     }
 
     /** SIGTERM, then SIGKILL after a grace period, as the kubelet stops a container. */
-    void stop() {
+    public void stop() {
         if (process == null || !process.isAlive()) {
             return;
         }
@@ -102,12 +103,12 @@ final class ManagedProcess implements AutoCloseable {
     }
 
     /** Stops the process and starts the same command again, appending to the same log. */
-    void restart() {
+    public void restart() {
         stop();
         launch();
     }
 
-    String tail(int lines) {
+    public String tail(int lines) {
         try {
             // Decoded leniently: a component may print bytes that are not UTF-8.
             List<String> all = new String(Files.readAllBytes(log), StandardCharsets.UTF_8).lines().toList();

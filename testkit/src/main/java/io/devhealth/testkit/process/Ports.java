@@ -1,4 +1,4 @@
-package io.devhealth.testkit.realkube;
+package io.devhealth.testkit.process;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -6,11 +6,11 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 
 /** Free TCP ports on loopback, for components that need their port on the command line. */
-final class Ports {
+public final class Ports {
 
     private Ports() {}
 
-    static int free() {
+    public static int free() {
         try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             socket.setReuseAddress(true);
             return socket.getLocalPort();
