@@ -5,18 +5,15 @@ import static org.awaitility.Awaitility.await;
 
 import io.devhealth.testkit.realkube.ControlPlane;
 import io.devhealth.testkit.realkube.KubeBinaries;
+import io.devhealth.testkit.realkube.Kubectl;
 import io.devhealth.testkit.realkube.RealKubernetes;
 import io.devhealth.testkit.realkube.RealNode;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinitionBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -39,11 +36,13 @@ class ShippedManifestsIT {
 
     private static final Duration WAIT = Duration.ofSeconds(90);
     private static ControlPlane plane;
+    private static Kubectl kubectl;
     private static KubernetesClient client;
 
     @BeforeAll
     static void prepare(ControlPlane controlPlane, RealNode node) {
         plane = controlPlane;
+        kubectl = Kubectl.admin(plane);
         client = plane.adminClient();
         // The monitoring types come from the Prometheus Operator, which a cluster that uses them has
         // installed; here schemaless stand-ins of the same group, version and kinds take their place.
@@ -59,7 +58,7 @@ class ShippedManifestsIT {
                             .endVersion()
                     .endSpec().build()).serverSideApply();
         }
-        await().atMost(WAIT).until(() -> kubectl("get", "podmonitors,prometheusrules", "-A").exitCode() == 0);
+        await().atMost(WAIT).until(() -> kubectl.run("get", "podmonitors,prometheusrules", "-A").exitCode() == 0);
         client.nodes().withName(node.name()).edit(n -> new NodeBuilder(n).editMetadata()
                 .addToLabels("devhealth.io/gpu-node", "true").endMetadata().build());
     }
@@ -70,9 +69,9 @@ class ShippedManifestsIT {
         // A dry run creates nothing, so every namespaced object of it is refused with "namespaces
         // devhealth not found" until the namespace exists: it is applied first, as an operator would,
         // with its PodSecurity labels, which the dry run's admission then checks the pods against.
-        Result namespace = kubectl("apply", "--server-side", "-f", KubeBinaries.repositoryRoot().resolve("k8s/base/namespace.yaml").toString());
+        Kubectl.Result namespace = kubectl.run("apply", "--server-side", "-f", KubeBinaries.repositoryRoot().resolve("k8s/base/namespace.yaml").toString());
         assertThat(namespace.exitCode()).as(namespace.output()).isZero();
-        Result result = kubectl("apply", "-k", k8s(), "--server-side", "--dry-run=server");
+        Kubectl.Result result = kubectl.run("apply", "-k", k8s(), "--server-side", "--dry-run=server");
         assertThat(result.exitCode()).as(result.output()).isZero();
         assertThat(result.output()).contains("daemonset.apps/node-collector serverside-applied (server dry run)",
                 "statefulset.apps/stream-processor serverside-applied (server dry run)",
@@ -85,7 +84,7 @@ class ShippedManifestsIT {
     @Test
     @Order(2)
     void shouldApplyAndHaveTheControllersAndSchedulerActOnIt(RealNode node) {
-        Result result = kubectl("apply", "-k", k8s(), "--server-side");
+        Kubectl.Result result = kubectl.run("apply", "-k", k8s(), "--server-side");
         assertThat(result.exitCode()).as(result.output()).isZero();
 
         await("the DevicePostMortem CRD is established").atMost(WAIT).until(() -> client.apiextensions().v1()
@@ -111,24 +110,5 @@ class ShippedManifestsIT {
 
     private static String k8s() {
         return KubeBinaries.repositoryRoot().resolve("k8s").toString();
-    }
-
-    private record Result(int exitCode, String output) {}
-
-    private static Result kubectl(String... args) {
-        List<String> command = new ArrayList<>(List.of(plane.binaries().binary("kubectl").toString(),
-                "--kubeconfig=" + plane.adminKubeconfig()));
-        command.addAll(List.of(args));
-        try {
-            Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-            String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-            return new Result(process.exitValue(), output);
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
     }
 }

@@ -23,7 +23,6 @@ import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -33,7 +32,6 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 class FleetKubernetesApiIT {
 
@@ -41,8 +39,6 @@ class FleetKubernetesApiIT {
 
     private static FleetKubernetesApi api;
 
-    @TempDir
-    Path tmp;
 
     @BeforeAll
     static void startApi() {
@@ -217,37 +213,6 @@ class FleetKubernetesApiIT {
                 .satisfies(c -> assertThat(c.getResourceClaimName()).isEqualTo("fabric8-pod-gpu"));
         assertThat(api.url()).isEqualTo("http://127.0.0.1:" + api.port());
         assertThat(api.kubectlCommand("get pods -A")).isEqualTo("kubectl --server " + api.url() + " get pods -A");
-    }
-
-    @Test
-    void shouldServeTheRealKubectl() throws Exception {
-        Kubectl kubectl = Kubectl.against(api.url(), tmp);
-        PodFixtures.createRunning(api.client(),
-                PodFixtures.podWithClaim("kubectl", "k-0", "node-a", "main", "gpu", "k-0-gpu", "gpu"));
-        postMortem("kubectl", "k-0", "Unhealthy").create();
-
-        assertThat(kubectl.run("get", "pods", "-A", "-o", "json")).contains("\"name\": \"k-0\"")
-                .contains("\"resourceClaimName\": \"k-0-gpu\"");
-        assertThat(kubectl.run("get", "pod", "-n", "kubectl", "k-0", "-o", "jsonpath={.status.phase}")).isEqualTo("Running");
-        assertThat(kubectl.run("get", "resourceclaims", "-A", "-o", "json")).contains("\"items\"");
-        assertThat(kubectl.run("get", "devicepostmortem", "k-0", "-n", "kubectl", "-o", "jsonpath={.spec.health}")).isEqualTo("Unhealthy");
-        assertThat(kubectl.run("get", "dpm", "-A", "-o", "name")).contains("devicepostmortem.devhealth.io/k-0");
-        // Server-side tables: the columns kubectl prints against a cluster (ServerTablesParityIT compares them with a real one's).
-        List<String> pods = kubectl.run("get", "pods", "-n", "kubectl").lines().toList();
-        assertThat(pods.get(0).split("\\s+")).containsExactly("NAME", "READY", "STATUS", "RESTARTS", "AGE");
-        assertThat(pods.get(1).split("\\s+")).hasSize(5).startsWith("k-0", "1/1", "Running", "0");
-        kubectl.run("create", "--validate=false", "-f", "../k8s/base/sink-apiserver/devicepostmortem-crd.yaml");
-        String uid = api.client().pods().inNamespace("kubectl").withName("k-0").get().getMetadata().getUid();
-        for (String pod : List.of("k-0", "k-1")) {
-            api.client().v1().events().inNamespace("kubectl").resource(new io.fabric8.kubernetes.api.model.EventBuilder()
-                    .withNewMetadata().withName(pod + ".1").endMetadata().withType("Warning").withReason("ReasonOf-" + pod)
-                    .withNewInvolvedObject().withKind("Pod").withNamespace("kubectl").withName(pod).withUid(pod.equals("k-0") ? uid : "other")
-                    .endInvolvedObject().build()).create();
-        }
-        assertThat(kubectl.run("describe", "pod", "-n", "kubectl", "k-0")).as("describe lists the pod's own events only")
-                .contains("ReasonOf-k-0").doesNotContain("ReasonOf-k-1");
-        assertThat(kubectl.run("get", "dpm", "-n", "kubectl").lines().findFirst().orElseThrow().split("\\s+"))
-                .as("the CRD's printer columns, once the CRD exists").containsExactly("NAME", "POD", "NODE", "HEALTH", "FINISHED", "AGE");
     }
 
     @Test

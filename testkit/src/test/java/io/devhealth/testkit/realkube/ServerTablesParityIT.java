@@ -19,7 +19,6 @@ import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,7 +27,6 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -61,7 +59,6 @@ class ServerTablesParityIT {
         plane = controlPlane;
         embedded = FleetKubernetesApi.start();
         home = Files.createTempDirectory("dh-tables");
-        Files.writeString(home.resolve("kubeconfig"), "apiVersion: v1\nkind: Config\n");
         for (KubernetesClient client : List.of(plane.adminClient(), embedded.client())) {
             populate(client);
         }
@@ -147,11 +144,41 @@ class ServerTablesParityIT {
         args.addAll(List.of(what.split(" ")));
         args.addAll(List.of("-n", NAMESPACE));
 
-        List<List<String>> real = rows(kubectl(List.of("--kubeconfig", plane.adminKubeconfig().toString()), args));
-        List<List<String>> ours = rows(kubectl(List.of("--kubeconfig", home.resolve("kubeconfig").toString(), "--server", embedded.url()), args));
+        List<List<String>> real = rows(Kubectl.admin(plane).ok(args.toArray(String[]::new)));
+        List<List<String>> ours = rows(Kubectl.against(plane, embedded.url(), home).ok(args.toArray(String[]::new)));
 
         assertThat(real).as("the real API server listed the objects").hasSizeGreaterThan(1);
         assertThat(ours).as("kubectl get %s against the embedded API, as against kube-apiserver", what).isEqualTo(real);
+    }
+
+    /** What else kubectl asks of the embedded API: JSON and JSONPath output, short names, a CRD, describe's events. */
+    @org.junit.jupiter.api.Test
+    void shouldServeKubectlsOtherRequests() {
+        Kubectl kubectl = Kubectl.against(plane, embedded.url(), home);
+        assertThat(kubectl.ok("get", "pods", "-A", "-o", "json")).contains("\"name\": \"train-failed\"");
+        assertThat(kubectl.ok("get", "pod", "-n", NAMESPACE, "train-failed", "-o", "jsonpath={.status.phase}")).isEqualTo("Failed");
+        assertThat(kubectl.ok("get", "resourceclaims", "-A", "-o", "json")).contains("\"items\"");
+        assertThat(kubectl.ok("get", "devicepostmortem", "train-failed", "-n", NAMESPACE, "-o", "jsonpath={.spec.health}"))
+                .isEqualTo("Unhealthy");
+        assertThat(kubectl.ok("get", "dpm", "-A", "-o", "name")).contains("devicepostmortem.devhealth.io/train-failed");
+        assertThat(kubectl.ok("get", "crd", "devicepostmortems.devhealth.io", "-o", "name"))
+                .contains("customresourcedefinition.apiextensions.k8s.io/devicepostmortems.devhealth.io");
+
+        // describe asks for the pod's own events by involvedObject name, namespace and uid (in a namespace
+        // of its own: the parity tests compare the Events of theirs).
+        KubernetesClient client = embedded.client();
+        String namespace = "describe";
+        Pod pod = client.pods().inNamespace(namespace).resource(new PodBuilder().withNewMetadata().withName("job-0").endMetadata()
+                .withNewSpec().addNewContainer().withName("main").withImage("registry.k8s.io/pause:3.10").endContainer().endSpec()
+                .build()).create();
+        for (String uid : List.of(pod.getMetadata().getUid(), "an-earlier-pod-of-that-name")) {
+            client.v1().events().inNamespace(namespace).resource(new EventBuilder()
+                    .withNewMetadata().withName("job-0." + uid).endMetadata().withType("Normal").withReason("ReasonOf-" + uid)
+                    .withNewInvolvedObject().withKind("Pod").withNamespace(namespace).withName("job-0").withUid(uid).endInvolvedObject()
+                    .build()).create();
+        }
+        assertThat(kubectl.ok("describe", "pod", "-n", namespace, "job-0")).as("describe lists the pod's own events only")
+                .contains("ReasonOf-" + pod.getMetadata().getUid()).doesNotContain("ReasonOf-an-earlier-pod-of-that-name");
     }
 
     /** The output's rows as cells (ages as {@code <age>}), the header first, then the rows in order. */
@@ -171,21 +198,5 @@ class ServerTablesParityIT {
         List<List<String>> sorted = new ArrayList<>(List.of(rows.get(0)));
         sorted.addAll(body);
         return sorted;
-    }
-
-    private static String kubectl(List<String> target, List<String> args) throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>(List.of(plane.binaries().binary("kubectl").toString()));
-        command.addAll(target);
-        command.addAll(args);
-        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
-        builder.environment().put("HOME", home.toString());
-        Process process = builder.start();
-        if (!process.waitFor(60, TimeUnit.SECONDS)) {
-            process.destroyForcibly();
-            throw new AssertionError("kubectl timed out: " + command);
-        }
-        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(process.exitValue()).as("%s; output:%n%s", command, output).isZero();
-        return output;
     }
 }
