@@ -33,18 +33,18 @@ class QueryCommandTest {
 
     private static final String POD = """
             {"namespace":"ml","name":"train-0","node":"node-1","cluster":"","at":null,"version":3,
-             "updatedAt":"2026-11-29T10:00:02Z","summary":"UNHEALTHY","containers":[{"name":"main","claims":[
+             "updatedAt":"2026-11-29T10:00:02Z","summary":"Unhealthy","containers":[{"name":"main","claims":[
              {"claimName":"train-0-gpu","claimNamespace":"ml","devices":[{"driver":"gpu.example.com","pool":"node-1",
-             "device":"gpu-0","resourceId":"gpu.example.com/gpu=gpu-0","health":"UNHEALTHY","message":"XID 79: GPU has fallen off the bus",
+             "device":"gpu-0","resourceId":"gpu.example.com/gpu=gpu-0","health":"Unhealthy","message":"XID 79: GPU has fallen off the bus",
              "reason":"XID-79","since":"2026-11-29T10:00:02Z"}]}]}]}""";
     private static final String PAGE_1 = """
             {"node":"node-1","driver":"gpu.example.com","pool":"node-1","device":"gpu-0","from":"1970-01-01T00:00:00Z",
-             "to":"2026-11-29T11:00:00Z","items":[{"id":"a","at":"2026-11-29T10:00:01Z","from":"UNKNOWN","to":"HEALTHY",
+             "to":"2026-11-29T11:00:00Z","items":[{"id":"a","at":"2026-11-29T10:00:01Z","from":"Unknown","to":"Healthy",
              "source":"DRA","reason":null,"message":"gpu.example.com (DRA) reports Healthy","severity":"INFO","affectedPods":[]}],
              "continue":"next-page"}""";
     private static final String PAGE_2 = """
             {"node":"node-1","driver":"gpu.example.com","pool":"node-1","device":"gpu-0","from":"1970-01-01T00:00:00Z",
-             "to":"2026-11-29T11:00:00Z","items":[{"id":"b","at":"2026-11-29T10:00:02Z","from":"HEALTHY","to":"UNHEALTHY",
+             "to":"2026-11-29T11:00:00Z","items":[{"id":"b","at":"2026-11-29T10:00:02Z","from":"Healthy","to":"Unhealthy",
              "source":"DRA","reason":"XID-79","message":"gpu.example.com (DRA) reports Unhealthy (XID-79)","severity":"CRITICAL",
              "affectedPods":["ml/train-0"]}],"continue":null}""";
 
@@ -125,9 +125,9 @@ class QueryCommandTest {
 
         assertThat(run("pod", "ml/train-0")).isZero();
 
-        assertThat(out.toString()).contains("Pod ml/train-0 on node node-1: UNHEALTHY")
+        assertThat(out.toString()).contains("Pod ml/train-0 on node node-1: Unhealthy")
                 .containsPattern("CONTAINER\\s+CLAIM\\s+DEVICE\\s+HEALTH")
-                .containsPattern("main\\s+train-0-gpu\\s+gpu.example.com/node-1/gpu-0\\s+UNHEALTHY\\s+2026-11-29T10:00:02Z\\s+XID-79\\s+XID 79");
+                .containsPattern("main\\s+train-0-gpu\\s+gpu.example.com/node-1/gpu-0\\s+Unhealthy\\s+2026-11-29T10:00:02Z\\s+XID-79\\s+XID 79");
     }
 
     @Test
@@ -136,7 +136,7 @@ class QueryCommandTest {
 
         assertThat(run("pod", "ml/train-0", "--at", "2026-11-29T10:00:01+01:00", "-o", "json")).isZero();
 
-        assertThat(new com.fasterxml.jackson.databind.ObjectMapper().readTree(out.toString()).get("summary").asText()).isEqualTo("UNHEALTHY");
+        assertThat(new com.fasterxml.jackson.databind.ObjectMapper().readTree(out.toString()).get("summary").asText()).isEqualTo("Unhealthy");
     }
 
     @Test
@@ -148,8 +148,8 @@ class QueryCommandTest {
         assertThat(run("device", "node-1/gpu.example.com/node-1/gpu-0")).isZero();
 
         assertThat(out.toString()).contains("2 transition(s)")
-                .containsPattern("2026-11-29T10:00:01Z\\s+UNKNOWN\\s+HEALTHY\\s+DRA\\s+-\\s+-")
-                .containsPattern("2026-11-29T10:00:02Z\\s+HEALTHY\\s+UNHEALTHY\\s+DRA\\s+XID-79\\s+ml/train-0");
+                .containsPattern("2026-11-29T10:00:01Z\\s+Unknown\\s+Healthy\\s+DRA\\s+-\\s+-")
+                .containsPattern("2026-11-29T10:00:02Z\\s+Healthy\\s+Unhealthy\\s+DRA\\s+XID-79\\s+ml/train-0");
         assertThat(requested).hasSize(2);
     }
 
@@ -266,6 +266,6 @@ class QueryCommandTest {
         assertThat(run("pod", "ml/train-0")).as("the test CA is not one the JDK trusts").isEqualTo(3);
         assertThat(err.toString()).contains("--cacert");
         assertThat(run("pod", "ml/train-0", "--cacert", dir.resolve("broker.crt").toString())).isZero();
-        assertThat(out.toString()).contains("Pod ml/train-0 on node node-1: UNHEALTHY");
+        assertThat(out.toString()).contains("Pod ml/train-0 on node node-1: Unhealthy");
     }
 }

@@ -1,6 +1,7 @@
 package io.devhealth.sink;
 
 import io.devhealth.schema.HealthMessages;
+import io.devhealth.schema.HealthWords;
 import io.devhealth.schema.avro.ClaimDeviceStatus;
 import io.devhealth.schema.avro.ContainerDeviceStatus;
 import io.devhealth.schema.avro.DevicePluginResourceStatus;
@@ -61,7 +62,7 @@ final class PostMortemBuilder {
                 pod.getSpec() == null || pod.getSpec().getNodeName() == null ? status.getNode() : pod.getSpec().getNodeName(),
                 pod.getStatus() == null ? null : pod.getStatus().getPhase(),
                 TerminatedDeviceHealth.podFinishedAt(pod).map(Object::toString).orElse(null),
-                health(status.getSummary()),
+                HealthWords.of(status.getSummary()),
                 message(status),
                 containers,
                 null,
@@ -168,21 +169,12 @@ final class PostMortemBuilder {
         String message = HealthMessages.truncateUtf8(device.getMessage(), HealthMessages.MAX_BYTES);
         return new DevicePostMortem.DeviceRecord(request,
                 emptyToNull(device.getDevice().getDriver()), emptyToNull(device.getDevice().getPool()),
-                emptyToNull(device.getDevice().getDevice()), uuid, device.getResourceId(), health(device.getHealth()),
+                emptyToNull(device.getDevice().getDevice()), uuid, device.getResourceId(), HealthWords.of(device.getHealth()),
                 message == null || message.isEmpty() ? null : message, device.getReason(), device.getSince().toString());
     }
 
     private static String emptyToNull(String value) {
         return value == null || value.isEmpty() ? null : value;
-    }
-
-    /** The API's words for health. */
-    static String health(HealthStatus status) {
-        return switch (status) {
-            case HEALTHY -> "Healthy";
-            case UNHEALTHY -> "Unhealthy";
-            case UNKNOWN -> "Unknown";
-        };
     }
 
     /**
@@ -221,7 +213,7 @@ final class PostMortemBuilder {
         if (uuid != null && !uuid.isEmpty()) {
             text.append(" (").append(uuid).append(')');
         }
-        text.append(' ').append(health(device.getHealth())).append(" since ").append(device.getSince());
+        text.append(' ').append(HealthWords.of(device.getHealth())).append(" since ").append(device.getSince());
         if (device.getReason() != null && !device.getReason().isEmpty()) {
             text.append(" [").append(device.getReason()).append(']');
         }

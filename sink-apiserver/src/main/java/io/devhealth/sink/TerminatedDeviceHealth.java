@@ -1,5 +1,6 @@
 package io.devhealth.sink;
 
+import io.devhealth.schema.HealthWords;
 import io.devhealth.schema.avro.ClaimDeviceStatus;
 import io.devhealth.schema.avro.ContainerDeviceStatus;
 import io.devhealth.schema.avro.DeviceRef;
@@ -137,7 +138,8 @@ final class TerminatedDeviceHealth {
                 for (DevicePostMortem.DeviceRecord d : entry.devices() == null ? List.<DevicePostMortem.DeviceRecord>of() : entry.devices()) {
                     if (device.getResourceId().equals(d.resourceID())) {
                         return Optional.of(DeviceStatus.newBuilder(device)
-                                .setHealth(parse(d.health()))
+                                // A word the sink cannot read says nothing about the device.
+                                .setHealth(HealthWords.parse(d.health()).orElse(HealthStatus.UNKNOWN))
                                 .setMessage(d.message())
                                 .setReason(d.reason())
                                 .setSince(d.since() == null ? device.getSince() : Instant.parse(d.since()))
@@ -169,16 +171,6 @@ final class TerminatedDeviceHealth {
             }
         }
         return Optional.empty();
-    }
-
-    static HealthStatus parse(String health) {
-        if ("Healthy".equals(health)) {
-            return HealthStatus.HEALTHY;
-        }
-        if ("Unhealthy".equals(health)) {
-            return HealthStatus.UNHEALTHY;
-        }
-        return HealthStatus.UNKNOWN;
     }
 
     /** UNHEALTHY if any device is, else UNKNOWN if any is, else HEALTHY (the processor's rule). */

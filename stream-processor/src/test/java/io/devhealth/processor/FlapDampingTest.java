@@ -70,7 +70,7 @@ class FlapDampingTest {
         assertThat(transitions).extracting(FlapDampingTest::describe).containsExactly(
                 "UNKNOWN->HEALTHY", "HEALTHY->UNHEALTHY XID-79", "UNHEALTHY->HEALTHY", "HEALTHY->UNHEALTHY XID-79",
                 "UNHEALTHY->UNHEALTHY Flapping");
-        assertThat(transitions.get(4).getMessage()).contains("flapping", "more than 3 times within 60 s", "held UNHEALTHY", "30 s");
+        assertThat(transitions.get(4).getMessage()).contains("flapping", "more than 3 times within 60 s", "held Unhealthy", "30 s");
         List<PodDeviceStatus> statuses = fixture.podStatus.readValuesToList();
         DeviceStatus shown = statuses.get(statuses.size() - 1).getContainers().get(0).getClaims().get(0).getDevices().get(0);
         assertThat(shown.getHealth()).isEqualTo(HealthStatus.UNHEALTHY);

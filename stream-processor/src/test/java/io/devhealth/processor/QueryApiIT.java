@@ -108,7 +108,7 @@ class QueryApiIT {
     private void awaitUnhealthy() {
         await("device Unhealthy").atMost(WAIT).until(() -> {
             HttpResponse<String> response = get("/v1/nodes/" + NODE + "/devices");
-            return response.statusCode() == 200 && response.body().contains("\"UNHEALTHY\"");
+            return response.statusCode() == 200 && response.body().contains("\"health\":\"Unhealthy\"");
         });
     }
 
@@ -120,7 +120,7 @@ class QueryApiIT {
         assertThat(devices.get("items")).hasSize(1);
         JsonNode gpu = devices.get("items").get(0);
         assertThat(gpu.get("device").asText()).isEqualTo("gpu-0");
-        assertThat(gpu.get("health").asText()).isEqualTo("UNHEALTHY");
+        assertThat(gpu.get("health").asText()).isEqualTo("Unhealthy");
         assertThat(gpu.get("reason").asText()).isEqualTo("XID-79");
         assertThat(gpu.get("sources").get(0).get("name").asText()).isEqualTo(DRIVER);
         assertThat(devices.get("continue").isNull()).isTrue();
@@ -133,7 +133,7 @@ class QueryApiIT {
 
         JsonNode all = getJson(path, 200);
         assertThat(all.get("items")).extracting(i -> i.get("from").asText() + "->" + i.get("to").asText())
-                .containsExactly("UNKNOWN->HEALTHY", "HEALTHY->UNHEALTHY");
+                .containsExactly("Unknown->Healthy", "Healthy->Unhealthy");
         assertThat(all.get("items").get(1).get("affectedPods").get(0).asText()).isEqualTo("ml/train-q");
 
         List<String> paged = new ArrayList<>();
@@ -142,7 +142,7 @@ class QueryApiIT {
         assertThat(page.get("continue").isNull()).isFalse();
         page = getJson(path + "?limit=1&continue=" + page.get("continue").asText(), 200);
         paged.add(page.get("items").get(0).get("to").asText());
-        assertThat(paged).containsExactly("HEALTHY", "UNHEALTHY");
+        assertThat(paged).containsExactly("Healthy", "Unhealthy");
 
         JsonNode window = getJson(path + "?from=" + t2 + "&to=" + t2.plusSeconds(1), 200);
         assertThat(window.get("items")).hasSize(1);
@@ -151,15 +151,16 @@ class QueryApiIT {
     @Test
     void shouldAnswerAPodsDevicesNowAndAsOfAnEarlierTime() throws Exception {
         awaitUnhealthy();
-        await("pod status").atMost(WAIT).until(() -> get("/v1/pods/ml/train-q/devices").body().contains("UNHEALTHY"));
+        await("pod status").atMost(WAIT).until(() -> get("/v1/pods/ml/train-q/devices").body().contains("\"summary\":\"Unhealthy\""));
 
         JsonNode now = getJson("/v1/pods/ml/train-q/devices", 200);
-        assertThat(now.get("summary").asText()).isEqualTo("UNHEALTHY");
+        assertThat(now.get("summary").asText()).isEqualTo("Unhealthy");
         JsonNode device = now.get("containers").get(0).get("claims").get(0).get("devices").get(0);
+        assertThat(device.get("health").asText()).isEqualTo("Unhealthy");
         assertThat(device.get("message").asText()).isEqualTo("XID 79: GPU has fallen off the bus");
 
         JsonNode before = getJson("/v1/pods/ml/train-q/devices?at=" + t1.plusSeconds(1), 200);
-        assertThat(before.get("summary").asText()).isEqualTo("HEALTHY");
+        assertThat(before.get("summary").asText()).isEqualTo("Healthy");
     }
 
     @Test

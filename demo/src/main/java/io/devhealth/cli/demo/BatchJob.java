@@ -1,5 +1,7 @@
 package io.devhealth.cli.demo;
 
+import io.devhealth.schema.HealthWords;
+import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.proto.podresources.v1.PodResources;
 import io.devhealth.sink.DevicePostMortem;
 import io.devhealth.sink.PodStatusWriter;
@@ -80,11 +82,11 @@ public record BatchJob(String namespace, String name, String container, String c
 
     /** Health as devhealth's condition states it: Healthy (True), Unhealthy (False) or Unknown; empty without it. */
     public Optional<String> conditionHealth(KubernetesClient client) {
-        return condition(client).map(c -> switch (c.getStatus()) {
-            case "True" -> "Healthy";
-            case "False" -> "Unhealthy";
-            default -> "Unknown";
-        });
+        return condition(client).map(c -> HealthWords.of(switch (c.getStatus()) {
+            case "True" -> HealthStatus.HEALTHY;
+            case "False" -> HealthStatus.UNHEALTHY;
+            default -> HealthStatus.UNKNOWN;
+        }));
     }
 
     /** devhealth's own pod condition, if written. */

@@ -1,5 +1,6 @@
 package io.devhealth.processor.internals;
 
+import io.devhealth.schema.HealthWords;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.SourceKind;
 import java.util.ArrayList;
@@ -98,7 +99,7 @@ public final class DeviceHealthMerger {
         } else {
             List<String> parts = new ArrayList<>();
             for (SourceReport source : deciding) {
-                parts.add(source.label() + ": " + (source.shownMessage() == null ? health.toString() : source.shownMessage()));
+                parts.add(source.label() + ": " + (source.shownMessage() == null ? HealthWords.of(health) : source.shownMessage()));
             }
             message = String.join("; ", parts);
         }
@@ -112,7 +113,8 @@ public final class DeviceHealthMerger {
                     Long.MAX_VALUE);
         }
         String message = "no health report from " + latest.label() + " within its " + (latest.timeoutMs() / 1000)
-                + " s timeout (last said: " + latest.health() + (latest.message() == null ? "" : ", " + latest.message()) + ")";
+                + " s timeout (last said: " + HealthWords.of(latest.health())
+                + (latest.message() == null ? "" : ", " + latest.message()) + ")";
         return new EffectiveHealth(HealthStatus.UNKNOWN, message, REASON_SILENT, latest.kind(), Long.MAX_VALUE);
     }
 }

@@ -1,5 +1,6 @@
 package io.devhealth.processor.internals;
 
+import io.devhealth.schema.HealthWords;
 import io.devhealth.schema.avro.HealthStatus;
 import java.util.ArrayList;
 import java.util.List;
@@ -85,6 +86,6 @@ public sealed interface Flaps permits Flaps.Counting, Flaps.Held {
 
     private static String message(String label, HealthStatus held, FlapLimits limits) {
         return "flapping: " + label + " changed health more than " + limits.flips() + " times within "
-                + limits.window().toSeconds() + " s; held " + held + " until it is quiet for " + limits.quiet().toSeconds() + " s";
+                + limits.window().toSeconds() + " s; held " + HealthWords.of(held) + " until it is quiet for " + limits.quiet().toSeconds() + " s";
     }
 }

@@ -1,6 +1,6 @@
 package io.devhealth.processor.internals;
 
-import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.HealthWords;
 import java.time.Instant;
 import java.util.Optional;
 
@@ -32,7 +32,7 @@ final class TransitionMessages {
                 .map(SourceReport::label)
                 .reduce((a, b) -> a + ", " + b)
                 .orElse(state.source().toString());
-        StringBuilder out = new StringBuilder(deciding).append(" reports ").append(label(state.health()));
+        StringBuilder out = new StringBuilder(deciding).append(" reports ").append(HealthWords.of(state.health()));
         if (state.reason() != null) {
             out.append(" (").append(state.reason()).append(')');
         }
@@ -40,13 +40,5 @@ final class TransitionMessages {
             out.append(": ").append(state.message());
         }
         return out.toString();
-    }
-
-    private static String label(HealthStatus health) {
-        return switch (health) {
-            case HEALTHY -> "Healthy";
-            case UNHEALTHY -> "Unhealthy";
-            case UNKNOWN -> "Unknown";
-        };
     }
 }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import io.devhealth.processor.internals.DeviceState;
 import io.devhealth.processor.internals.Flaps;
 import io.devhealth.processor.internals.SourceReport;
+import io.devhealth.schema.HealthWords;
 import io.devhealth.schema.avro.ClaimDeviceStatus;
 import io.devhealth.schema.avro.ContainerDeviceStatus;
 import io.devhealth.schema.avro.DeviceStatus;
@@ -18,7 +19,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** The JSON documents of the query API (stable field names, RFC 3339 times), built from store values. */
+/**
+ * The JSON documents of the query API (stable field names, RFC 3339 times), built from store values. Every
+ * health is spelled by {@link HealthWords}, so the answer reads as the pod's condition message and its
+ * post-mortem record do.
+ */
 final class QueryViews {
 
     private QueryViews() {}
@@ -97,7 +102,8 @@ final class QueryViews {
 
     static PodDevices pod(PodDeviceStatus status, Instant at) {
         return new PodDevices(status.getPod().getNamespace(), status.getPod().getName(), status.getNode(), status.getCluster(),
-                at == null ? null : at.toString(), status.getVersion(), status.getUpdatedAt().toString(), status.getSummary().name(),
+                at == null ? null : at.toString(), status.getVersion(), status.getUpdatedAt().toString(),
+                HealthWords.of(status.getSummary()),
                 status.getContainers().stream().map(QueryViews::container).toList());
     }
 
@@ -111,27 +117,28 @@ final class QueryViews {
 
     private static Device device(DeviceStatus device) {
         return new Device(device.getDevice().getDriver(), device.getDevice().getPool(), device.getDevice().getDevice(),
-                device.getResourceId(), device.getHealth().name(), device.getMessage(), device.getReason(), device.getSince().toString());
+                device.getResourceId(), HealthWords.of(device.getHealth()), device.getMessage(), device.getReason(),
+                device.getSince().toString());
     }
 
     static Transition transition(HealthTransition t) {
-        return new Transition(t.getId(), t.getAt().toString(), t.getFrom().name(), t.getTo().name(), t.getSource().name(),
-                t.getReason(), t.getMessage(), t.getSeverity().name(),
+        return new Transition(t.getId(), t.getAt().toString(), HealthWords.of(t.getFrom()), HealthWords.of(t.getTo()),
+                t.getSource().name(), t.getReason(), t.getMessage(), t.getSeverity().name(),
                 t.getAffectedPods().stream().map(p -> p.getNamespace() + "/" + p.getName()).toList());
     }
 
     static NodeDevice nodeDevice(DeviceState state) {
-        return new NodeDevice(state.driver(), state.pool(), state.device(), state.uuid(), state.health().name(), state.message(),
-                state.reason(), state.since() == 0 ? null : Instant.ofEpochMilli(state.since()).toString(),
+        return new NodeDevice(state.driver(), state.pool(), state.device(), state.uuid(), HealthWords.of(state.health()),
+                state.message(), state.reason(), state.since() == 0 ? null : Instant.ofEpochMilli(state.since()).toString(),
                 state.sources().values().stream().map(QueryViews::source).toList());
     }
 
     private static Source source(SourceReport s) {
         Damping damping = s.flaps() instanceof Flaps.Held held
-                ? new Damping(Instant.ofEpochMilli(held.since()).toString(), held.health().name(), held.flips(),
+                ? new Damping(Instant.ofEpochMilli(held.since()).toString(), HealthWords.of(held.health()), held.flips(),
                         Instant.ofEpochMilli(held.releaseAt()).toString())
                 : null;
-        return new Source(s.kind().name(), s.name(), s.health().name(), s.message(), s.reason(),
+        return new Source(s.kind().name(), s.name(), HealthWords.of(s.health()), s.message(), s.reason(),
                 Instant.ofEpochMilli(s.observedAt()).toString(), Instant.ofEpochMilli(s.refreshedAt()).toString(), s.timeoutMs() / 1000,
                 damping);
     }

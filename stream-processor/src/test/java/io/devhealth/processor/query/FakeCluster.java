@@ -62,7 +62,7 @@ final class FakeCluster implements ClusterView {
             public Optional<QueryViews.PodDevices> pod(String namespace, String name, Instant at) {
                 return knowsPod(namespace, name)
                         ? Optional.of(new QueryViews.PodDevices(namespace, name, "served-by-" + self.port(), "", null, 1,
-                                "2026-11-29T10:00:00Z", "HEALTHY", List.of()))
+                                "2026-11-29T10:00:00Z", "Healthy", List.of()))
                         : Optional.empty();
             }
 
