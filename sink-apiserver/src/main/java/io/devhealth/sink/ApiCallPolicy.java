@@ -100,6 +100,7 @@ public final class ApiCallPolicy {
     /** A rate-limited request, tried once (best-effort calls such as Events). */
     public <T> T once(Supplier<T> request) {
         RateLimiter.waitForPermission(rateLimiter);
+        metrics.apiRequest();
         try {
             return request.get();
         } catch (RuntimeException e) {

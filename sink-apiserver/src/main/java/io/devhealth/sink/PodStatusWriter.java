@@ -40,6 +40,11 @@ import org.slf4j.LoggerFactory;
  * {@link InvalidPodStatusException} (dead-letter, no retry); 429, 5xx, timeouts and refused connections
  * are retried by {@link ApiCallPolicy} and, when that gives up, thrown to the caller.
  *
+ * <p>A terminated pod is often deleted (by its Job controller, or {@code ttlSecondsAfterFinished})
+ * before the termination window ends, and its driver may report the failure only then. So the writer
+ * keeps the pods whose record it wrote until their window ends ({@link RecentlyTerminated}); for a
+ * pod that is gone it checks the status against that copy and updates the record alone.
+ *
  * <p>Once the post-termination window has passed, {@link #freeze} marks the record {@code frozen} and
  * adds the condition {@value #FINAL_CONDITION_TYPE} to the pod; from then on neither is written again.
  * Both markers are stored in the API server, so a restarted sink honours them.
@@ -97,6 +102,7 @@ public final class PodStatusWriter {
     private final Clock clock;
     private final ClaimAllocations allocations;
     private final PostMortemStore records;
+    private final RecentlyTerminated recentlyTerminated;
 
     /** A writer with the sink's default settings ({@link Settings#defaults()}), no rate limit and no retries (tests, tools). */
     public PodStatusWriter(KubernetesClient client, Clock clock) {
@@ -122,6 +128,7 @@ public final class PodStatusWriter {
         this.clock = clock;
         this.allocations = allocations;
         this.records = new PostMortemStore(client, api, metrics);
+        this.recentlyTerminated = new RecentlyTerminated(settings.terminationWindow(), RecentlyTerminated.DEFAULT_CAPACITY);
     }
 
     /** Brings the pod to {@code status}. */
@@ -161,6 +168,8 @@ public final class PodStatusWriter {
     private Result apply(String namespace, String name, List<PodDeviceStatus> given, PodDeviceStatus remembered, boolean freeze) {
         String key = namespace + "/" + name;
         Pod pod = read(namespace, name);
+        // Deleted within its termination window: what is left to write is its record.
+        boolean gone = pod == null && !freeze && (pod = recentlyTerminated.get(key, clock.instant())) != null;
         for (int attempt = 1; ; attempt++) {
             if (pod == null) {
                 // History stays in Kafka and the query API; there is nothing left to write to.
@@ -208,8 +217,17 @@ public final class PodStatusWriter {
                     throw new WriteConflictsExhaustedException(key, attempt);
                 }
                 LOGGER.debug("post-mortem conflict, re-reading pod={} attempt={} code={}", key, attempt, e.getCode());
-                pod = read(namespace, name);
+                if (!gone) {
+                    pod = read(namespace, name);
+                }
                 continue;
+            }
+            if (terminated && (recordWritten || recorded != null)) {
+                recentlyTerminated.put(key, pod, clock.instant());
+            }
+            if (gone) {
+                LOGGER.info("record of a deleted pod updated pod={} uid={} written={}", key, pod.getMetadata().getUid(), recordWritten);
+                return new Result(recordWritten ? Outcome.WRITTEN : Outcome.UNCHANGED, finishedAt, false);
             }
             Plan plan = plan(pod, effective, freezes);
             if (plan.ops().isEmpty()) {

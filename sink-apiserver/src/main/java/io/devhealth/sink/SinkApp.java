@@ -48,9 +48,18 @@ public final class SinkApp implements AutoCloseable {
     }
 
     public SinkApp(SinkConfig config, MeterRegistry registry, Clock clock) {
+        // autoConfigure reads the in-cluster service account or ~/.kube/config.
+        this(config, registry, clock, Config.autoConfigure(null));
+    }
+
+    /**
+     * A sink that reaches the API server as {@code apiServer} says (its URL and credentials decide what
+     * the sink may do), e.g. {@code Config.fromKubeconfig(...)} for one outside the cluster.
+     */
+    public SinkApp(SinkConfig config, MeterRegistry registry, Clock clock, Config apiServer) {
         this.config = config;
         this.registry = registry;
-        this.client = new KubernetesClientBuilder().withConfig(kubernetesConfig(config)).build();
+        this.client = new KubernetesClientBuilder().withConfig(kubernetesConfig(config, apiServer)).build();
         SinkMetrics metrics = new SinkMetrics(registry);
         ApiCallPolicy api = new ApiCallPolicy(ApiCallPolicy.Settings.of(config), metrics);
         PodEventRecorder events = new PodEventRecorder(client, api, metrics, clock, config.eventsEnabled(),
@@ -81,9 +90,8 @@ public final class SinkApp implements AutoCloseable {
         return new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer());
     }
 
-    static Config kubernetesConfig(SinkConfig config) {
-        // autoConfigure reads the in-cluster service account or ~/.kube/config.
-        ConfigBuilder builder = new ConfigBuilder(Config.autoConfigure(null))
+    static Config kubernetesConfig(SinkConfig config, Config apiServer) {
+        ConfigBuilder builder = new ConfigBuilder(apiServer)
                 // ApiCallPolicy is the only retry (with Retry-After and jitter); fabric8's own would multiply it.
                 .withRequestRetryBackoffLimit(0)
                 .withRequestTimeout((int) config.apiRequestTimeout().toMillis());

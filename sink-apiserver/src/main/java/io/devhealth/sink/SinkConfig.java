@@ -24,9 +24,9 @@ public final class SinkConfig extends ServiceConfig {
     public static final String RETRY_INITIAL_INTERVAL_MS = "retry.initial.interval.ms";
     public static final String RETRY_MAX_INTERVAL_MS = "retry.max.interval.ms";
     public static final String CONFLICT_MAX_ATTEMPTS = "conflict.max.attempts";
-    public static final String TERMINATION_WINDOW_MS = "termination.window.ms";
+    public static final String TERMINATION_WINDOW_MS = ServiceConfig.TERMINATION_WINDOW_MS;
     public static final String TERMINATION_WATCH = "termination.watch";
-    public static final Duration DEFAULT_TERMINATION_WINDOW = Duration.ofMinutes(2);
+    public static final Duration DEFAULT_TERMINATION_WINDOW = ServiceConfig.DEFAULT_TERMINATION_WINDOW;
     public static final int DEFAULT_CONFLICT_MAX_ATTEMPTS = 10;
     public static final String TRACKED_PODS_MAX = "tracked.pods.max";
     public static final String EVENTS_ENABLED = "events.enabled";

@@ -20,6 +20,8 @@ import java.util.stream.Stream;
  *   <li>{@code devhealth.sink.api.errors}{class=not_found|conflict|invalid|transient|unreachable}: failed API requests
  *       (every class from zero);
  *   <li>{@code devhealth.sink.api.retries}{class=…}: requests repeated after backoff;
+ *   <li>{@code devhealth.sink.api.requests} [{@code devhealth_sink_api_requests_total}]: requests sent to the API
+ *       server, every attempt counted (what the sink costs the API server);
  *   <li>{@code devhealth.sink.postmortems}{result=created|updated|deleted}: DevicePostMortem records written or
  *       deleted after their retention;
  *   <li>{@code devhealth.sink.events}{result=created|rate_limited|failed};
@@ -62,6 +64,7 @@ public final class SinkMetrics {
             counter("api.errors", "class", errorClass.tag());
         }
         counter("writes");
+        counter("api.requests");
     }
 
     public MeterRegistry registry() {
@@ -70,6 +73,11 @@ public final class SinkMetrics {
 
     void written() {
         counter("writes").increment();
+    }
+
+    /** One request sent to the API server (each attempt of a retried one counts). */
+    void apiRequest() {
+        counter("api.requests").increment();
     }
 
     void skipped(String reason) {

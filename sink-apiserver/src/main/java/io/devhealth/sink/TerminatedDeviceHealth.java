@@ -102,7 +102,7 @@ final class TerminatedDeviceHealth {
             for (DeviceStatus device : claim.getDevices()) {
                 DeviceStatus state = recorded(recorded, container.getName(), device)
                         .or(() -> find(remembered, container.getName(), claim.getClaimName(), device.getDevice())
-                                .filter(d -> !d.getSince().isAfter(finished)))
+                                .filter(d -> beganBy(d, finished)))
                         .orElse(null);
                 for (PodDeviceStatus status : statuses) {
                     DeviceStatus report = find(status, container.getName(), claim.getClaimName(), device.getDevice()).orElse(null);
@@ -119,10 +119,21 @@ final class TerminatedDeviceHealth {
     }
 
     static boolean applies(DeviceStatus report, Instant finished, Instant windowEnd) {
-        if (!report.getSince().isAfter(finished)) {
+        if (beganBy(report, finished)) {
             return true;
         }
         return report.getHealth() == HealthStatus.UNHEALTHY && !report.getSince().isAfter(windowEnd);
+    }
+
+    /**
+     * Whether {@code report}'s health began at or before the container finished. A client reads
+     * {@code finishedAt} to the second ({@code metav1.Time.MarshalJSON} formats RFC 3339 without
+     * fractions, apimachinery {@code pkg/apis/meta/v1/time.go}), so the container really finished
+     * somewhere in the second that {@code finished} starts: a report from within that second counts.
+     */
+    static boolean beganBy(DeviceStatus report, Instant finished) {
+        Instant endOfSecond = finished.getNano() == 0 ? finished.plusSeconds(1) : finished.plusNanos(1);
+        return report.getSince().isBefore(endOfSecond);
     }
 
     /** What the post-mortem record shows for this device of this container, if it has it. */

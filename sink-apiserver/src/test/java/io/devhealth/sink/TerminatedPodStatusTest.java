@@ -97,6 +97,46 @@ class TerminatedPodStatusTest {
     }
 
     @Test
+    void shouldApplyAFailureReportedAfterThePodWasDeletedWithinItsWindowToItsRecord() {
+        PodFixtures.markTerminated(client, "ml", "train-0", 1, FINISHED);
+        clock.set(FINISHED.plusSeconds(2));
+        PodDeviceStatus healthy = gpu(1, HealthStatus.HEALTHY, null, T0);
+        writer.write(List.of(healthy), null);
+        assertRecorded("Healthy", null);
+        String uid = pod().getMetadata().getUid();
+        // The Job controller deletes the failed pod at once; the driver reports XID 79 after that.
+        client.pods().inNamespace("ml").withName("train-0").delete();
+        clock.set(FINISHED.plusSeconds(20));
+
+        PodDeviceStatus failed = gpu(2, HealthStatus.UNHEALTHY, "XID 79: GPU has fallen off the bus", FINISHED.plusSeconds(10));
+        assertThat(writer.write(List.of(failed), null).outcome()).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
+
+        DevicePostMortem record = record();
+        assertThat(record.getSpec().pod().uid()).isEqualTo(uid);
+        assertThat(record.getSpec().health()).isEqualTo("Unhealthy");
+        assertThat(record.getSpec().containers().get(0).resources().get(0).devices().get(0).message())
+                .isEqualTo("XID 79: GPU has fallen off the bus");
+    }
+
+    @Test
+    void shouldNotApplyAReportForADeletedPodAfterItsWindowOrFromAnotherNode() {
+        PodFixtures.markTerminated(client, "ml", "train-0", 1, FINISHED);
+        clock.set(FINISHED.plusSeconds(2));
+        writer.write(List.of(gpu(1, HealthStatus.HEALTHY, null, T0)), null);
+        client.pods().inNamespace("ml").withName("train-0").delete();
+
+        clock.set(FINISHED.plusSeconds(20));
+        PodDeviceStatus elsewhere = PodDeviceStatus.newBuilder(gpu(2, HealthStatus.UNHEALTHY, "XID 79", FINISHED.plusSeconds(10)))
+                .setNode("node-b").build();
+        assertThat(writer.write(List.of(elsewhere), null).outcome()).as("a pod of that name on another node")
+                .isEqualTo(PodStatusWriter.Outcome.OTHER_POD);
+        clock.set(FINISHED.plus(Duration.ofMinutes(2)));
+        assertThat(writer.write(List.of(gpu(3, HealthStatus.UNHEALTHY, "XID 79", FINISHED.plusSeconds(10))), null).outcome())
+                .as("after the window").isEqualTo(PodStatusWriter.Outcome.POD_GONE);
+        assertThat(record().getSpec().health()).isEqualTo("Healthy");
+    }
+
+    @Test
     void shouldKeepHealthAsOfTerminationWhenTheDeviceRecoversAfterwards() {
         PodFixtures.markTerminated(client, "ml", "train-0", 1, FINISHED);
         PodDeviceStatus failed = gpu(1, HealthStatus.UNHEALTHY, "XID 79", FINISHED.minusSeconds(5));
@@ -132,6 +172,23 @@ class TerminatedPodStatusTest {
         writer.write(List.of(gpu(1, HealthStatus.HEALTHY, null, FINISHED.plusSeconds(20))), null);
 
         assertThatPod(pod()).hasCondition(PodStatusWriter.CONDITION_TYPE, "Unknown");
+        assertRecorded("Unknown", TerminatedDeviceHealth.NO_REPORT_MESSAGE);
+    }
+
+    /** finishedAt reaches clients to the second: the container finished somewhere in that second. */
+    @Test
+    void shouldCountAReportFromTheSecondTheContainerFinishedInAsBeforeIt() {
+        PodFixtures.markTerminated(client, "ml", "train-0", 0, FINISHED);
+
+        writer.write(List.of(gpu(1, HealthStatus.HEALTHY, null, FINISHED.plusMillis(400))), null);
+        assertRecorded("Healthy", null);
+    }
+
+    @Test
+    void shouldNotCountAReportFromTheNextSecond() {
+        PodFixtures.markTerminated(client, "ml", "train-0", 0, FINISHED);
+
+        writer.write(List.of(gpu(1, HealthStatus.HEALTHY, null, FINISHED.plusSeconds(1))), null);
         assertRecorded("Unknown", TerminatedDeviceHealth.NO_REPORT_MESSAGE);
     }
 

@@ -38,6 +38,7 @@ public final class ProcessorConfig extends ServiceConfig {
     public static final String RESTORE_GRACE = "silence.restore.grace.ms";
     public static final String STALL_THRESHOLD = "silence.stall.threshold.ms";
     public static final String HISTORY_RETENTION = "history.retention.days";
+    public static final String TERMINATION_WINDOW_MS = ServiceConfig.TERMINATION_WINDOW_MS;
     public static final String INPUT_FUTURE_SKEW = "input.future.skew.seconds";
     public static final String ROCKSDB_MEMORY = "rocksdb.memory.bytes";
     public static final String ROCKSDB_MEMTABLE_RATIO = "rocksdb.memtable.ratio";
@@ -99,6 +100,10 @@ public final class ProcessorConfig extends ServiceConfig {
                             + "must exceed " + EXPIRY_INTERVAL + ".")
             .define(HISTORY_RETENTION, Type.INT, (int) TopologyOptions.DEFAULT_HISTORY_RETENTION.toDays(), ConfigDef.Range.atLeast(1),
                     Importance.MEDIUM, "Days every device transition and pod status timeline is kept for post-mortem queries.")
+            .define(TERMINATION_WINDOW_MS, Type.LONG, ServiceConfig.DEFAULT_TERMINATION_WINDOW.toMillis(), ConfigDef.Range.atLeast(0),
+                    Importance.MEDIUM, "How long a pod that left its node's allocations (it terminated, or was deleted) still "
+                            + "receives its devices' changes, so that a failure reported after the crash reaches its status; "
+                            + "the sink's setting of the same name decides what of it the pod's record takes.")
             .define(INPUT_FUTURE_SKEW, Type.LONG, TimeBounds.DEFAULT_FUTURE_SKEW.toSeconds(), ConfigDef.Range.atLeast(0), Importance.MEDIUM,
                     "How far ahead of the processor's clock a collector record's observedAt, record timestamp and collector "
                             + "epoch may be; a record later than that, or older than " + HISTORY_RETENTION + ", goes to the "
@@ -274,6 +279,7 @@ public final class ProcessorConfig extends ServiceConfig {
                 .restoreGrace(Duration.ofMillis(getLong(RESTORE_GRACE)))
                 .stallThreshold(Duration.ofMillis(getLong(STALL_THRESHOLD)))
                 .historyRetention(Duration.ofDays(getInt(HISTORY_RETENTION)))
+                .terminationWindow(Duration.ofMillis(getLong(TERMINATION_WINDOW_MS)))
                 .meters(meters)
                 .enforcePrincipals(getBoolean(PRINCIPALS_ENFORCE))
                 .fleetWindow(Duration.ofSeconds(getLong(FLEET_WINDOW)))

@@ -1,5 +1,6 @@
 package io.devhealth.processor;
 
+import io.devhealth.schema.config.ServiceConfig;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -15,6 +16,7 @@ import java.util.Objects;
  * @param restoreGrace after a start or a stall of the processor, how long before silence counts again
  * @param stallThreshold a gap between two expiry ticks longer than this means the processor was not running
  * @param historyRetention how long device transitions and pod status timelines are kept
+ * @param terminationWindow how long a pod that left its node's allocations still receives its devices' changes
  * @param meters where the topology's counters go
  * @param enforcePrincipals whether every collector record must also carry the {@code devhealth.node} header
  *                          naming its key's node (docs/SECURITY.md); the value's node must equal the key always.
@@ -33,6 +35,7 @@ public record TopologyOptions(
         Duration restoreGrace,
         Duration stallThreshold,
         Duration historyRetention,
+        Duration terminationWindow,
         MeterRegistry meters,
         boolean enforcePrincipals,
         Duration fleetWindow,
@@ -57,6 +60,7 @@ public record TopologyOptions(
         Objects.requireNonNull(restoreGrace, "restoreGrace");
         Objects.requireNonNull(stallThreshold, "stallThreshold");
         Objects.requireNonNull(historyRetention, "historyRetention");
+        Objects.requireNonNull(terminationWindow, "terminationWindow");
         Objects.requireNonNull(timeBounds, "timeBounds");
         if (fleetWindow.isNegative() || fleetWindow.isZero()) {
             throw new IllegalArgumentException("fleet window " + fleetWindow + " must be positive");
@@ -87,6 +91,7 @@ public record TopologyOptions(
         private Duration restoreGrace = DEFAULT_RESTORE_GRACE;
         private Duration stallThreshold = DEFAULT_STALL_THRESHOLD;
         private Duration historyRetention = DEFAULT_HISTORY_RETENTION;
+        private Duration terminationWindow = ServiceConfig.DEFAULT_TERMINATION_WINDOW;
         private MeterRegistry meters;
         private boolean enforcePrincipals;
         private Duration fleetWindow = DEFAULT_FLEET_WINDOW;
@@ -126,6 +131,11 @@ public record TopologyOptions(
             return this;
         }
 
+        public Builder terminationWindow(Duration value) {
+            this.terminationWindow = value;
+            return this;
+        }
+
         public Builder meters(MeterRegistry value) {
             this.meters = value;
             return this;
@@ -158,7 +168,7 @@ public record TopologyOptions(
         }
 
         public TopologyOptions build() {
-            return new TopologyOptions(timeouts, flapDamping, expiryInterval, restoreGrace, stallThreshold, historyRetention,
+            return new TopologyOptions(timeouts, flapDamping, expiryInterval, restoreGrace, stallThreshold, historyRetention, terminationWindow,
                     meters == null ? new SimpleMeterRegistry() : meters, enforcePrincipals, fleetWindow, fleetFlushInterval, cloudEvents,
                     timeBounds == null ? new TimeBounds(TimeBounds.DEFAULT_FUTURE_SKEW, historyRetention) : timeBounds);
         }

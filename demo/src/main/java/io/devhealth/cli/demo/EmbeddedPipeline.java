@@ -58,7 +58,7 @@ public final class EmbeddedPipeline implements AutoCloseable {
      * What to run. Built with {@link #builder(Path)}.
      *
      * @param workDir keep it short: unix socket paths must fit in 108 bytes
-     * @param terminationWindow how long after a container ends an Unhealthy report still applies (sink)
+     * @param terminationWindow how long after a container ends an Unhealthy report still applies (processor and sink)
      * @param serviceOptions options given to all three services (collector, processor, sink) on top of
      *        the pipeline's own, e.g. a real {@code schema.registry.url} with its TLS and credentials
      *        instead of the in-memory registry; empty for the demo
@@ -284,6 +284,7 @@ public final class EmbeddedPipeline implements AutoCloseable {
                 ProcessorConfig.SCHEMA_REGISTRY_URL, registryUrl,
                 ProcessorConfig.APPLICATION_ID, "devhealth-processor-" + UUID.randomUUID().toString().substring(0, 8),
                 ProcessorConfig.STATE_DIR, options.workDir().resolve("state").toString(),
+                ProcessorConfig.TERMINATION_WINDOW_MS, Long.toString(options.terminationWindow().toMillis()),
                 // Several pipelines can share a machine (tests, demos): an ephemeral loopback port each.
                 ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1",
                 ProcessorConfig.QUERY_PORT, "0",

@@ -44,6 +44,15 @@ public abstract class ServiceConfig extends AbstractConfig {
     public static final String SCHEMA_REGISTRY_SSL_KEY_PASSWORD = RegistryTls.KEY_PASSWORD_CONFIG;
     /** The prefix of every topic name; every service has it. */
     public static final String TOPIC_PREFIX = "topic.prefix";
+    /**
+     * After a pod's containers finished, how long a device's Unhealthy report still counts for it
+     * (drivers often report a failure after the job crashed on it). The processor keeps routing the
+     * devices of a pod that left its node for this long, and the sink applies what arrives within it
+     * by the containers' {@code finishedAt}: one key, so that one setting
+     * ({@code DEVHEALTH_TERMINATION_WINDOW_MS}) gives both the same window.
+     */
+    public static final String TERMINATION_WINDOW_MS = "termination.window.ms";
+    public static final Duration DEFAULT_TERMINATION_WINDOW = Duration.ofMinutes(2);
     public static final String HTTP_REQUEST_TIMEOUT = "http.request.timeout.ms";
     public static final String HTTP_IDLE_TIMEOUT = "http.idle.timeout.ms";
     public static final String HTTP_MAX_CONNECTIONS = "http.max.connections";

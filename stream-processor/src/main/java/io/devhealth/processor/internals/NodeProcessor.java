@@ -264,9 +264,13 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
                     snapshot.getSequence());
             return;
         }
-        store.putNode(node, state.withAllocations(state.allocations().advance(snapshot.getCollectorEpoch(), snapshot.getSequence())));
-        store.putAllocations(node, snapshot);
-        // Pods that left the node keep their last status: it is the post-mortem record.
+        DepartedPods.Kept kept = DepartedPods.after(store.allocations(node), snapshot, state.departed(),
+                options.terminationWindow().toMillis());
+        store.putNode(node, state.withAllocations(state.allocations().advance(snapshot.getCollectorEpoch(), snapshot.getSequence()),
+                kept.departed()));
+        store.putAllocations(node, kept.allocations());
+        // Pods that left the node keep their last status, and for the termination window their devices'
+        // changes too (DepartedPods); then the last status is the post-mortem record.
         refreshPods(node, pod -> true, timestamp);
     }
 
@@ -423,11 +427,20 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
             return;
         }
         Instant now = Instant.ofEpochMilli(timestamp);
+        NodeState state = store.node(node);
+        Map<String, Long> departed = state == null ? Map.of() : state.departed();
         for (PodAllocation pod : pods) {
             String key = StateKeys.pod(pod.getNamespace(), pod.getName());
+            boolean gone = departed.containsKey(key);
+            if (gone && !DepartedPods.reaches(departed, key, state.nodeTime(), options.terminationWindow().toMillis())) {
+                continue;
+            }
             PodDeviceStatus previous = podStatus.get(key);
             PodDeviceStatus next = PodStatusBuilder.build(nodeAllocations.getCluster(), node, pod, deviceKey -> store.device(node, deviceKey),
                     id -> deviceById(node, id), previous, now);
+            if (gone) {
+                next = PodStatusBuilder.afterDeparture(previous, next);
+            }
             if (PodStatusBuilder.differs(previous, next)) {
                 podStatus.put(key, next);
                 podHistory.put(key, next, timestamp);

@@ -12,19 +12,22 @@ import java.util.Map;
  * @param allocations watermark of allocation snapshots
  * @param inventory watermark of inventories
  * @param sources by source name, from the latest heartbeat
+ * @param departed pods that left the node's allocations within the termination window, by pod key, at the
+ *                 node's time they were first missing ({@link DepartedPods})
  */
 public record NodeState(String cluster, long nodeTime, Watermark reports, Watermark allocations, Watermark inventory,
-                        Map<String, Liveness> sources) {
+                        Map<String, Liveness> sources, Map<String, Long> departed) {
 
     public NodeState {
         reports = reports == null ? Watermark.NONE : reports;
         allocations = allocations == null ? Watermark.NONE : allocations;
         inventory = inventory == null ? Watermark.NONE : inventory;
         sources = sources == null ? Map.of() : Map.copyOf(sources);
+        departed = departed == null ? Map.of() : Map.copyOf(departed);
     }
 
     public static NodeState empty(String cluster) {
-        return new NodeState(cluster, 0L, Watermark.NONE, Watermark.NONE, Watermark.NONE, Map.of());
+        return new NodeState(cluster, 0L, Watermark.NONE, Watermark.NONE, Watermark.NONE, Map.of(), Map.of());
     }
     /** A source's state as the node's heartbeat tells it. */
     public record Liveness(SourceStatus status, long since, String message) {}
@@ -50,24 +53,25 @@ public record NodeState(String cluster, long nodeTime, Watermark reports, Waterm
 
     /** This state after a report or heartbeat: its watermark, and the node's clock moved to {@code observedAt} if later. */
     public NodeState withReport(Watermark watermark, long observedAt) {
-        return new NodeState(cluster, Math.max(nodeTime, observedAt), watermark, allocations, inventory, sources);
+        return new NodeState(cluster, Math.max(nodeTime, observedAt), watermark, allocations, inventory, sources, departed);
     }
 
-    public NodeState withAllocations(Watermark watermark) {
-        return new NodeState(cluster, nodeTime, reports, watermark, inventory, sources);
+    /** This state after an allocation snapshot: its watermark and the pods that have left since. */
+    public NodeState withAllocations(Watermark watermark, Map<String, Long> departedPods) {
+        return new NodeState(cluster, nodeTime, reports, watermark, inventory, sources, departedPods);
     }
 
     public NodeState withInventory(Watermark watermark) {
-        return new NodeState(cluster, nodeTime, reports, allocations, watermark, sources);
+        return new NodeState(cluster, nodeTime, reports, allocations, watermark, sources, departed);
     }
 
     public NodeState withSources(Map<String, Liveness> next) {
-        return new NodeState(cluster, nodeTime, reports, allocations, inventory, next);
+        return new NodeState(cluster, nodeTime, reports, allocations, inventory, next, departed);
     }
 
     public NodeState withCluster(String name) {
         return name == null || name.isEmpty() || name.equals(cluster) ? this
-                : new NodeState(name, nodeTime, reports, allocations, inventory, sources);
+                : new NodeState(name, nodeTime, reports, allocations, inventory, sources, departed);
     }
 
     /** Whether the node's latest heartbeat says {@code sourceName} is down. */

@@ -86,6 +86,51 @@ public final class PodStatusBuilder {
                 .build();
     }
 
+    /**
+     * The status of a pod that has left its node ({@link DepartedPods}), from {@code next} as
+     * {@link #build} made it: only a device that is Unhealthy now takes its new status; every other
+     * keeps the one {@code previous} gave it. A failure reported after the job's crash is news about
+     * what the job ran on; a repair or the silence of a drained node after it is not, and would
+     * otherwise make the pod's last status say its devices were fine. (The sink applies the same
+     * idea exactly, by the containers' {@code finishedAt}.)
+     */
+    public static PodDeviceStatus afterDeparture(PodDeviceStatus previous, PodDeviceStatus next) {
+        if (previous == null) {
+            return next;
+        }
+        Map<String, DeviceStatus> before = indexDevices(previous);
+        HealthStatus summary = HealthStatus.HEALTHY;
+        List<ContainerDeviceStatus> containers = new ArrayList<>();
+        for (ContainerDeviceStatus container : next.getContainers()) {
+            List<ClaimDeviceStatus> claims = new ArrayList<>();
+            for (ClaimDeviceStatus claim : container.getClaims()) {
+                List<DeviceStatus> devices = new ArrayList<>();
+                for (DeviceStatus device : claim.getDevices()) {
+                    DeviceStatus kept = onlyFailures(before.get(StateKeys.device(next.getNode(), device.getDevice())), device);
+                    summary = worse(summary, kept.getHealth());
+                    devices.add(kept);
+                }
+                claims.add(new ClaimDeviceStatus(claim.getClaimName(), claim.getClaimNamespace(), devices));
+            }
+            List<DevicePluginResourceStatus> pluginResources = new ArrayList<>();
+            for (DevicePluginResourceStatus resource : container.getDevicePluginResources()) {
+                List<DeviceStatus> devices = new ArrayList<>();
+                for (DeviceStatus device : resource.getDevices()) {
+                    DeviceStatus kept = onlyFailures(before.get(pluginKey(resource.getResourceName(), device.getResourceId())), device);
+                    summary = worse(summary, kept.getHealth());
+                    devices.add(kept);
+                }
+                pluginResources.add(new DevicePluginResourceStatus(resource.getResourceName(), devices));
+            }
+            containers.add(ContainerDeviceStatus.newBuilder(container).setClaims(claims).setDevicePluginResources(pluginResources).build());
+        }
+        return PodDeviceStatus.newBuilder(next).setSummary(summary).setContainers(containers).build();
+    }
+
+    private static DeviceStatus onlyFailures(DeviceStatus before, DeviceStatus now) {
+        return before == null || now.getHealth() == HealthStatus.UNHEALTHY ? now : before;
+    }
+
     /** True when {@code next} says something {@code previous} did not (version and time aside). */
     public static boolean differs(PodDeviceStatus previous, PodDeviceStatus next) {
         return previous == null

@@ -83,13 +83,15 @@ public final class StateSerdes {
     /**
      * The format byte, then the node's {@link NodeStateValue}: its own fields through the generated
      * code, its refreshes written field by field, exactly as the generated code writes them (fields in
-     * number order, proto3 defaults left out; {@code StateSerdesTest} compares the two). Every node that
+     * number order, proto3 defaults left out, the departed pods after the refreshes; {@code StateSerdesTest}
+     * compares the two). Every node that
      * had a record is written at every commit, with a refresh for each of its devices that had a
      * keep-alive, and building a message per refresh and source was most of writing a node.
      */
     private static byte[] write(StoredNode node) throws IOException {
-        NodeStateValue head = encode(new StoredNode(node.state(), Map.of()));
-        int size = 1 + head.getSerializedSize();
+        NodeStateValue head = encode(new StoredNode(node.state(), Map.of())).toBuilder().clearDeparted().build();
+        NodeStateValue tail = NodeStateValue.newBuilder().putAllDeparted(node.state().departed()).build();
+        int size = 1 + head.getSerializedSize() + tail.getSerializedSize();
         for (PendingRefresh refresh : node.refreshes().values()) {
             size += nestedSize(NodeStateValue.REFRESHES_FIELD_NUMBER, refreshSize(refresh));
         }
@@ -109,6 +111,7 @@ public final class StateSerdes {
                 if (source.getValue() != 0L) out.writeInt64(SourceRefresh.REFRESHED_AT_FIELD_NUMBER, source.getValue());
             }
         }
+        tail.writeTo(out);
         out.checkNoSpaceLeft();
         return bytes;
     }
@@ -260,6 +263,7 @@ public final class StateSerdes {
                 .setAllocations(watermark(state.allocations()))
                 .setInventory(watermark(state.inventory()));
         if (state.cluster() != null) b.setCluster(state.cluster());
+        b.putAllDeparted(state.departed());
         state.sources().forEach((name, liveness) -> {
             Liveness.Builder l = Liveness.newBuilder().setSourceName(name).setStatus(symbolName(liveness.status())).setSince(liveness.since());
             if (liveness.message() != null) l.setMessage(liveness.message());
@@ -288,7 +292,7 @@ public final class StateSerdes {
             refreshes.put(r.getDevice(), new PendingRefresh(r.getDevice(), r.getDeadline(), times));
         }
         NodeState state = new NodeState(v.hasCluster() ? v.getCluster() : null, v.getNodeTime(), watermark(v.getReports()),
-                watermark(v.getAllocations()), watermark(v.getInventory()), sources);
+                watermark(v.getAllocations()), watermark(v.getInventory()), sources, v.getDepartedMap());
         return new StoredNode(state, refreshes);
     }
 

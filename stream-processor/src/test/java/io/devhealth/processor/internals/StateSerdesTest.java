@@ -42,7 +42,8 @@ class StateSerdesTest {
         NodeState state = new NodeState("prod", 42L, new NodeState.Watermark(3, 17), new NodeState.Watermark(3, 2),
                 new NodeState.Watermark(3, 9),
                 Map.of("gpu.nvidia.com", new NodeState.Liveness(SourceStatus.DOWN, 40L, "stream lost"),
-                        "nvml", new NodeState.Liveness(SourceStatus.UP, 1L, null)));
+                        "nvml", new NodeState.Liveness(SourceStatus.UP, 1L, null)),
+                Map.of("ml/train-0", 41L, "ml/train-1", 0L));
         StoredNode node = new StoredNode(state, Map.of("n1/gpu.nvidia.com/n1/gpu-0", new PendingRefresh("n1/gpu.nvidia.com/n1/gpu-0", 70_000L, Map.of("DRA:gpu.nvidia.com", 40_000L, "NVML:nvml", 39_000L)),
                         "n1/gpu.nvidia.com/n1/gpu-1", new PendingRefresh("n1/gpu.nvidia.com/n1/gpu-1", Long.MAX_VALUE, Map.of())));
         assertThat(nodes.deserializer().deserialize("t", nodes.serializer().serialize("t", node))).isEqualTo(node);
@@ -53,7 +54,7 @@ class StateSerdesTest {
     @Test
     void shouldWriteANodeExactlyAsTheGeneratedCodeDoes() throws Exception {
         NodeState state = new NodeState("prod", 42L, new NodeState.Watermark(3, 17), NodeState.Watermark.NONE, new NodeState.Watermark(3, 9),
-                Map.of("gpu.nvidia.com", new NodeState.Liveness(SourceStatus.UP, 40L, null)));
+                Map.of("gpu.nvidia.com", new NodeState.Liveness(SourceStatus.UP, 40L, null)), Map.of("ml/train-0", 41L));
         StoredNode node = new StoredNode(state, Map.of(
                 "n1/gpu.nvidia.com/n1/gpu-0", new PendingRefresh("n1/gpu.nvidia.com/n1/gpu-0", 70_000L,
                         Map.of("DRA:gpu.nvidia.com", 40_000L, "NVML:nvml", 0L)),

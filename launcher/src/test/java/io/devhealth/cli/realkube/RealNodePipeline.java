@@ -1,0 +1,213 @@
+package io.devhealth.cli.realkube;
+
+import static org.awaitility.Awaitility.await;
+
+import io.devhealth.collector.CollectorConfig;
+import io.devhealth.collector.NodeCollector;
+import io.devhealth.collector.nvml.NvmlConfig;
+import io.devhealth.processor.ProcessorConfig;
+import io.devhealth.processor.StreamProcessorApp;
+import io.devhealth.processor.query.QuerySecurityConfig;
+import io.devhealth.schema.Topics;
+import io.devhealth.schema.config.ServiceConfig;
+import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
+import io.devhealth.sink.SinkApp;
+import io.devhealth.sink.SinkConfig;
+import io.devhealth.testkit.realkube.ControlPlane;
+import io.devhealth.testkit.realkube.KubeBinaries;
+import io.devhealth.testkit.realkube.RealNode;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The whole pipeline on the real node: the production node-collector reading the real kubelet's
+ * plugin registry and PodResources socket and the real DRA driver's {@code DRAResourceHealth} stream,
+ * the production stream-processor, and the production sink writing to the real API server as the
+ * ServiceAccount that the shipped {@code k8s/base/sink-apiserver/rbac.yaml} binds — over a real Kafka
+ * broker, with topics of its own. Only the devices and the container runtime are simulated (see
+ * {@code docs/TEST-CLUSTER.md}).
+ *
+ * <p>Services are started as {@code main} starts them, from their typed configuration; the options a
+ * test gives override the pipeline's.
+ */
+final class RealNodePipeline implements AutoCloseable {
+
+    private static final Logger LOGGER = LoggerFactory.getLogger(RealNodePipeline.class);
+    private static final Duration START = Duration.ofSeconds(90);
+    private static final String NAMESPACE = "devhealth";
+
+    private final List<AutoCloseable> resources = new ArrayList<>();
+    private final Topics topics;
+    private final MeterRegistry sinkMeters = new SimpleMeterRegistry();
+    private StreamProcessorApp processor;
+    private SinkApp sink;
+    private NodeCollector collector;
+
+    private RealNodePipeline(String topicPrefix) {
+        this.topics = new Topics(topicPrefix);
+    }
+
+    /**
+     * Applies the shipped namespace, CRD and RBAC, creates the pipeline's topics on {@code kafka} and
+     * starts the three services for {@code node}.
+     *
+     * @param processorOptions e.g. {@link ProcessorConfig#FLAP_THRESHOLD}
+     */
+    static RealNodePipeline start(ControlPlane plane, RealNode node, EmbeddedKafkaCluster kafka, Path workDir,
+                                  Map<String, String> processorOptions, Map<String, String> sinkOptions) {
+        RealNodePipeline pipeline = new RealNodePipeline(EmbeddedKafkaCluster.uniqueName("realnode") + ".");
+        try {
+            pipeline.startAll(plane, node, kafka, workDir, processorOptions, sinkOptions);
+            return pipeline;
+        } catch (RuntimeException e) {
+            pipeline.close();
+            throw e;
+        }
+    }
+
+    /** The shipped objects the services need: their namespace, ServiceAccounts, RBAC and the CRD. */
+    static void applyShippedManifests(KubernetesClient admin) {
+        for (String file : List.of("namespace.yaml", "sink-apiserver/devicepostmortem-crd.yaml", "sink-apiserver/rbac.yaml",
+                "node-collector/rbac.yaml")) {
+            apply(admin, file, null);
+        }
+        // The ServiceAccount's namespace comes from the kustomization, as `kubectl apply -k` sets it.
+        apply(admin, "node-collector/serviceaccount.yaml", NAMESPACE);
+        await("DevicePostMortem CRD established").atMost(START).until(() -> {
+            CustomResourceDefinition crd = admin.apiextensions().v1().customResourceDefinitions()
+                    .withName("devicepostmortems.devhealth.io").get();
+            return crd != null && crd.getStatus() != null && crd.getStatus().getConditions().stream()
+                    .anyMatch(c -> "Established".equals(c.getType()) && "True".equals(c.getStatus()));
+        });
+    }
+
+    private static void apply(KubernetesClient admin, String file, String namespace) {
+        try (InputStream in = Files.newInputStream(KubeBinaries.repositoryRoot().resolve("k8s/base").resolve(file))) {
+            var objects = admin.load(in);
+            (namespace == null ? objects : objects.inNamespace(namespace)).forceConflicts().serverSideApply();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private void startAll(ControlPlane plane, RealNode node, EmbeddedKafkaCluster kafka, Path workDir,
+                          Map<String, String> processorOptions, Map<String, String> sinkOptions) {
+        KubernetesClient admin = plane.adminClient();
+        applyShippedManifests(admin);
+        try {
+            Files.createDirectories(workDir);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        int partitions = 2;
+        kafka.createTopics(partitions, topics.nodeEvents(), topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
+        kafka.createCompactedTopics(partitions, topics.podDeviceStatus());
+        String registry = "mem://realnode-" + UUID.randomUUID();
+
+        Map<String, String> processorSettings = new HashMap<>(Map.of(
+                ProcessorConfig.SCHEMA_REGISTRY_URL, registry,
+                ProcessorConfig.APPLICATION_ID, "devhealth-processor-" + UUID.randomUUID().toString().substring(0, 8),
+                ProcessorConfig.STATE_DIR, workDir.resolve("state").toString(),
+                ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1",
+                ProcessorConfig.QUERY_PORT, "0",
+                ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1",
+                // Loopback only, and the test reads what a user's `devhealth query` reads.
+                QuerySecurityConfig.INSECURE, "true",
+                ProcessorConfig.HTTP_HOST, "127.0.0.1",
+                ProcessorConfig.HTTP_PORT, "-1"));
+        processorSettings.putAll(processorOptions);
+        processor = track(new StreamProcessorApp(new ProcessorConfig(withKafka(kafka, processorSettings))));
+        processor.start();
+
+        Map<String, String> sinkSettings = new HashMap<>(Map.of(
+                SinkConfig.SCHEMA_REGISTRY_URL, registry,
+                SinkConfig.GROUP_ID, "devhealth-sink-" + UUID.randomUUID().toString().substring(0, 8),
+                SinkConfig.HTTP_PORT, "-1"));
+        sinkSettings.putAll(sinkOptions);
+        sink = track(new SinkApp(new SinkConfig(withKafka(kafka, sinkSettings)), sinkMeters, Clock.systemUTC(),
+                kubeconfig(plane.kubeconfigFor(NAMESPACE, "devhealth-sink"))));
+        sink.start();
+
+        collector = track(NodeCollector.create(new CollectorConfig(withKafka(kafka, Map.ofEntries(
+                Map.entry(CollectorConfig.NODE_NAME, node.name()),
+                Map.entry(CollectorConfig.SCHEMA_REGISTRY_URL, registry),
+                Map.entry(CollectorConfig.DRA_REGISTRY_DIR, node.pluginRegistryDirectory().toString()),
+                Map.entry(CollectorConfig.DRA_REGISTRY_RESCAN_INTERVAL, "500"),
+                Map.entry(CollectorConfig.POD_RESOURCES_SOCKET, node.podResourcesSocket().toString()),
+                Map.entry(CollectorConfig.POD_RESOURCES_POLL_INTERVAL, "500"),
+                Map.entry(CollectorConfig.SPOOL_DIR, workDir.resolve("spool").toString()),
+                // The inventory client is the collector's own ServiceAccount, given below.
+                Map.entry(CollectorConfig.INVENTORY_ENABLED, "false"),
+                Map.entry(NvmlConfig.ENABLED, "false"),
+                Map.entry(CollectorConfig.HTTP_PORT, "-1")))), Clock.systemUTC()));
+        KubernetesClient inventory = track(plane.clientFor(NAMESPACE, "node-collector"));
+        collector.withInventory(inventory);
+        collector.start();
+        LOGGER.info("pipeline started node={} topics={} queryUrl={}", node.name(), topics.nodeEvents(), queryUrl());
+    }
+
+    private static Config kubeconfig(Path file) {
+        try {
+            return Config.fromKubeconfig(Files.readString(file, StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private Map<String, Object> withKafka(EmbeddedKafkaCluster kafka, Map<String, String> settings) {
+        Map<String, Object> all = new HashMap<>(settings);
+        all.put(ServiceConfig.TOPIC_PREFIX, topics.prefix());
+        kafka.clientProperties().forEach((key, value) -> all.put(ServiceConfig.KAFKA_PREFIX + key, String.valueOf(value)));
+        return all;
+    }
+
+    private <T extends AutoCloseable> T track(T resource) {
+        resources.add(resource);
+        return resource;
+    }
+
+    /** The processor's query API, as {@code devhealth query --server} takes it. */
+    String queryUrl() {
+        return "http://127.0.0.1:" + processor.queryAddress().port();
+    }
+
+    Topics topics() {
+        return topics;
+    }
+
+    /** The value of one of the sink's counters ({@code devhealth.sink.<name>}), summed over its tags. */
+    double sinkCount(String name, String... tags) {
+        return sinkMeters.find("devhealth.sink." + name).tags(tags).counters().stream().mapToDouble(Counter::count).sum();
+    }
+
+    @Override
+    public void close() {
+        for (int i = resources.size() - 1; i >= 0; i--) {
+            try {
+                resources.get(i).close();
+            } catch (Exception e) {
+                LOGGER.warn("close failed resource={} error=\"{}\"", resources.get(i).getClass().getSimpleName(), e.toString());
+            }
+        }
+        resources.clear();
+    }
+}

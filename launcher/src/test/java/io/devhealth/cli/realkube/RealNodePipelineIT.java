@@ -1,0 +1,238 @@
+package io.devhealth.cli.realkube;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.devhealth.cli.Devhealth;
+import io.devhealth.processor.ProcessorConfig;
+import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
+import io.devhealth.sink.DevicePostMortem;
+import io.devhealth.sink.PodStatusWriter;
+import io.devhealth.sink.SinkConfig;
+import io.devhealth.testkit.kafka.KafkaClusterExtension;
+import io.devhealth.testkit.realkube.ControlPlane;
+import io.devhealth.testkit.realkube.GpuWorkloads;
+import io.devhealth.testkit.realkube.RealKubernetes;
+import io.devhealth.testkit.realkube.RealNode;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodCondition;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * The pipeline as it runs in a cluster, end to end on the real node: the driver's health goes
+ * through the collector, Kafka and the processor to the sink, which writes the real API server; the
+ * kubelet, the scheduler and the controllers are upstream's. What the sink alone does against the
+ * real kubelet is {@code SinkOnRealKubeletIT}'s; here the question is whether the whole chain tells
+ * the truth about a job that died on its GPU.
+ */
+@RealKubernetes
+@ExtendWith(KafkaClusterExtension.class)
+class RealNodePipelineIT {
+
+    private static final String NAMESPACE = "pipeline-real";
+    private static final Duration WAIT = Duration.ofSeconds(90);
+    private static final String XID = "XID 79: GPU has fallen off the bus";
+
+    private static KubernetesClient admin;
+    private static RealNodePipeline pipeline;
+    private static RealNode node;
+
+    @BeforeAll
+    static void startPipeline(ControlPlane plane, RealNode realNode, EmbeddedKafkaCluster kafka, @TempDir Path work) {
+        admin = plane.adminClient();
+        node = realNode;
+        GpuWorkloads.prepare(admin, NAMESPACE);
+        GpuWorkloads.claimTemplate(admin, NAMESPACE, "one-gpu", 1);
+        pipeline = RealNodePipeline.start(plane, realNode, kafka, work,
+                // Every change of the driver is a change of the pod here: these tests flip health on purpose.
+                Map.of(ProcessorConfig.FLAP_THRESHOLD, "0"),
+                Map.of(SinkConfig.TERMINATION_WINDOW_MS, "60000"));
+    }
+
+    @AfterAll
+    static void stopPipeline() {
+        if (pipeline != null) {
+            pipeline.close();
+        }
+    }
+
+    /** Every GPU healthy again and no pod of this class left, so that the next test finds the node as it was. */
+    @AfterEach
+    void cleanUp() {
+        for (int i = 0; i < node.gpus(); i++) {
+            node.driver().setHealth("gpu-" + i, "Healthy", "");
+        }
+        admin.pods().inNamespace(NAMESPACE).withGracePeriod(0).delete();
+        await("the pods and their claims are gone").atMost(WAIT).until(() ->
+                admin.pods().inNamespace(NAMESPACE).list().getItems().isEmpty()
+                        && admin.resources(ResourceClaim.class).inNamespace(NAMESPACE).list().getItems().isEmpty());
+    }
+
+    @Test
+    void shouldRecordThroughTheWholePipelineThatTheJobDiedOnItsGpu() {
+        GpuWorkloads.batchPod(admin, NAMESPACE, "train-xid", "one-gpu");
+        await().atMost(WAIT).until(() -> "Running".equals(phase("train-xid")));
+        String device = deviceOf("train-xid");
+        await("devhealth's condition on the running pod").atMost(WAIT)
+                .until(() -> condition("train-xid").map(PodCondition::getStatus).orElse(null), "True"::equals);
+
+        node.driver().setHealth(device, "Unhealthy", XID);
+        await("the condition turns False with the driver's message").atMost(WAIT).untilAsserted(() ->
+                assertThat(condition("train-xid")).hasValueSatisfying(c -> {
+                    assertThat(c.getStatus()).isEqualTo("False");
+                    assertThat(c.getMessage()).contains(device, "Unhealthy", XID);
+                }));
+        node.runtime().exit(NAMESPACE, "train-xid", "main", 1, "CUDA error: an illegal memory access");
+        await().atMost(WAIT).until(() -> "Failed".equals(phase("train-xid")));
+
+        DevicePostMortem.Spec died = await("the post-mortem record").atMost(WAIT)
+                .until(() -> record("train-xid").map(DevicePostMortem::getSpec).orElse(null), spec -> spec != null);
+        assertThat(died.pod().uid()).isEqualTo(pod("train-xid").getMetadata().getUid());
+        assertThat(died.health()).isEqualTo("Unhealthy");
+        assertThat(died.containers()).singleElement().satisfies(c -> {
+            assertThat(c.exitCode()).isEqualTo(1);
+            assertThat(c.resources()).singleElement().satisfies(r -> assertThat(r.devices()).singleElement().satisfies(d -> {
+                assertThat(d.device()).isEqualTo(device);
+                assertThat(d.health()).isEqualTo("Unhealthy");
+                assertThat(d.message()).isEqualTo(XID);
+            }));
+        });
+
+        // A repair after the death changes neither the record nor the condition.
+        node.driver().setHealth(device, "Healthy", "");
+        sleepThroughKubeletSyncs();
+        assertThat(record("train-xid").orElseThrow().getSpec()).isEqualTo(died);
+        assertThat(condition("train-xid")).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("False"));
+        assertQueryAgrees("train-xid", device, "Unhealthy", XID);
+    }
+
+    /**
+     * The driver often reports the failure only after the job has crashed on it. A report within the
+     * termination window still reaches the record of the pod, which has left the kubelet's PodResources
+     * by then (its claim is unprepared).
+     */
+    @Test
+    void shouldApplyAnUnhealthyReportArrivingAfterTheCrashWithinTheWindow() {
+        GpuWorkloads.batchPod(admin, NAMESPACE, "train-late", "one-gpu");
+        await().atMost(WAIT).until(() -> "Running".equals(phase("train-late")));
+        String device = deviceOf("train-late");
+        await("devhealth's condition on the running pod").atMost(WAIT)
+                .until(() -> condition("train-late").map(PodCondition::getStatus).orElse(null), "True"::equals);
+        node.runtime().exit(NAMESPACE, "train-late", "main", 1, "CUDA error: unspecified launch failure");
+        await().atMost(WAIT).until(() -> "Failed".equals(phase("train-late")));
+        await("the record of a death on healthy GPUs").atMost(WAIT)
+                .until(() -> record("train-late").map(r -> r.getSpec().health()).orElse(null), "Healthy"::equals);
+
+        node.driver().setHealth(device, "Unhealthy", XID);
+        await("the late report in the record").atMost(WAIT).untilAsserted(() ->
+                assertThat(record("train-late").orElseThrow().getSpec().health()).isEqualTo("Unhealthy"));
+        assertThat(condition("train-late")).hasValueSatisfying(c -> assertThat(c.getMessage()).contains(device, XID));
+        assertQueryAgrees("train-late", device, "Unhealthy", XID);
+    }
+
+    /** As above, but the pod is deleted at once, as Job controllers and {@code ttlSecondsAfterFinished: 0} do. */
+    @Test
+    void shouldApplyAnUnhealthyReportArrivingAfterThePodWasDeletedWithinTheWindow() {
+        GpuWorkloads.batchPod(admin, NAMESPACE, "train-gone", "one-gpu");
+        await().atMost(WAIT).until(() -> "Running".equals(phase("train-gone")));
+        String device = deviceOf("train-gone");
+        String uid = pod("train-gone").getMetadata().getUid();
+        await("devhealth's condition on the running pod").atMost(WAIT)
+                .until(() -> condition("train-gone").map(PodCondition::getStatus).orElse(null), "True"::equals);
+        node.runtime().exit(NAMESPACE, "train-gone", "main", 1, "CUDA error: unspecified launch failure");
+        await().atMost(WAIT).until(() -> "Failed".equals(phase("train-gone")));
+        await("the record of a death on healthy GPUs").atMost(WAIT)
+                .until(() -> record("train-gone").map(r -> r.getSpec().health()).orElse(null), "Healthy"::equals);
+        admin.pods().inNamespace(NAMESPACE).withName("train-gone").withGracePeriod(0).delete();
+        await().atMost(WAIT).until(() -> pod("train-gone") == null);
+
+        node.driver().setHealth(device, "Unhealthy", XID);
+        await("the late report in the deleted pod's record").atMost(WAIT).untilAsserted(() ->
+                assertThat(record("train-gone").orElseThrow().getSpec().health()).isEqualTo("Unhealthy"));
+        DevicePostMortem.Spec spec = record("train-gone").orElseThrow().getSpec();
+        assertThat(spec.pod().uid()).isEqualTo(uid);
+        assertThat(spec.message()).contains(device, XID);
+    }
+
+    /** {@code devhealth query pod} says what the pod's record says. */
+    private static void assertQueryAgrees(String pod, String device, String health, String message) {
+        JsonNode answer = query("pod", NAMESPACE + "/" + pod);
+        JsonNode queried = answer.path("containers").get(0).path("claims").get(0).path("devices").get(0);
+        assertThat(queried.path("device").asText()).isEqualTo(device);
+        assertThat(queried.path("health").asText()).as("devhealth query pod agrees with the record").isEqualTo(health);
+        assertThat(queried.path("message").asText()).isEqualTo(message);
+    }
+
+    private static void sleepThroughKubeletSyncs() {
+        try {
+            Thread.sleep(25_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** {@code devhealth query <args> -o json} against the pipeline's processor, as a user runs it. */
+    private static JsonNode query(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine cli = new CommandLine(new Devhealth()).setOut(new PrintWriter(out)).setErr(new PrintWriter(err));
+        String[] full = new String[args.length + 5];
+        full[0] = "query";
+        full[1] = "--server";
+        full[2] = pipeline.queryUrl();
+        full[3] = "-o";
+        full[4] = "json";
+        System.arraycopy(args, 0, full, 5, args.length);
+        int exit = cli.execute(full);
+        assertThat(exit).as(err.toString()).isZero();
+        try {
+            return new ObjectMapper().readTree(out.toString());
+        } catch (java.io.IOException e) {
+            throw new AssertionError("not JSON: " + out, e);
+        }
+    }
+
+    private static String deviceOf(String pod) {
+        String uid = pod(pod).getMetadata().getUid();
+        return admin.resources(ResourceClaim.class).inNamespace(NAMESPACE).list().getItems().stream()
+                .filter(c -> c.getMetadata().getOwnerReferences().stream().anyMatch(o -> o.getUid().equals(uid)))
+                .findFirst().orElseThrow().getStatus().getAllocation().getDevices().getResults().get(0).getDevice();
+    }
+
+    private static Optional<PodCondition> condition(String pod) {
+        Pod current = pod(pod);
+        return current == null ? Optional.empty() : current.getStatus().getConditions().stream()
+                .filter(c -> PodStatusWriter.CONDITION_TYPE.equals(c.getType())).findFirst();
+    }
+
+    private static Optional<DevicePostMortem> record(String pod) {
+        return Optional.ofNullable(admin.resources(DevicePostMortem.class).inNamespace(NAMESPACE).withName(pod).get());
+    }
+
+    private static String phase(String pod) {
+        Pod current = pod(pod);
+        return current == null ? null : current.getStatus().getPhase();
+    }
+
+    private static Pod pod(String name) {
+        return admin.pods().inNamespace(NAMESPACE).withName(name).get();
+    }
+}

@@ -1,0 +1,82 @@
+package io.devhealth.processor.internals;
+
+import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.PodAllocation;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Which pods a node's device changes still reach after an allocation snapshot: the snapshot's own,
+ * and those that left the node's allocations less than the termination window ago.
+ *
+ * <p>The kubelet lists a pod in PodResources only while its claims are prepared, and unprepares them
+ * as soon as the pod's containers have finished. A driver often reports the failure that killed a job
+ * seconds after the crash; without this the report would reach no pod, and the pod's record would
+ * say its devices were healthy. What of such a late report the pod's record takes is the sink's
+ * decision, by the containers' {@code finishedAt}; here the pod only keeps receiving.
+ *
+ * <p>A pod of the snapshot replaces a departed one of the same name (a pod re-created on the node).
+ * The time a pod left is the {@code observedAt} of the first snapshot without it, on the node's
+ * clock, as every other deadline of the node is.
+ */
+final class DepartedPods {
+
+    /**
+     * @param allocations the snapshot to keep: the new snapshot's pods, then the departed pods still in the window
+     * @param departed pod key → node time it left, for the departed pods kept
+     */
+    record Kept(NodeAllocations allocations, Map<String, Long> departed) {}
+
+    private DepartedPods() {}
+
+    /**
+     * Whether a change at node time {@code nodeTime} still reaches the pod {@code podKey}: always for a
+     * pod of the node's allocations, within the window for a departed one. (A departed pod is dropped
+     * from the kept snapshot at the next snapshot after its window; until then this keeps it quiet.)
+     */
+    static boolean reaches(Map<String, Long> departed, String podKey, long nodeTime, long windowMs) {
+        Long leftAt = departed.get(podKey);
+        return leftAt == null || inWindow(leftAt, nodeTime, windowMs);
+    }
+
+    private static boolean inWindow(long leftAt, long nodeTime, long windowMs) {
+        return nodeTime - leftAt < windowMs;
+    }
+
+    /**
+     * @param previous the node's kept snapshot before {@code next} (departed pods included); null before the first
+     * @param departed the departures known before {@code next}
+     * @param windowMs how long a departed pod is kept
+     */
+    static Kept after(NodeAllocations previous, NodeAllocations next, Map<String, Long> departed, long windowMs) {
+        if (previous == null || windowMs <= 0) {
+            return new Kept(next, Map.of());
+        }
+        long at = next.getObservedAt().toEpochMilli();
+        Set<String> present = new HashSet<>();
+        for (PodAllocation pod : next.getPods()) {
+            present.add(StateKeys.pod(pod.getNamespace(), pod.getName()));
+        }
+        List<PodAllocation> pods = new ArrayList<>(next.getPods());
+        Map<String, Long> stillDeparted = new HashMap<>();
+        for (PodAllocation pod : previous.getPods()) {
+            String key = StateKeys.pod(pod.getNamespace(), pod.getName());
+            if (present.contains(key)) {
+                continue;
+            }
+            long leftAt = departed.getOrDefault(key, at);
+            if (inWindow(leftAt, at, windowMs)) {
+                pods.add(pod);
+                stillDeparted.put(key, leftAt);
+            }
+        }
+        if (stillDeparted.isEmpty()) {
+            return new Kept(next, Map.of());
+        }
+        return new Kept(NodeAllocations.newBuilder(next).setPods(pods).build(), stillDeparted);
+    }
+}
