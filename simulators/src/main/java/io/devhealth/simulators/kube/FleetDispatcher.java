@@ -260,7 +260,7 @@ final class FleetDispatcher extends Dispatcher {
             return null;
         }
         try {
-            return ServerTables.customColumns(crds.get(null, type.plural() + "." + type.group()).json(), type.version());
+            return tables.customColumns(crds.get(null, type.plural() + "." + type.group()), type.version());
         } catch (ApiException e) {
             if (e.code() == 404) {
                 return null;
