@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.ByteBuffer;
 import java.time.Clock;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -35,7 +36,14 @@ import org.slf4j.LoggerFactory;
  * when the record is skipped. Failures that are not about the record (state stores, the schema
  * registry being unreachable) still fail the task, to be retried after the thread is replaced.
  *
- * <p>Configured through the Streams properties ({@link #configure(Properties, String, Serializer, MeterRegistry)}).
+ * <p>Configured through the Streams properties ({@link #configure(Properties, String, Serializer, MeterRegistry, Collection)}).
+ *
+ * <p>Counted in {@code devhealth.processor.dead.letters}{kind, topic}. Every kind an input can produce
+ * is registered at 0 before the first record: an alert on {@code increase()} sees a dead letter only
+ * as a rise from an earlier sample, and a series born with its first dead letter has none.
+ * {@value #DESERIALIZATION} and {@value #INVALID} are registered here for every input topic,
+ * {@value #AUTHENTICATION} by the deserializer that checks a topic's signatures
+ * ({@code SignedRecordDeserializer}), for that topic only and only where signatures are checked.
  */
 public final class DeadLetterHandler implements DeserializationExceptionHandler, ProcessingExceptionHandler {
 
@@ -46,14 +54,30 @@ public final class DeadLetterHandler implements DeserializationExceptionHandler,
     public static final String METERS_CONFIG = "devhealth.meter.registry";
     public static final String CLOCK_CONFIG = "devhealth.clock";
     static final String STAGE = "processor";
+    static final String METER = "devhealth.processor.dead.letters";
+    /** A record whose bytes do not decode. */
+    public static final String DESERIALIZATION = "deserialization";
+    /** A record that decodes but that processing refused. */
+    public static final String INVALID = "invalid";
+    /** A record whose node signature did not verify. */
+    public static final String AUTHENTICATION = "authentication";
 
     private String topic;
     private Serializer<DeadLetter> serializer;
     private MeterRegistry meters;
     private Clock clock;
 
-    /** Installs this handler for undecodable and invalid records in {@code streamsProperties}. */
-    public static void configure(Properties streamsProperties, String topic, Serializer<DeadLetter> serializer, MeterRegistry meters) {
+    /**
+     * Installs this handler for undecodable and invalid records in {@code streamsProperties}, and starts
+     * the counts of both at 0 for each of {@code inputTopics} (the topology's,
+     * {@link DeviceHealthTopology#inputTopics}).
+     */
+    public static void configure(Properties streamsProperties, String topic, Serializer<DeadLetter> serializer, MeterRegistry meters,
+                                 Collection<String> inputTopics) {
+        for (String inputTopic : inputTopics) {
+            counter(meters, DESERIALIZATION, inputTopic);
+            counter(meters, INVALID, inputTopic);
+        }
         streamsProperties.put(StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetterHandler.class.getName());
         streamsProperties.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetterHandler.class.getName());
         streamsProperties.put(TOPIC_CONFIG, topic);
@@ -83,7 +107,7 @@ public final class DeadLetterHandler implements DeserializationExceptionHandler,
         boolean unauthenticated = exception instanceof RecordAuthenticationException;
         ProducerRecord<byte[], byte[]> letter = deadLetter(record.topic(), record.partition(), record.offset(), record.key(),
                 record.value(), (unauthenticated ? "unauthenticated record: " : "undecodable record: ") + describe(exception),
-                exception, unauthenticated ? "authentication" : "deserialization");
+                exception, unauthenticated ? AUTHENTICATION : DESERIALIZATION);
         return DeserializationExceptionHandler.Response.resume(List.of(letter));
     }
 
@@ -96,7 +120,7 @@ public final class DeadLetterHandler implements DeserializationExceptionHandler,
             return ProcessingExceptionHandler.Response.fail();
         }
         ProducerRecord<byte[], byte[]> letter = deadLetter(context.topic(), context.partition(), context.offset(),
-                context.sourceRawKey(), context.sourceRawValue(), "invalid record: " + describe(exception), exception, "invalid");
+                context.sourceRawKey(), context.sourceRawValue(), "invalid record: " + describe(exception), exception, INVALID);
         return ProcessingExceptionHandler.Response.resume(List.of(letter));
     }
 
@@ -113,14 +137,18 @@ public final class DeadLetterHandler implements DeserializationExceptionHandler,
                 .setErrorClass(exception.getClass().getName())
                 .setFailedAt(clock.instant())
                 .build();
-        Counter.builder("devhealth.processor.dead.letters")
-                .description("Input records sent to the dead-letter topic instead of being processed")
-                .tag("kind", kind)
-                .tag("topic", sourceTopic == null ? "none" : sourceTopic)
-                .register(meters)
-                .increment();
+        counter(meters, kind, sourceTopic == null ? "none" : sourceTopic).increment();
         LOGGER.warn("dead letter topic={} partition={} offset={} reason=\"{}\"", sourceTopic, partition, offset, reason);
         return new ProducerRecord<>(topic, null, key, serializer.serialize(topic, letter));
+    }
+
+    /** The count of {@code kind} dead letters from {@code topic}, registered at 0 where it was not yet. */
+    public static Counter counter(MeterRegistry meters, String kind, String topic) {
+        return Counter.builder(METER)
+                .description("Input records sent to the dead-letter topic instead of being processed")
+                .tag("kind", kind)
+                .tag("topic", topic)
+                .register(meters);
     }
 
     private static String describe(Exception exception) {

@@ -12,6 +12,7 @@ import io.devhealth.processor.internals.TopologyNames;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.HealthTransition;
 import java.time.Duration;
+import java.util.List;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
@@ -69,6 +70,14 @@ public final class DeviceHealthTopology {
     private static final Duration HISTORY_WINDOW = Duration.ofMillis(1);
 
     private DeviceHealthTopology() {}
+
+    /**
+     * The topics the topology reads besides its own internal ones (repartition and changelog topics,
+     * whose records it wrote itself): where bad records come from.
+     */
+    public static List<String> inputTopics(Topics topics) {
+        return List.of(topics.nodeEvents(), topics.healthTransitions());
+    }
 
     /** The topology with default behaviour settings. */
     public static Topology build(Topics topics, ProcessorSerdes serdes) {

@@ -41,7 +41,8 @@ public final class StreamProcessorApp implements AutoCloseable {
                 .authenticated(config.topics(), config.recordVerifier(), meters);
         reportNodeSignatures(config.recordVerifier().isPresent(), meters);
         Properties props = streamsProperties(config);
-        DeadLetterHandler.configure(props, config.topics().deadLetters(), serdes.deadLetters().serializer(), meters);
+        DeadLetterHandler.configure(props, config.topics().deadLetters(), serdes.deadLetters().serializer(), meters,
+                DeviceHealthTopology.inputTopics(config.topics()));
         // The query port is bound first: with port 0 its number is known only then, and Streams must advertise it.
         this.queryServer = QueryServer.bind(config.queryBindAddress(), config.queryPort(), Clock.systemUTC(), config.querySecurity(),
                 config.httpLimits());

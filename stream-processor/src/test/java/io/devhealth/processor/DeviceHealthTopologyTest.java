@@ -8,6 +8,7 @@ import static io.devhealth.processor.TopologyFixture.report;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.groups.Tuple.tuple;
 
+import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.DeviceRef;
 import io.devhealth.schema.avro.DeviceStatus;
 import io.devhealth.schema.avro.HealthStatus;
@@ -16,7 +17,12 @@ import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.avro.ReportKind;
 import io.devhealth.schema.avro.Severity;
 import io.devhealth.schema.avro.SourceKind;
+import io.devhealth.schema.serde.SchemaRegistries;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import org.apache.kafka.streams.TopologyDescription;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -35,6 +41,25 @@ class DeviceHealthTopologyTest {
 
     private static org.assertj.core.groups.Tuple fromTo(HealthStatus from, HealthStatus to) {
         return tuple(from, to);
+    }
+
+    @Test
+    void shouldNameEveryTopicItReadsAsAnInput() {
+        Topics topics = Topics.withDefaultPrefix();
+        TopologyDescription description = DeviceHealthTopology.build(topics,
+                ProcessorSerdes.over(SchemaRegistries.inMemory("inputs-" + UUID.randomUUID()))).describe();
+        Set<String> read = new HashSet<>();
+        for (TopologyDescription.Subtopology subtopology : description.subtopologies()) {
+            for (TopologyDescription.Node node : subtopology.nodes()) {
+                if (node instanceof TopologyDescription.Source source) {
+                    read.addAll(source.topicSet());
+                }
+            }
+        }
+        // Repartition topics are the topology's own, written by it.
+        read.removeIf(topic -> topic.endsWith("-repartition"));
+
+        assertThat(DeviceHealthTopology.inputTopics(topics)).containsExactlyInAnyOrderElementsOf(read);
     }
 
     @Test

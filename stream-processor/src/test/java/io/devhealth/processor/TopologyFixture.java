@@ -91,7 +91,8 @@ final class TopologyFixture implements AutoCloseable {
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
-        DeadLetterHandler.configure(props, topics.deadLetters(), serdes.deadLetters().serializer(), meters);
+        DeadLetterHandler.configure(props, topics.deadLetters(), serdes.deadLetters().serializer(), meters,
+                DeviceHealthTopology.inputTopics(topics));
         options = customize.apply(TopologyOptions.builder()).meters(meters).build();
         driver = new TopologyTestDriver(DeviceHealthTopology.build(topics, serdes, options), props, T0);
         events = driver.createInputTopic(topics.nodeEvents(), Serdes.String().serializer(), serdes.nodeEvents().serializer());

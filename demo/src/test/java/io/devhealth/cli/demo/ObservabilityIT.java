@@ -111,10 +111,11 @@ class ObservabilityIT {
         silent.silence();
         try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(pipeline.kafkaClientProperties(), new StringSerializer(),
                 new ByteArraySerializer())) {
-            // Two undecodable records, seen apart: the counter starts with the first, its increase is the second.
-            sendGarbage(producer, pipeline.topics().nodeEvents(), failing.name());
-            await("the first dead letter scraped").atMost(WAIT)
-                    .until(() -> !prometheus.query("devhealth_processor_dead_letters_total").isEmpty());
+            // One undecodable record for each stage, after their counters were scraped at 0: the first
+            // dead letter is then an increase, and fires the alert.
+            String nodeEvents = "devhealth_processor_dead_letters_total{kind=\"deserialization\",topic=\"" + pipeline.topics().nodeEvents()
+                    + "\"} == 0";
+            await("the processor's dead-letter count scraped at 0").atMost(WAIT).until(() -> !prometheus.query(nodeEvents).isEmpty());
             sendGarbage(producer, pipeline.topics().nodeEvents(), failing.name());
             sendGarbage(producer, pipeline.topics().podDeviceStatus(), job.namespace() + "/" + job.name());
         }
@@ -130,7 +131,8 @@ class ObservabilityIT {
                 .extracting(labels -> labels.get("node") + "/" + labels.get("device"))
                 .containsExactlyInAnyOrderElementsOf(silentDevices));
         await("dead letters of both stages").atMost(WAIT).untilAsserted(() -> {
-            assertThat(firing("DevhealthProcessorDeadLetters")).isNotEmpty();
+            assertThat(firing("DevhealthProcessorDeadLetters")).extracting(labels -> labels.get("kind") + " " + labels.get("topic"))
+                    .containsExactly("deserialization " + pipeline.topics().nodeEvents());
             assertThat(firing("DevhealthSinkDeadLetters")).extracting(labels -> labels.get("reason")).containsExactly("undecodable");
         });
 

@@ -102,7 +102,8 @@ class SignedPipelineIT {
 
         ProcessorSerdes serdes = ProcessorSerdes.over(registry).authenticated(topics, config.recordVerifier(), meters);
         Properties props = StreamProcessorApp.streamsProperties(config);
-        DeadLetterHandler.configure(props, topics.deadLetters(), serdes.deadLetters().serializer(), meters);
+        DeadLetterHandler.configure(props, topics.deadLetters(), serdes.deadLetters().serializer(), meters,
+                DeviceHealthTopology.inputTopics(topics));
         byte[] master = SECRET.getBytes(StandardCharsets.UTF_8);
 
         try (KafkaStreams streams = new KafkaStreams(DeviceHealthTopology.build(topics, serdes, config.topologyOptions(meters)), props);

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ObjectNode;
 
@@ -61,16 +62,42 @@ final class EventLog {
         return recent(namespace, null);
     }
 
-    /** Event fields a field selector may name, as the API server's Event field set has them, each with its path. */
-    private static final Map<String, List<String>> FIELDS = Map.of(
-            "metadata.name", List.of("metadata", "name"),
-            "involvedObject.kind", List.of("involvedObject", "kind"),
-            "involvedObject.namespace", List.of("involvedObject", "namespace"),
-            "involvedObject.name", List.of("involvedObject", "name"),
-            "involvedObject.uid", List.of("involvedObject", "uid"),
-            "involvedObject.fieldPath", List.of("involvedObject", "fieldPath"),
-            "reason", List.of("reason"),
-            "type", List.of("type"));
+    /**
+     * Event fields a field selector may name, each with how it is read from an Event: the API server's
+     * {@code ToSelectableFields} in {@code pkg/registry/core/event/strategy.go}, where {@code source} is
+     * {@code source.component}, or {@code reportingComponent} where the Event has no source component.
+     */
+    private static final Map<String, Function<JsonNode, String>> FIELDS = Map.ofEntries(
+            field("metadata.name", "metadata", "name"),
+            field("metadata.namespace", "metadata", "namespace"),
+            field("involvedObject.kind", "involvedObject", "kind"),
+            field("involvedObject.namespace", "involvedObject", "namespace"),
+            field("involvedObject.name", "involvedObject", "name"),
+            field("involvedObject.uid", "involvedObject", "uid"),
+            field("involvedObject.apiVersion", "involvedObject", "apiVersion"),
+            field("involvedObject.resourceVersion", "involvedObject", "resourceVersion"),
+            field("involvedObject.fieldPath", "involvedObject", "fieldPath"),
+            field("reason", "reason"),
+            field("reportingComponent", "reportingComponent"),
+            Map.entry("source", event -> {
+                String component = text(event, "source", "component");
+                return component.isEmpty() ? text(event, "reportingComponent") : component;
+            }),
+            field("type", "type"));
+
+    private static Map.Entry<String, Function<JsonNode, String>> field(String name, String... path) {
+        return Map.entry(name, event -> text(event, path));
+    }
+
+    /** The string at {@code path}; {@code ""} where it is unset, as a Go struct's zero value reads. */
+    private static String text(JsonNode event, String... path) {
+        JsonNode value = event;
+        for (String step : path) {
+            value = value.path(step);
+        }
+        String text = StoredObject.string(value);
+        return text == null ? "" : text;
+    }
 
     /**
      * The recent events of {@code namespace} (null: all) that match {@code fieldSelector}: equality terms
@@ -98,12 +125,7 @@ final class EventLog {
             }
             boolean matches = true;
             for (String[] term : terms) {
-                JsonNode value = event;
-                for (String step : FIELDS.get(term[0])) {
-                    value = value.path(step);
-                }
-                String actual = StoredObject.string(value);
-                matches &= term[1].equals(actual == null ? "" : actual) != "!".equals(term[2]);
+                matches &= term[1].equals(FIELDS.get(term[0]).apply(event)) != "!".equals(term[2]);
             }
             if (matches) {
                 events.add(event);

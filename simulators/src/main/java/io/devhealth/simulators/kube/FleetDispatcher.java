@@ -44,6 +44,8 @@ final class FleetDispatcher extends Dispatcher {
     private static final String EVENTS = "/api/v1/events";
 
     private final Map<String, ObjectStore> stores = new HashMap<>();
+    /** The CRDs' store, whose objects give the printer columns of the kinds they define; null where none is served. */
+    private final ObjectStore crds;
     private final EventLog events;
     private final ObjectMapper mapper;
     private final Map<String, String> discovery;
@@ -57,6 +59,7 @@ final class FleetDispatcher extends Dispatcher {
     /** @param stores one per kind: pods and the generic kinds */
     FleetDispatcher(List<ObjectStore> stores, EventLog events, ObjectMapper mapper, KubernetesSerialization serialization, Clock clock) {
         stores.forEach(store -> this.stores.put(store.type().basePath() + "/" + store.type().plural(), store));
+        this.crds = stores.stream().filter(store -> store.type().equals(ResourceType.CRDS)).findFirst().orElse(null);
         this.events = events;
         this.mapper = mapper;
         this.discovery = discovery(stores.stream().map(ObjectStore::type).toList(), serialization, mapper);
@@ -253,12 +256,11 @@ final class FleetDispatcher extends Dispatcher {
 
     /** The printer columns of {@code type}'s CRD where one was created here; null otherwise. */
     private List<ServerTables.Column> customColumns(ResourceType type) {
-        ObjectStore crds = stores.get(ResourceType.CRDS);
         if (crds == null || type.group().isEmpty()) {
             return null;
         }
         try {
-            return ServerTables.customColumns(crds.get(null, type.plural() + "." + type.group()).json(), type.version());
+            return tables.customColumns(crds.get(null, type.plural() + "." + type.group()), type.version());
         } catch (ApiException e) {
             if (e.code() == 404) {
                 return null;

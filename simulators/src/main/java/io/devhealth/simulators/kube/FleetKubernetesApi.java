@@ -57,8 +57,9 @@ import tools.jackson.databind.json.JsonMapper;
  *       {@value #GENERIC_WATCH_HISTORY} for each other kind), and gets {@code 410 Expired} when that history
  *       no longer reaches back (an informer then re-lists). Only watchers whose selector matches are told;
  *   <li>Events (POST, LIST, GET in {@code /api/v1}): all accepted and counted, the latest
- *       {@value #DEFAULT_EVENT_CAPACITY} kept; LIST with field selectors on {@code involvedObject.*},
- *       {@code reason}, {@code type} and {@code metadata.name}, as {@code kubectl describe} asks;
+ *       {@value #DEFAULT_EVENT_CAPACITY} kept; LIST with field selectors on the API server's Event fields
+ *       ({@code involvedObject.*}, {@code reason}, {@code type}, {@code source}, {@code reportingComponent},
+ *       {@code metadata.name} and {@code metadata.namespace}), as {@code kubectl describe} asks;
  *   <li>discovery ({@code /api}, {@code /api/v1}, {@code /apis} and each group version, {@code /version})
  *       listing all of the above, so that kubectl finds them by name and short name (e.g. {@code dpm}) and
  *       fabric8's {@code genericKubernetesResources(apiVersion, kind)} finds their plural.

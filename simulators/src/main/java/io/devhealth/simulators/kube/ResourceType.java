@@ -29,6 +29,10 @@ record ResourceType(String group, String version, String plural, String singular
     static final ResourceType PODS = new ResourceType("", "v1", "pods", "pod", "Pod", true, true, Map.of("phase", "Pending"),
             Map.of("status.phase", List.of("status", "phase"), "spec.nodeName", List.of("spec", "nodeName")), List.of("po"), true);
 
+    /** Stored for the printer columns of the kinds they define (ServerTables); they define no new kind here. */
+    static final ResourceType CRDS = plain("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", false,
+            List.of("crd", "crds"));
+
     /**
      * Every kind served besides pods and Events (which have stores of their own): core kinds the demo
      * and tests touch, DRA's {@code resource.k8s.io/v1}, and devhealth's own {@code devhealth.io/v1alpha1}
@@ -46,10 +50,7 @@ record ResourceType(String group, String version, String plural, String singular
             plain("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", false, List.of()),
             // No status subresource: the record keeps everything in spec (sink-apiserver's DevicePostMortem).
             plain("devhealth.io", "v1alpha1", "devicepostmortems", "DevicePostMortem", true, List.of("dpm")),
-            // Stored for the printer columns of the kinds they define (ServerTables); they define no new kind here.
-            plain("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", false, List.of("crd", "crds")));
-
-    static final String CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+            CRDS);
 
     private static ResourceType plain(String group, String version, String plural, String kind, boolean namespaced,
                                       List<String> shortNames) {

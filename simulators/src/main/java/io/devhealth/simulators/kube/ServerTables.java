@@ -7,6 +7,8 @@ import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.node.ArrayNode;
@@ -45,8 +47,14 @@ final class ServerTables {
             column("Name", "string", "name", 1));
     private static final List<Column> DEFAULT = List.of(column("Name", "string", "name", 0), column("Created At", "date", "", 0));
 
+    /** The columns parsed from one version of a CRD. */
+    private record ParsedColumns(long resourceVersion, List<Column> columns) {
+    }
+
     private final ObjectMapper mapper;
     private final Clock clock;
+    /** By CRD name and served version: the columns of the CRD's resourceVersion last seen. */
+    private final Map<String, ParsedColumns> parsedColumns = new ConcurrentHashMap<>();
 
     ServerTables(ObjectMapper mapper, Clock clock) {
         this.mapper = mapper;
@@ -65,8 +73,21 @@ final class ServerTables {
     /**
      * The columns of a CRD's version: Name, then its {@code additionalPrinterColumns}. Only simple paths
      * ({@code .spec.node}) are read; a table of a kind whose CRD has any other column is answered 400.
+     * Parsed once per version of the CRD: every table of its kind asks, and a CRD rarely changes.
      */
-    static List<Column> customColumns(JsonNode crd, String version) {
+    List<Column> customColumns(StoredObject crd, String version) {
+        String key = crd.name() + "/" + version;
+        ParsedColumns parsed = parsedColumns.get(key);
+        // A stale entry is replaced, never used: an updated CRD has a new resourceVersion. Two requests
+        // racing on a change may both parse; either result is right for the version it read.
+        if (parsed == null || parsed.resourceVersion() != crd.resourceVersion()) {
+            parsed = new ParsedColumns(crd.resourceVersion(), parseColumns(crd.json(), version));
+            parsedColumns.put(key, parsed);
+        }
+        return parsed.columns();
+    }
+
+    private static List<Column> parseColumns(JsonNode crd, String version) {
         List<Column> columns = new ArrayList<>(List.of(column("Name", "string", "name", 0)));
         for (JsonNode v : crd.path("spec").path("versions")) {
             if (!version.equals(v.path("name").asString(""))) {
@@ -87,7 +108,7 @@ final class ServerTables {
                         c.path("priority").asInt(0), List.of(jsonPath.substring(1).split("\\."))));
             }
         }
-        return columns;
+        return List.copyOf(columns);
     }
 
     /** The table of {@code objects} of {@code type}; {@code custom}: the CRD's columns where the kind has a CRD, else null. */

@@ -1,5 +1,6 @@
 package io.devhealth.processor.internals;
 
+import io.devhealth.processor.DeadLetterHandler;
 import io.devhealth.schema.security.RecordAuthenticationException;
 import io.devhealth.schema.security.RecordVerifier;
 import io.micrometer.core.instrument.Counter;
@@ -34,6 +35,8 @@ public final class SignedRecordDeserializer<T> implements Deserializer<T> {
         this.inputTopic = Objects.requireNonNull(inputTopic, "inputTopic");
         this.verifier = Objects.requireNonNull(verifier, "verifier");
         this.rejected = NodeIdentityCheck.counter(meters, input, NodeIdentityCheck.CHECK_SIGNATURE);
+        // The records refused here become dead letters of their own kind; only this topic has them.
+        DeadLetterHandler.counter(meters, DeadLetterHandler.AUTHENTICATION, inputTopic);
     }
 
     @Override

@@ -44,6 +44,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 class ServerTablesParityIT {
 
     private static final String NAMESPACE = "tables";
+    /** Where the Events for the field-selector cases are. */
+    private static final String SELECTORS = "event-selectors";
     private static final String NODE = "tables-node";
     private static final Duration WAIT = Duration.ofSeconds(60);
     /** An age cell: 5s, 2m3s, 4h, 3d2h… (ages differ between the two servers by the seconds between the creations). */
@@ -115,6 +117,32 @@ class ServerTablesParityIT {
                         "message", "gpu-0 Unhealthy since the job died: XID 79"))
                 .build();
         client.genericKubernetesResources("devhealth.io/v1alpha1", "DevicePostMortem").inNamespace(NAMESPACE).resource(record).create();
+
+        // Events for the field-selector cases, in a namespace of their own: two pods, and a claim named
+        // as one of them (a kind selector then matters), with different reasons, types and sources.
+        client.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(SELECTORS).endMetadata().build()).create();
+        event(client, "job-a.backoff", "Pod", "v1", "job-a", "uid-a", "Warning", "BackOff", "kubelet", null);
+        event(client, "job-a.started", "Pod", "v1", "job-a", "uid-a", "Normal", "Started", "kubelet", null);
+        event(client, "job-a.unhealthy", "Pod", "v1", "job-a", "uid-a", "Warning", "DeviceUnhealthy", null, "devhealth-sink");
+        event(client, "job-b.backoff", "Pod", "v1", "job-b", "uid-b", "Warning", "BackOff", "kubelet", null);
+        event(client, "job-b.pulled", "Pod", "v1", "job-b", "uid-b", "Normal", "Pulled", "kubelet", null);
+        event(client, "claim-a.allocated", "ResourceClaim", "resource.k8s.io/v1", "job-a", "uid-c", "Normal", "Allocated",
+                "devhealth-sink", null);
+    }
+
+    /** An Event on {@code kind/name} in {@link #SELECTORS}, from {@code source} (old style) or {@code reportingComponent}. */
+    private static void event(KubernetesClient client, String name, String kind, String apiVersion, String object, String uid,
+                              String type, String reason, String source, String reportingComponent) {
+        EventBuilder event = new EventBuilder().withNewMetadata().withName(name).endMetadata()
+                .withNewInvolvedObject().withKind(kind).withApiVersion(apiVersion).withNamespace(SELECTORS).withName(object).withUid(uid)
+                .withFieldPath("Pod".equals(kind) ? "spec.containers{main}" : null).withResourceVersion("Pod".equals(kind) ? null : "42")
+                .endInvolvedObject()
+                .withType(type).withReason(reason).withMessage(reason + " of " + object)
+                .withFirstTimestamp(FINISHED.toString()).withLastTimestamp(FINISHED.toString()).withCount(1);
+        if (source != null) {
+            event.withNewSource().withComponent(source).endSource();
+        }
+        client.v1().events().inNamespace(SELECTORS).resource(event.withReportingComponent(reportingComponent).build()).create();
     }
 
     private static PodCondition condition(String type, String status) {
@@ -149,6 +177,37 @@ class ServerTablesParityIT {
 
         assertThat(real).as("the real API server listed the objects").hasSizeGreaterThan(1);
         assertThat(ours).as("kubectl get %s against the embedded API, as against kube-apiserver", what).isEqualTo(real);
+    }
+
+    /** Which Events a field selector picks: the API server's Event fields, {@code =}, {@code ==} and {@code !=}, terms joined. */
+    @ParameterizedTest(name = "kubectl get events --field-selector {0}")
+    @ValueSource(strings = {"involvedObject.name=job-a", "involvedObject.name=job-a,reason=BackOff", "type=Warning", "type==Normal",
+        "involvedObject.kind=Pod,involvedObject.name=job-a", "involvedObject.kind!=Pod", "reason!=BackOff,type=Warning",
+        "involvedObject.uid=uid-b", "involvedObject.apiVersion=resource.k8s.io/v1", "involvedObject.resourceVersion=42",
+        "involvedObject.fieldPath=spec.containers{main},reason=Started", "involvedObject.namespace=" + SELECTORS,
+        "metadata.name=job-b.pulled", "metadata.namespace=" + SELECTORS, "source=devhealth-sink", "source=kubelet,type=Normal",
+        "reportingComponent=devhealth-sink"})
+    void shouldSelectTheEventsTheRealApiServerSelects(String selector) {
+        String[] args = {"get", "events", "-n", SELECTORS, "-o", "wide", "--field-selector", selector};
+
+        List<List<String>> real = rows(Kubectl.admin(plane).ok(args));
+        List<List<String>> ours = rows(Kubectl.against(plane, embedded.url(), home).ok(args));
+
+        assertThat(real).as("kube-apiserver selected Events").hasSizeGreaterThan(1);
+        assertThat(ours).as("the Events the embedded API selects for %s, as kube-apiserver", selector).isEqualTo(real);
+    }
+
+    @org.junit.jupiter.api.Test
+    void shouldRefuseAFieldEventsDoNotHave() {
+        String[] args = {"get", "events", "-n", SELECTORS, "--field-selector", "spec.nodeName=x"};
+
+        Kubectl.Result real = Kubectl.admin(plane).run(args);
+        Kubectl.Result ours = Kubectl.against(plane, embedded.url(), home).run(args);
+
+        assertThat(real.exitCode()).as(real.output()).isNotZero();
+        assertThat(real.output()).contains("field label not supported: spec.nodeName");
+        assertThat(ours.exitCode()).as(ours.output()).isNotZero();
+        assertThat(ours.output()).contains("field label not supported: spec.nodeName");
     }
 
     /** What else kubectl asks of the embedded API: JSON and JSONPath output, short names, a CRD, describe's events. */
