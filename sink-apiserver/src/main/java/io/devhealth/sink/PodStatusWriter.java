@@ -209,7 +209,7 @@ public final class PodStatusWriter {
                     throw e;
                 }
                 DevicePostMortem again = records.get(namespace, name);
-                if (errorClass == ApiErrorClass.INVALID && Objects.equals(resourceVersion(existing), resourceVersion(again))) {
+                if (mayBeRefusal(e, errorClass) && Objects.equals(resourceVersion(existing), resourceVersion(again))) {
                     // The record did not move, so no test op failed: the server rejects the content itself.
                     throw new InvalidPodStatusException(key, e, "DevicePostMortem " + key);
                 }
@@ -258,7 +258,7 @@ public final class PodStatusWriter {
                     throw e;
                 }
                 Pod again = read(namespace, name);
-                if (errorClass == ApiErrorClass.INVALID && again != null
+                if (mayBeRefusal(e, errorClass) && again != null
                         && Objects.equals(again.getMetadata().getResourceVersion(), pod.getMetadata().getResourceVersion())) {
                     // The pod did not move, so no test op failed: the server rejects the content itself.
                     throw new InvalidPodStatusException(key, e, json);
@@ -298,6 +298,16 @@ public final class PodStatusWriter {
             events.recorded(pod, desired.health(), desired.message());
         }
         return true;
+    }
+
+    /**
+     * Whether a failed write may be the server refusing the content, to be decided by whether the
+     * object moved: a 422 (a failed {@code test} and a refusal both answer it; {@link ApiErrorClass}
+     * tells them apart for the metrics by the answer's details, here the object's resourceVersion
+     * decides) or another answer classed invalid.
+     */
+    private static boolean mayBeRefusal(KubernetesClientException e, ApiErrorClass errorClass) {
+        return errorClass == ApiErrorClass.INVALID || e.getCode() == 422;
     }
 
     private Pod read(String namespace, String name) {

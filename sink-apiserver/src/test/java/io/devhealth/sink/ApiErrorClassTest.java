@@ -14,7 +14,9 @@ import org.junit.jupiter.api.Test;
 class ApiErrorClassTest {
 
     private static KubernetesClientException http(int code) {
-        return new KubernetesClientException("failed", code, new StatusBuilder().withCode(code).build());
+        return new KubernetesClientException("failed", code, new StatusBuilder().withCode(code)
+                .withNewDetails().withKind("Pod").withName("train-0").addNewCause().withField("status.podIP").endCause().endDetails()
+                .build());
     }
 
     @Test
@@ -27,6 +29,15 @@ class ApiErrorClassTest {
         assertThat(ApiErrorClass.of(http(500))).isEqualTo(ApiErrorClass.TRANSIENT);
         assertThat(ApiErrorClass.of(http(503))).isEqualTo(ApiErrorClass.TRANSIENT);
         assertThat(ApiErrorClass.of(http(504))).isEqualTo(ApiErrorClass.TRANSIENT);
+    }
+
+    @Test
+    void shouldTakeAFailedPatchTestForAConflict() {
+        // As the real API server answers it: no kind, no name, no causes.
+        Status failedTest = new StatusBuilder().withCode(422).withReason("Invalid")
+                .withMessage("the server rejected our request due to an error in our request").withNewDetails().endDetails().build();
+
+        assertThat(ApiErrorClass.of(new KubernetesClientException("patch failed", 422, failedTest))).isEqualTo(ApiErrorClass.CONFLICT);
     }
 
     @Test

@@ -2,6 +2,9 @@ package io.devhealth.cli.realkube;
 
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.devhealth.cli.Devhealth;
 import io.devhealth.collector.CollectorConfig;
 import io.devhealth.collector.NodeCollector;
 import io.devhealth.collector.nvml.NvmlConfig;
@@ -24,6 +27,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -35,6 +40,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import picocli.CommandLine;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,6 +60,7 @@ final class RealNodePipeline implements AutoCloseable {
     private static final Logger LOGGER = LoggerFactory.getLogger(RealNodePipeline.class);
     private static final Duration START = Duration.ofSeconds(90);
     private static final String NAMESPACE = "devhealth";
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final List<AutoCloseable> resources = new ArrayList<>();
     private final Topics topics;
@@ -188,6 +195,24 @@ final class RealNodePipeline implements AutoCloseable {
     /** The processor's query API, as {@code devhealth query --server} takes it. */
     String queryUrl() {
         return "http://127.0.0.1:" + processor.queryAddress().port();
+    }
+
+    /** {@code devhealth query <args> -o json} against the processor, as a user runs it; fails on a non-zero exit. */
+    JsonNode query(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine cli = new CommandLine(new Devhealth()).setOut(new PrintWriter(out)).setErr(new PrintWriter(err));
+        List<String> full = new ArrayList<>(List.of("query", "--server", queryUrl(), "-o", "json"));
+        full.addAll(List.of(args));
+        int exit = cli.execute(full.toArray(String[]::new));
+        if (exit != 0) {
+            throw new AssertionError("devhealth " + String.join(" ", full) + " exited " + exit + ": " + err);
+        }
+        try {
+            return JSON.readTree(out.toString());
+        } catch (IOException e) {
+            throw new AssertionError("not JSON: " + out, e);
+        }
     }
 
     Topics topics() {

@@ -4,8 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import io.devhealth.cli.Devhealth;
 import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.devhealth.sink.DevicePostMortem;
@@ -20,8 +18,6 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -33,7 +29,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * The pipeline as it runs in a cluster, end to end on the real node: the driver's health goes
@@ -173,7 +168,7 @@ class RealNodePipelineIT {
 
     /** {@code devhealth query pod} says what the pod's record says. */
     private static void assertQueryAgrees(String pod, String device, String health, String message) {
-        JsonNode answer = query("pod", NAMESPACE + "/" + pod);
+        JsonNode answer = pipeline.query("pod", NAMESPACE + "/" + pod);
         JsonNode queried = answer.path("containers").get(0).path("claims").get(0).path("devices").get(0);
         assertThat(queried.path("device").asText()).isEqualTo(device);
         assertThat(queried.path("health").asText()).as("devhealth query pod agrees with the record").isEqualTo(health);
@@ -186,27 +181,6 @@ class RealNodePipelineIT {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
-        }
-    }
-
-    /** {@code devhealth query <args> -o json} against the pipeline's processor, as a user runs it. */
-    private static JsonNode query(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        CommandLine cli = new CommandLine(new Devhealth()).setOut(new PrintWriter(out)).setErr(new PrintWriter(err));
-        String[] full = new String[args.length + 5];
-        full[0] = "query";
-        full[1] = "--server";
-        full[2] = pipeline.queryUrl();
-        full[3] = "-o";
-        full[4] = "json";
-        System.arraycopy(args, 0, full, 5, args.length);
-        int exit = cli.execute(full);
-        assertThat(exit).as(err.toString()).isZero();
-        try {
-            return new ObjectMapper().readTree(out.toString());
-        } catch (java.io.IOException e) {
-            throw new AssertionError("not JSON: " + out, e);
         }
     }
 

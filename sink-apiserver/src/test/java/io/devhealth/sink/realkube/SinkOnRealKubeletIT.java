@@ -99,6 +99,40 @@ class SinkOnRealKubeletIT {
     }
 
     /**
+     * The real API server answers a failed JSON Patch {@code test} and content it refuses both with
+     * 422; the sink must take the first for a conflict (re-read, retry) and only the second for a
+     * rejection (dead letter).
+     */
+    @Test
+    void shouldTellAFailedPatchTestFromContentTheServerRefuses(RealNode node) {
+        GpuWorkloads.batchPod(admin, NAMESPACE, "patched", "one-gpu");
+        await().atMost(WAIT).until(() -> "Running".equals(pod("patched").getStatus().getPhase()));
+        String stale = "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":\"1\"},"
+                + "{\"op\":\"add\",\"path\":\"/status/conditions/-\",\"value\":{\"type\":\"devhealth.io/Probe\",\"status\":\"True\"}}]";
+        // ValidatePodStatusUpdate checks pod IPs (pkg/apis/core/validation/validation.go, validatePodIPs).
+        String refused = "[{\"op\":\"add\",\"path\":\"/status/podIP\",\"value\":\"not-an-ip\"},"
+                + "{\"op\":\"add\",\"path\":\"/status/podIPs\",\"value\":[{\"ip\":\"not-an-ip\"}]}]";
+
+        KubernetesClientException conflict = patchFailure(stale);
+        KubernetesClientException rejected = patchFailure(refused);
+
+        assertThat(conflict.getCode()).isEqualTo(422);
+        assertThat(io.devhealth.sink.ApiErrorClass.of(conflict)).as(conflict.getMessage()).isEqualTo(io.devhealth.sink.ApiErrorClass.CONFLICT);
+        assertThat(rejected.getCode()).isEqualTo(422);
+        assertThat(io.devhealth.sink.ApiErrorClass.of(rejected)).as(rejected.getMessage()).isEqualTo(io.devhealth.sink.ApiErrorClass.INVALID);
+    }
+
+    private static KubernetesClientException patchFailure(String jsonPatch) {
+        try {
+            sink.pods().inNamespace(NAMESPACE).withName("patched").subresource("status")
+                    .patch(io.fabric8.kubernetes.client.dsl.base.PatchContext.of(io.fabric8.kubernetes.client.dsl.base.PatchType.JSON), jsonPatch);
+        } catch (KubernetesClientException e) {
+            return e;
+        }
+        throw new AssertionError("the patch was accepted: " + jsonPatch);
+    }
+
+    /**
      * The regression test of the design: on a running pod devhealth writes only its condition, which
      * follows health changes, and the kubelet's {@code allocatedResourcesStatus} stays exactly as the
      * kubelet wrote it; on the terminated pod the record and the condition outlast three kubelet syncs.

@@ -3,6 +3,10 @@ package io.devhealth.testkit.realkube;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.PodResourceClaim;
+import io.fabric8.kubernetes.api.model.PodResourceClaimBuilder;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceClass;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceClassBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaimTemplate;
@@ -44,22 +48,43 @@ public final class GpuWorkloads {
         return client.resource(template).serverSideApply();
     }
 
+    /** A claim of its own (not from a template) for {@code gpus} GPUs, which several pods may share. */
+    public static ResourceClaim sharedClaim(KubernetesClient client, String namespace, String name, int gpus) {
+        ResourceClaim claim = new ResourceClaimBuilder()
+                .withNewMetadata().withName(name).withNamespace(namespace).endMetadata()
+                .withNewSpec().withNewDevices().addNewRequest().withName("gpu")
+                        .withNewExactly().withDeviceClassName(DEVICE_CLASS).withCount((long) gpus).endExactly()
+                        .endRequest().endDevices().endSpec()
+                .build();
+        return client.resource(claim).serverSideApply();
+    }
+
+    /** Like {@link #batchPod}, holding the existing claim {@code claim} (see {@link #sharedClaim}) instead of one from a template. */
+    public static Pod batchPodSharing(KubernetesClient client, String namespace, String name, String claim) {
+        return client.resource(pod(namespace, name, new PodResourceClaimBuilder().withName("gpu").withResourceClaimName(claim).build()))
+                .create();
+    }
+
     /**
      * A batch pod: one container {@code main} holding the pod's claim {@code gpu} from {@code template}.
      * No service-account token is mounted: the fake runtime runs nothing that could read it.
      */
     public static Pod batchPod(KubernetesClient client, String namespace, String name, String template) {
-        Pod pod = new PodBuilder()
+        return client.resource(pod(namespace, name, new PodResourceClaimBuilder().withName("gpu")
+                .withResourceClaimTemplateName(template).build())).create();
+    }
+
+    private static Pod pod(String namespace, String name, PodResourceClaim claim) {
+        return new PodBuilder()
                 .withNewMetadata().withName(name).withNamespace(namespace).addToLabels("app", "devhealth-test").endMetadata()
                 .withNewSpec()
                         .withRestartPolicy("Never")
                         .withAutomountServiceAccountToken(false)
                         .withTerminationGracePeriodSeconds(1L)
-                        .addNewResourceClaim().withName("gpu").withResourceClaimTemplateName(template).endResourceClaim()
+                        .withResourceClaims(claim)
                         .addNewContainer().withName("main").withImage("registry.devhealth.test/train:1")
                                 .withNewResources().addNewClaim().withName("gpu").endClaim().endResources()
                         .endContainer()
                 .endSpec().build();
-        return client.resource(pod).create();
     }
 }
