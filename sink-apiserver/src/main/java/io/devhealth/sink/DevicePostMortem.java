@@ -52,17 +52,18 @@ public final class DevicePostMortem extends CustomResource<DevicePostMortem.Spec
      * @param phase the pod's phase when recorded (Failed, Succeeded)
      * @param finishedAt when its last container finished (RFC 3339)
      * @param health Healthy, Unhealthy or Unknown: the worst device
+     * @param verdict whether the pod ended on failed hardware ({@link PodVerdict#word()})
      * @param message one line a human reads: which device, which health, since when, why
      * @param containers per container the devices it used
      * @param frozen true once the post-termination window has passed: the record no longer changes
      * @param frozenAt when it was frozen
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    public record Spec(PodIdentity pod, String node, String phase, String finishedAt, String health, String message,
+    public record Spec(PodIdentity pod, String node, String phase, String finishedAt, String health, String verdict, String message,
                        List<ContainerRecord> containers, Boolean frozen, String frozenAt) {
 
         Spec withFrozen(String at) {
-            return new Spec(pod, node, phase, finishedAt, health, message, containers, true, at);
+            return new Spec(pod, node, phase, finishedAt, health, verdict, message, containers, true, at);
         }
 
         /** Whether the record is final. */

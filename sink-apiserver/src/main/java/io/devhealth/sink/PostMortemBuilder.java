@@ -63,6 +63,7 @@ final class PostMortemBuilder {
                 pod.getStatus() == null ? null : pod.getStatus().getPhase(),
                 TerminatedDeviceHealth.podFinishedAt(pod).map(Object::toString).orElse(null),
                 HealthWords.of(status.getSummary()),
+                PodVerdict.of(status.getSummary()).word(),
                 message(status),
                 containers,
                 null,

@@ -33,7 +33,7 @@ class DevicePostMortemCrdTest {
     private static DevicePostMortem full() {
         DevicePostMortem record = new DevicePostMortem();
         record.setSpec(new DevicePostMortem.Spec(new DevicePostMortem.PodIdentity("train-0", "uid-1"), "node-a", "Failed",
-                "2026-11-29T10:00:00Z", "Unhealthy", "gpu-0 Unhealthy",
+                "2026-11-29T10:00:00Z", "Unhealthy", "DeviceFailure", "gpu-0 Unhealthy",
                 List.of(new DevicePostMortem.ContainerRecord("main", "2026-11-29T10:00:00Z", 1, "Error",
                         List.of(new DevicePostMortem.ResourceRecord("claim:gpu/big", "gpu", "train-0-gpu", "big",
                                 List.of(new DevicePostMortem.DeviceRecord("big", "gpu.example.com", "node-a", "gpu-0", "GPU-1",
@@ -70,12 +70,13 @@ class DevicePostMortemCrdTest {
     }
 
     @Test
-    void shouldShowPodNodeHealthFinishedAndAgeInKubectlGet() throws Exception {
+    void shouldShowPodNodeHealthVerdictFinishedAndAgeInKubectlGet() throws Exception {
         CustomResourceDefinitionVersion version = crd().getSpec().getVersions().get(0);
 
         assertThat(version.getAdditionalPrinterColumns()).filteredOn(c -> c.getPriority() == null || c.getPriority() == 0)
                 .extracting(c -> c.getName() + "=" + c.getJsonPath())
-                .containsExactly("Pod=.spec.pod.name", "Node=.spec.node", "Health=.spec.health", "Finished=.spec.finishedAt",
+                .containsExactly("Pod=.spec.pod.name", "Node=.spec.node", "Health=.spec.health", "Verdict=.spec.verdict",
+                        "Finished=.spec.finishedAt",
                         "Age=.metadata.creationTimestamp");
     }
 

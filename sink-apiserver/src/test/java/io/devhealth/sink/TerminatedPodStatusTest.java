@@ -94,6 +94,7 @@ class TerminatedPodStatusTest {
         assertThatPod(pod())
                 .hasCondition(PodStatusWriter.CONDITION_TYPE, "False", "DeviceUnhealthy");
         assertRecorded("Unhealthy", "XID 79: GPU has fallen off the bus");
+        assertThat(record().getSpec().verdict()).isEqualTo("DeviceFailure");
     }
 
     @Test
@@ -173,6 +174,7 @@ class TerminatedPodStatusTest {
 
         assertThatPod(pod()).hasCondition(PodStatusWriter.CONDITION_TYPE, "Unknown");
         assertRecorded("Unknown", TerminatedDeviceHealth.NO_REPORT_MESSAGE);
+        assertThat(record().getSpec().verdict()).isEqualTo("Unknown");
     }
 
     /** finishedAt reaches clients to the second: the container finished somewhere in that second. */
@@ -182,6 +184,7 @@ class TerminatedPodStatusTest {
 
         writer.write(List.of(gpu(1, HealthStatus.HEALTHY, null, FINISHED.plusMillis(400))), null);
         assertRecorded("Healthy", null);
+        assertThat(record().getSpec().verdict()).as("an application failure on healthy GPUs").isEqualTo("NoDeviceFailure");
     }
 
     @Test

@@ -101,6 +101,7 @@ class RealNodePipelineIT {
                 .until(() -> record("train-xid").map(DevicePostMortem::getSpec).orElse(null), spec -> spec != null);
         assertThat(died.pod().uid()).isEqualTo(pod("train-xid").getMetadata().getUid());
         assertThat(died.health()).isEqualTo("Unhealthy");
+        assertThat(died.verdict()).isEqualTo("DeviceFailure");
         assertThat(died.containers()).singleElement().satisfies(c -> {
             assertThat(c.exitCode()).isEqualTo(1);
             assertThat(c.resources()).singleElement().satisfies(r -> assertThat(r.devices()).singleElement().satisfies(d -> {
@@ -136,8 +137,10 @@ class RealNodePipelineIT {
                 .until(() -> record("train-late").map(r -> r.getSpec().health()).orElse(null), "Healthy"::equals);
 
         node.driver().setHealth(device, "Unhealthy", XID);
+        assertThat(record("train-late").orElseThrow().getSpec().verdict()).as("before the report").isEqualTo("NoDeviceFailure");
         await("the late report in the record").atMost(WAIT).untilAsserted(() ->
                 assertThat(record("train-late").orElseThrow().getSpec().health()).isEqualTo("Unhealthy"));
+        assertThat(record("train-late").orElseThrow().getSpec().verdict()).isEqualTo("DeviceFailure");
         assertThat(condition("train-late")).hasValueSatisfying(c -> assertThat(c.getMessage()).contains(device, XID));
         assertQueryAgrees("train-late", device, "Unhealthy", XID);
     }

@@ -113,7 +113,7 @@ class ServerTablesParityIT {
         GenericKubernetesResource record = new GenericKubernetesResourceBuilder().withApiVersion("devhealth.io/v1alpha1")
                 .withKind("DevicePostMortem").withNewMetadata().withName("train-failed").withNamespace(NAMESPACE).endMetadata()
                 .addToAdditionalProperties("spec", Map.of("pod", Map.of("name", "train-failed", "uid", "uid-1"), "node", NODE,
-                        "health", "Unhealthy", "finishedAt", FINISHED.toString(), "frozen", true,
+                        "health", "Unhealthy", "verdict", "DeviceFailure", "finishedAt", FINISHED.toString(), "frozen", true,
                         "message", "gpu-0 Unhealthy since the job died: XID 79"))
                 .build();
         client.genericKubernetesResources("devhealth.io/v1alpha1", "DevicePostMortem").inNamespace(NAMESPACE).resource(record).create();

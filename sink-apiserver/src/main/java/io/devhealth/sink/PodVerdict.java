@@ -1,0 +1,42 @@
+package io.devhealth.sink;
+
+import io.devhealth.schema.avro.HealthStatus;
+
+/**
+ * "Infrastructure or application?" for a terminated pod, as its {@link DevicePostMortem} record says:
+ * the answer a Job's {@code podFailurePolicy} or a person needs about why the pod ended.
+ */
+public enum PodVerdict {
+    /**
+     * A device of the pod was Unhealthy when its containers finished, or turned Unhealthy within the
+     * termination window after: the hardware, whatever the exit code said.
+     */
+    DEVICE_FAILURE("DeviceFailure"),
+    /** Every device was Healthy, on fresh reports, when the containers finished: not the hardware. */
+    NO_DEVICE_FAILURE("NoDeviceFailure"),
+    /** A device's health at the end was not known (no fresh report covered it): no answer either way. */
+    UNKNOWN("Unknown");
+
+    private final String word;
+
+    PodVerdict(String word) {
+        this.word = word;
+    }
+
+    /** The word in the record ({@code spec.verdict}) and in {@code kubectl get dpm}. */
+    public String word() {
+        return word;
+    }
+
+    /**
+     * From the worst health of the pod's devices as of termination: a device the processor last heard
+     * of too long ago is already Unknown there, so Healthy means healthy on fresh reports.
+     */
+    static PodVerdict of(HealthStatus worstAtTermination) {
+        return switch (worstAtTermination) {
+            case UNHEALTHY -> DEVICE_FAILURE;
+            case HEALTHY -> NO_DEVICE_FAILURE;
+            case UNKNOWN -> UNKNOWN;
+        };
+    }
+}
