@@ -168,8 +168,12 @@ public final class PodStatusWriter {
     private Result apply(String namespace, String name, List<PodDeviceStatus> given, PodDeviceStatus remembered, boolean freeze) {
         String key = namespace + "/" + name;
         Pod pod = read(namespace, name);
-        // Deleted within its termination window: what is left to write is its record.
-        boolean gone = pod == null && !freeze && (pod = recentlyTerminated.get(key, clock.instant())) != null;
+        boolean gone = false;
+        if (pod == null && !freeze) {
+            // Deleted within its termination window: what is left to write is its record.
+            pod = recentlyTerminated.get(key, clock.instant());
+            gone = pod != null;
+        }
         for (int attempt = 1; ; attempt++) {
             if (pod == null) {
                 // History stays in Kafka and the query API; there is nothing left to write to.

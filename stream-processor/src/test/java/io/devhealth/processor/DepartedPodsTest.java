@@ -103,6 +103,21 @@ class DepartedPodsTest {
     }
 
     @Test
+    void shouldStopReachingADepartedPodOnceAnotherPodHoldsItsDevice() {
+        snapshot(T0, allocation("train-0", T0, EPOCH, 0, "gpu-0"));
+        fixture.send(report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(1)));
+        snapshot(T0.plusSeconds(10), nothing(T0.plusSeconds(10)));
+        // The Job's replacement is given the same GPU.
+        snapshot(T0.plusSeconds(20), allocation("train-0-retry", T0.plusSeconds(20), EPOCH, 0, "gpu-0"));
+        fixture.podStatus.readValuesToList();
+
+        fixture.send(report("gpu-0", HealthStatus.UNHEALTHY, T0.plusSeconds(30)).setMessage("XID 79"));
+
+        assertThat(fixture.podStatus.readValuesToList()).extracting(s -> s.getPod().getName())
+                .as("the failure is the replacement's, not the departed pod's").containsExactly("train-0-retry");
+    }
+
+    @Test
     void shouldNotKeepAnythingWithAWindowOfZero() {
         TopologyFixture noWindow = new TopologyFixture(options -> options.terminationWindow(Duration.ZERO));
         try {

@@ -82,11 +82,7 @@ class RealNodePipelineIT {
 
     @Test
     void shouldRecordThroughTheWholePipelineThatTheJobDiedOnItsGpu() {
-        GpuWorkloads.batchPod(admin, NAMESPACE, "train-xid", "one-gpu");
-        await().atMost(WAIT).until(() -> "Running".equals(phase("train-xid")));
-        String device = deviceOf("train-xid");
-        await("devhealth's condition on the running pod").atMost(WAIT)
-                .until(() -> condition("train-xid").map(PodCondition::getStatus).orElse(null), "True"::equals);
+        String device = startJob("train-xid");
 
         node.driver().setHealth(device, "Unhealthy", XID);
         await("the condition turns False with the driver's message").atMost(WAIT).untilAsserted(() ->
@@ -126,11 +122,7 @@ class RealNodePipelineIT {
      */
     @Test
     void shouldApplyAnUnhealthyReportArrivingAfterTheCrashWithinTheWindow() {
-        GpuWorkloads.batchPod(admin, NAMESPACE, "train-late", "one-gpu");
-        await().atMost(WAIT).until(() -> "Running".equals(phase("train-late")));
-        String device = deviceOf("train-late");
-        await("devhealth's condition on the running pod").atMost(WAIT)
-                .until(() -> condition("train-late").map(PodCondition::getStatus).orElse(null), "True"::equals);
+        String device = startJob("train-late");
         node.runtime().exit(NAMESPACE, "train-late", "main", 1, "CUDA error: unspecified launch failure");
         await().atMost(WAIT).until(() -> "Failed".equals(phase("train-late")));
         await("the record of a death on healthy GPUs").atMost(WAIT)
@@ -148,12 +140,8 @@ class RealNodePipelineIT {
     /** As above, but the pod is deleted at once, as Job controllers and {@code ttlSecondsAfterFinished: 0} do. */
     @Test
     void shouldApplyAnUnhealthyReportArrivingAfterThePodWasDeletedWithinTheWindow() {
-        GpuWorkloads.batchPod(admin, NAMESPACE, "train-gone", "one-gpu");
-        await().atMost(WAIT).until(() -> "Running".equals(phase("train-gone")));
-        String device = deviceOf("train-gone");
+        String device = startJob("train-gone");
         String uid = pod("train-gone").getMetadata().getUid();
-        await("devhealth's condition on the running pod").atMost(WAIT)
-                .until(() -> condition("train-gone").map(PodCondition::getStatus).orElse(null), "True"::equals);
         node.runtime().exit(NAMESPACE, "train-gone", "main", 1, "CUDA error: unspecified launch failure");
         await().atMost(WAIT).until(() -> "Failed".equals(phase("train-gone")));
         await("the record of a death on healthy GPUs").atMost(WAIT)
@@ -167,6 +155,16 @@ class RealNodePipelineIT {
         DevicePostMortem.Spec spec = record("train-gone").orElseThrow().getSpec();
         assertThat(spec.pod().uid()).isEqualTo(uid);
         assertThat(spec.message()).contains(device, XID);
+    }
+
+    /** Starts a batch pod holding one GPU and waits until devhealth's condition is True on it; returns its GPU. */
+    private static String startJob(String name) {
+        GpuWorkloads.batchPod(admin, NAMESPACE, name, "one-gpu");
+        await(name + " running").atMost(WAIT).until(() -> "Running".equals(phase(name)));
+        String device = deviceOf(name);
+        await("devhealth's condition on the running pod").atMost(WAIT)
+                .until(() -> condition(name).map(PodCondition::getStatus).orElse(null), "True"::equals);
+        return device;
     }
 
     /** {@code devhealth query pod} says what the pod's record says. */

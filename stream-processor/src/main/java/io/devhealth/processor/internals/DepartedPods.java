@@ -1,5 +1,9 @@
 package io.devhealth.processor.internals;
 
+import io.devhealth.schema.avro.ClaimAllocation;
+import io.devhealth.schema.avro.ClaimDevice;
+import io.devhealth.schema.avro.ContainerAllocation;
+import io.devhealth.schema.avro.DevicePluginAllocation;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.PodAllocation;
 import java.util.ArrayList;
@@ -20,6 +24,9 @@ import java.util.Set;
  * decision, by the containers' {@code finishedAt}; here the pod only keeps receiving.
  *
  * <p>A pod of the snapshot replaces a departed one of the same name (a pod re-created on the node).
+ * A departed pod also stops receiving once another pod holds one of its devices: a failure from then
+ * on happened under the new holder (a Job's replacement is often given the same GPU), and the departed
+ * pod's record should not say it died of it.
  * The time a pod left is the {@code observedAt} of the first snapshot without it, on the node's
  * clock, as every other deadline of the node is.
  */
@@ -43,6 +50,24 @@ final class DepartedPods {
         return leftAt == null || inWindow(leftAt, nodeTime, windowMs);
     }
 
+    /** The pod's devices: DRA devices as driver/pool/device, device-plugin devices by their ids. */
+    private static Set<String> devices(PodAllocation pod) {
+        Set<String> devices = new HashSet<>();
+        for (ContainerAllocation container : pod.getContainers()) {
+            for (ClaimAllocation claim : container.getClaims()) {
+                for (ClaimDevice device : claim.getDevices()) {
+                    devices.add(device.getDriver() + "/" + device.getPool() + "/" + device.getDevice());
+                }
+            }
+            for (DevicePluginAllocation resource : container.getDevicePluginResources()) {
+                for (String id : resource.getDeviceIds()) {
+                    devices.add("plugin:" + id);
+                }
+            }
+        }
+        return devices;
+    }
+
     private static boolean inWindow(long leftAt, long nodeTime, long windowMs) {
         return nodeTime - leftAt < windowMs;
     }
@@ -58,14 +83,16 @@ final class DepartedPods {
         }
         long at = next.getObservedAt().toEpochMilli();
         Set<String> present = new HashSet<>();
+        Set<String> held = new HashSet<>();
         for (PodAllocation pod : next.getPods()) {
             present.add(StateKeys.pod(pod.getNamespace(), pod.getName()));
+            held.addAll(devices(pod));
         }
         List<PodAllocation> pods = new ArrayList<>(next.getPods());
         Map<String, Long> stillDeparted = new HashMap<>();
         for (PodAllocation pod : previous.getPods()) {
             String key = StateKeys.pod(pod.getNamespace(), pod.getName());
-            if (present.contains(key)) {
+            if (present.contains(key) || devices(pod).stream().anyMatch(held::contains)) {
                 continue;
             }
             long leftAt = departed.getOrDefault(key, at);
