@@ -254,7 +254,8 @@ public final class QueryCommand implements Runnable {
         @Parameters(paramLabel = "NAMESPACE/NAME", description = "The pod.")
         String pod;
 
-        @Option(names = "--at", paramLabel = "RFC3339", description = "As of this time (default: the latest, i.e. as the pod ended).")
+        @Option(names = "--at", paramLabel = "RFC3339", description = "As of this time (default: the latest; for a pod that ended, its health as it ended and the "
+                        + "failures reported within the termination window after).")
         String at;
 
         @Override
