@@ -7,14 +7,21 @@ import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.LabelSelector;
+import io.fabric8.kubernetes.api.model.LabelSelectorRequirement;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyEgressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.lang.reflect.Method;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -68,7 +75,7 @@ class KubernetesManifestsTest {
     void shouldRenderEveryKindOperatorsNeed() {
         Set<String> kinds = objects.stream().map(HasMetadata::getKind).collect(Collectors.toSet());
         assertThat(kinds).contains("Namespace", "DaemonSet", "StatefulSet", "Deployment", "ServiceAccount", "ClusterRole",
-                "ClusterRoleBinding", "NetworkPolicy", "PodDisruptionBudget", "FlowSchema", "PriorityLevelConfiguration",
+                "ClusterRoleBinding", "NetworkPolicy", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "PodDisruptionBudget", "FlowSchema", "PriorityLevelConfiguration",
                 "ConfigMap", "Service", "PodMonitor", "PrometheusRule");
     }
 
@@ -145,6 +152,127 @@ class KubernetesManifestsTest {
         assertThat(processor.getSpec().getVolumeClaimTemplates()).extracting(c -> c.getMetadata().getName()).containsExactly("state");
         assertThat(processor.getSpec().getTemplate().getSpec().getContainers().get(0).getVolumeMounts())
                 .anySatisfy(m -> assertThat(m.getName()).isEqualTo("state"));
+    }
+
+    /** Every pod the manifests run, by workload, with its template's labels. */
+    private static Map<String, Map<String, String>> podLabels() {
+        return Map.of(
+                "node-collector", one(DaemonSet.class, "node-collector").getSpec().getTemplate().getMetadata().getLabels(),
+                "stream-processor", one(StatefulSet.class, "stream-processor").getSpec().getTemplate().getMetadata().getLabels(),
+                "sink-apiserver", one(Deployment.class, "sink-apiserver").getSpec().getTemplate().getMetadata().getLabels());
+    }
+
+    private static List<NetworkPolicy> networkPolicies() {
+        return objects.stream().filter(NetworkPolicy.class::isInstance).map(NetworkPolicy.class::cast).toList();
+    }
+
+    @Test
+    void shouldSelectEveryPodOfTheNamespaceByADefaultDenyPolicy() {
+        List<NetworkPolicy> denies = networkPolicies().stream()
+                .filter(p -> p.getSpec().getPolicyTypes().containsAll(List.of("Ingress", "Egress")))
+                .filter(p -> isEmpty(p.getSpec().getIngress()) && isEmpty(p.getSpec().getEgress()))
+                .toList();
+        assertThat(denies).as("a policy allowing nothing, ingress and egress").isNotEmpty();
+        assertThat(denies).as("selects every pod, including pods added later")
+                .anySatisfy(p -> assertThat(selectsEverything(p.getSpec().getPodSelector())).isTrue());
+        podLabels().forEach((workload, labels) -> assertThat(denies).as(workload + " under a default-deny")
+                .anySatisfy(p -> assertThat(matches(p.getSpec().getPodSelector(), labels)).isTrue()));
+    }
+
+    @Test
+    void shouldNameADestinationInEveryEgressRule() {
+        for (NetworkPolicy policy : networkPolicies()) {
+            List<NetworkPolicyEgressRule> egress = policy.getSpec().getEgress() == null ? List.of() : policy.getSpec().getEgress();
+            for (int i = 0; i < egress.size(); i++) {
+                String rule = policy.getMetadata().getName() + " egress[" + i + "]";
+                assertThat(egress.get(i).getTo()).as(rule + ": an empty 'to' allows every destination").isNotEmpty();
+                for (NetworkPolicyPeer peer : egress.get(i).getTo()) {
+                    boolean anyNamespace = peer.getNamespaceSelector() != null && selectsEverything(peer.getNamespaceSelector())
+                            && (peer.getPodSelector() == null || selectsEverything(peer.getPodSelector()));
+                    boolean anyAddress = peer.getIpBlock() != null && List.of("0.0.0.0/0", "::/0").contains(peer.getIpBlock().getCidr());
+                    assertThat(anyNamespace || anyAddress).as(rule + ": a peer that names no destination " + peer).isFalse();
+                }
+                assertThat(egress.get(i).getPorts()).as(rule + ": ports").isNotEmpty();
+            }
+        }
+    }
+
+    /** Default-deny must not cut what the shipped configuration points at: DNS and Kafka and the registry where devhealth.env says. */
+    @Test
+    void shouldLetEveryPodReachDnsKafkaAndTheRegistryAsConfigured() {
+        Map<String, String> env = objects.stream().filter(o -> o instanceof io.fabric8.kubernetes.api.model.ConfigMap)
+                .map(io.fabric8.kubernetes.api.model.ConfigMap.class::cast)
+                .filter(c -> c.getMetadata().getName().startsWith("devhealth-kafka")).findFirst().orElseThrow().getData();
+        URI kafka = URI.create("kafka://" + env.get("DEVHEALTH_KAFKA_BOOTSTRAP_SERVERS").split(",")[0]);
+        URI registry = URI.create(env.get("DEVHEALTH_SCHEMA_REGISTRY_URL"));
+        podLabels().forEach((workload, labels) -> {
+            assertThat(egressAllowed(labels, Map.of("kubernetes.io/metadata.name", "kube-system"), Map.of("k8s-app", "kube-dns"), "UDP", 53))
+                    .as(workload + " → DNS").isTrue();
+            assertThat(egressAllowed(labels, Map.of("kubernetes.io/metadata.name", serviceNamespace(kafka.getHost())), Map.of(), "TCP", kafka.getPort()))
+                    .as(workload + " → Kafka " + kafka).isTrue();
+            assertThat(egressAllowed(labels, Map.of("kubernetes.io/metadata.name", serviceNamespace(registry.getHost())), Map.of(), "TCP",
+                    registry.getPort())).as(workload + " → registry " + registry).isTrue();
+            assertThat(egressAllowed(labels, Map.of("kubernetes.io/metadata.name", "somewhere-else"), Map.of(), "TCP", kafka.getPort()))
+                    .as(workload + " → another namespace").isFalse();
+        });
+    }
+
+    /** {@code name.namespace.svc[...]}: the namespace of a Service's cluster DNS name. */
+    private static String serviceNamespace(String host) {
+        String[] labels = host.split("\\.");
+        assertThat(labels.length).as(host + " is a Service's cluster DNS name").isGreaterThanOrEqualTo(3);
+        assertThat(labels[2]).isEqualTo("svc");
+        return labels[1];
+    }
+
+    /** Whether some policy selecting a pod with {@code labels} allows egress to a pod with {@code podLabels} in a namespace with {@code namespaceLabels}. */
+    private static boolean egressAllowed(Map<String, String> labels, Map<String, String> namespaceLabels, Map<String, String> podLabels,
+                                         String protocol, int port) {
+        return networkPolicies().stream()
+                .filter(p -> matches(p.getSpec().getPodSelector(), labels) && p.getSpec().getEgress() != null)
+                .flatMap(p -> p.getSpec().getEgress().stream())
+                .filter(rule -> rule.getPorts() == null || rule.getPorts().stream().anyMatch(q -> portMatches(q, protocol, port)))
+                .anyMatch(rule -> rule.getTo() == null || rule.getTo().isEmpty() || rule.getTo().stream().anyMatch(peer ->
+                        peer.getNamespaceSelector() != null && matches(peer.getNamespaceSelector(), namespaceLabels)
+                                && (peer.getPodSelector() == null || matches(peer.getPodSelector(), podLabels))));
+    }
+
+    private static boolean portMatches(NetworkPolicyPort rule, String protocol, int port) {
+        String ruleProtocol = rule.getProtocol() == null ? "TCP" : rule.getProtocol();
+        return ruleProtocol.equals(protocol) && (rule.getPort() == null || Integer.valueOf(port).equals(rule.getPort().getIntVal()));
+    }
+
+    private static boolean isEmpty(List<?> list) {
+        return list == null || list.isEmpty();
+    }
+
+    private static boolean selectsEverything(LabelSelector selector) {
+        return selector != null && isEmpty(selector.getMatchExpressions())
+                && (selector.getMatchLabels() == null || selector.getMatchLabels().isEmpty());
+    }
+
+    private static boolean matches(LabelSelector selector, Map<String, String> labels) {
+        if (selector == null) {
+            return false;
+        }
+        if (selector.getMatchLabels() != null && !labels.entrySet().containsAll(selector.getMatchLabels().entrySet())) {
+            return false;
+        }
+        for (LabelSelectorRequirement requirement : selector.getMatchExpressions() == null ? List.<LabelSelectorRequirement>of()
+                : selector.getMatchExpressions()) {
+            String value = labels.get(requirement.getKey());
+            boolean ok = switch (requirement.getOperator()) {
+                case "In" -> requirement.getValues().contains(value);
+                case "NotIn" -> value == null || !requirement.getValues().contains(value);
+                case "Exists" -> value != null;
+                case "DoesNotExist" -> value == null;
+                default -> throw new AssertionError("unknown operator " + requirement.getOperator());
+            };
+            if (!ok) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static Set<String> configMapKeys(String prefix) {

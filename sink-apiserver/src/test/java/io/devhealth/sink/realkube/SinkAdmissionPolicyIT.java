@@ -1,0 +1,310 @@
+package io.devhealth.sink.realkube;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.devhealth.schema.avro.ClaimDeviceStatus;
+import io.devhealth.schema.avro.ContainerDeviceStatus;
+import io.devhealth.schema.avro.DeviceRef;
+import io.devhealth.schema.avro.DeviceStatus;
+import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.PodDeviceStatus;
+import io.devhealth.schema.avro.PodRef;
+import io.devhealth.sink.ApiErrorClass;
+import io.devhealth.sink.PodStatusWriter;
+import io.devhealth.sink.SinkConfig;
+import io.devhealth.testkit.realkube.ControlPlane;
+import io.devhealth.testkit.realkube.GpuWorkloads;
+import io.devhealth.testkit.realkube.KubeBinaries;
+import io.devhealth.testkit.realkube.RealKubernetes;
+import io.devhealth.testkit.realkube.RealNode;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodCondition;
+import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingAdmissionPolicy;
+import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingAdmissionPolicyBinding;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The shipped {@code ValidatingAdmissionPolicy} for the sink, on the real API server: acting as the
+ * sink's ServiceAccount (bound by the shipped RBAC), a pods/status write of anything but devhealth's own
+ * conditions is refused with the policy's message, the sink's own writes ({@link PodStatusWriter}, on a
+ * running and then a terminated pod) pass, and the kubelet's status updates are not touched by it.
+ *
+ * <p>Without the policy the shipped RBAC lets the sink change labels through pods/status: the setup
+ * shows that first, so the test also fails if the API server ever stops taking metadata on a status
+ * write and the policy's metadata check becomes moot.
+ */
+@RealKubernetes
+class SinkAdmissionPolicyIT {
+
+    private static final String NAMESPACE = "sink-policy";
+    private static final String POLICY = "devhealth-sink-pod-status";
+    private static final Path POLICY_FILE = Path.of("k8s/base/sink-apiserver/admissionpolicy.yaml");
+    private static final Duration WAIT = Duration.ofSeconds(60);
+    private static final String REFUSED = "ValidatingAdmissionPolicy '" + POLICY + "' with binding '" + POLICY + "' denied request: "
+            + "devhealth-sink may change only pod conditions of type devhealth.io/*";
+
+    private static KubernetesClient admin;
+    private static KubernetesClient sink;
+
+    @BeforeAll
+    static void applyShippedRbacCrdAndPolicy(ControlPlane plane, RealNode node) throws Exception {
+        admin = plane.adminClient();
+        admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName("devhealth").endMetadata().build())
+                .serverSideApply();
+        apply("k8s/base/sink-apiserver/devicepostmortem-crd.yaml");
+        await("CRD established").atMost(WAIT).until(() -> {
+            CustomResourceDefinition crd = admin.apiextensions().v1().customResourceDefinitions()
+                    .withName("devicepostmortems.devhealth.io").get();
+            return crd != null && crd.getStatus() != null && crd.getStatus().getConditions().stream()
+                    .anyMatch(c -> "Established".equals(c.getType()) && "True".equals(c.getStatus()));
+        });
+        apply("k8s/base/sink-apiserver/rbac.yaml");
+        sink = plane.clientFor("devhealth", "devhealth-sink");
+        GpuWorkloads.prepare(admin, NAMESPACE);
+        GpuWorkloads.claimTemplate(admin, NAMESPACE, "one-gpu", 1);
+        GpuWorkloads.batchPod(admin, NAMESPACE, "target", "one-gpu");
+        await().atMost(WAIT).until(() -> "Running".equals(pod("target").getStatus().getPhase()));
+
+        // RBAC alone: pods/status patch takes the pod's labels too.
+        sinkPatch("target", "[{\"op\":\"add\",\"path\":\"/metadata/labels/hijacked\",\"value\":\"by-sink\"}]");
+        assertThat(pod("target").getMetadata().getLabels()).as("a label written through pods/status without the policy")
+                .containsEntry("hijacked", "by-sink");
+        sinkPatch("target", "[{\"op\":\"remove\",\"path\":\"/metadata/labels/hijacked\"}]");
+
+        apply(POLICY_FILE.toString());
+        // Policies are loaded asynchronously: wait until the probe is refused by this one.
+        await("the policy refuses a probe write").atMost(WAIT).pollInterval(Duration.ofMillis(500)).until(() -> {
+            try {
+                probe();
+                return false;
+            } catch (KubernetesClientException e) {
+                return e.getCode() == 403 && String.valueOf(e.getMessage()).contains(REFUSED);
+            }
+        });
+    }
+
+    /** The control plane is shared by the module's tests: take the policy away and wait until it no longer applies. */
+    @AfterAll
+    static void removePolicy() {
+        if (admin == null) {
+            return;
+        }
+        admin.resources(ValidatingAdmissionPolicyBinding.class).withName(POLICY).delete();
+        admin.resources(ValidatingAdmissionPolicy.class).withName(POLICY).delete();
+        await("the policy no longer applies").atMost(WAIT).pollInterval(Duration.ofMillis(500)).until(() -> {
+            try {
+                probe();
+                return true;
+            } catch (KubernetesClientException e) {
+                return false;
+            }
+        });
+        admin.pods().inNamespace(NAMESPACE).withGracePeriod(0).delete();
+    }
+
+    /** The API server checks the expressions against the Pod schema it serves and reports what does not fit. */
+    @Test
+    void shouldTypeCheckAgainstThePodSchemaWithoutWarnings() {
+        await("the policy's type check").atMost(WAIT).until(() -> {
+            ValidatingAdmissionPolicy policy = admin.resources(ValidatingAdmissionPolicy.class).withName(POLICY).get();
+            return policy.getStatus() != null && policy.getStatus().getTypeChecking() != null;
+        });
+        assertThat(admin.resources(ValidatingAdmissionPolicy.class).withName(POLICY).get().getStatus().getTypeChecking()
+                .getExpressionWarnings()).isEmpty();
+    }
+
+    @Test
+    void shouldRefuseTheSinkSettingTheReadyCondition() {
+        Pod before = pod("target");
+        int ready = conditionIndex(before, "Ready");
+        assertThat(before.getStatus().getConditions().get(ready).getStatus()).isEqualTo("True");
+
+        KubernetesClientException refused = refusal("[{\"op\":\"test\",\"path\":\"/status/conditions/" + ready + "/type\",\"value\":\"Ready\"},"
+                + "{\"op\":\"replace\",\"path\":\"/status/conditions/" + ready + "/status\",\"value\":\"False\"}]");
+
+        assertThat(refused.getCode()).isEqualTo(403);
+        assertThat(refused.getMessage()).contains(REFUSED, "another condition");
+        assertThat(ApiErrorClass.of(refused)).as("stops the sink rather than retrying as a conflict").isEqualTo(ApiErrorClass.UNREACHABLE);
+        assertThat(pod("target").getStatus().getConditions().get(ready).getStatus()).isEqualTo("True");
+    }
+
+    @Test
+    void shouldRefuseTheSinkRemovingOrAddingAnotherWritersCondition() {
+        int scheduled = conditionIndex(pod("target"), "PodScheduled");
+
+        assertThat(refusal("[{\"op\":\"remove\",\"path\":\"/status/conditions/" + scheduled + "\"}]").getMessage())
+                .contains(REFUSED, "another condition");
+        assertThat(refusal("[{\"op\":\"add\",\"path\":\"/status/conditions/-\",\"value\":"
+                + "{\"type\":\"example.com/Maintenance\",\"status\":\"True\"}}]").getMessage())
+                .contains(REFUSED, "another condition");
+        assertThat(pod("target").getStatus().getConditions()).extracting(PodCondition::getType)
+                .contains("PodScheduled").doesNotContain("example.com/Maintenance");
+    }
+
+    @Test
+    void shouldRefuseTheSinkChangingAnyOtherStatusField() {
+        Pod before = pod("target");
+        boolean ready = before.getStatus().getContainerStatuses().get(0).getReady();
+
+        // A valid address passes the API server's own validation: only the policy stands in the way.
+        assertThat(refusal("[{\"op\":\"add\",\"path\":\"/status/podIP\",\"value\":\"10.99.99.99\"},"
+                + "{\"op\":\"add\",\"path\":\"/status/podIPs\",\"value\":[{\"ip\":\"10.99.99.99\"}]}]").getMessage())
+                .contains(REFUSED, "status fields: ").contains("podIP", "podIPs");
+        assertThat(refusal("[{\"op\":\"replace\",\"path\":\"/status/phase\",\"value\":\"Succeeded\"}]").getMessage())
+                .contains(REFUSED, "status fields: phase");
+        assertThat(refusal("[{\"op\":\"replace\",\"path\":\"/status/containerStatuses/0/ready\",\"value\":" + !ready + "}]").getMessage())
+                .contains(REFUSED, "status fields: containerStatuses");
+        assertThat(refusal("[{\"op\":\"add\",\"path\":\"/status/message\",\"value\":\"evicted\"}]").getMessage())
+                .contains(REFUSED, "status fields: message");
+        assertThat(pod("target").getStatus()).isEqualTo(before.getStatus());
+    }
+
+    @Test
+    void shouldRefuseTheSinkChangingTheLabelsAnnotationsOrFinalizersOfAPod() {
+        assertThat(refusal("[{\"op\":\"add\",\"path\":\"/metadata/labels/app\",\"value\":\"payments\"}]").getMessage())
+                .contains(REFUSED, "metadata fields: labels");
+        assertThat(refusal("[{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{\"owner\":\"sink\"}}]").getMessage())
+                .contains(REFUSED, "metadata fields: annotations");
+        assertThat(refusal("[{\"op\":\"add\",\"path\":\"/metadata/finalizers\",\"value\":[\"example.com/hold\"]}]").getMessage())
+                .contains(REFUSED, "metadata fields: finalizers");
+        assertThat(pod("target").getMetadata().getLabels()).containsEntry("app", "devhealth-test");
+        assertThat(pod("target").getMetadata().getFinalizers()).isNullOrEmpty();
+    }
+
+    /**
+     * The sink's own writes on the real kubelet: its condition on a running pod, the post-mortem on the
+     * terminated pod, and the final condition once the window has passed; meanwhile the kubelet reports
+     * the container's exit and the pod's phase through the same pods/status, unhindered.
+     */
+    @Test
+    void shouldLetTheSinksOwnWritesAndTheKubeletsStatusUpdatesThrough(RealNode node) {
+        GpuWorkloads.batchPod(admin, NAMESPACE, "written", "one-gpu");
+        await().atMost(WAIT).until(() -> "Running".equals(pod("written").getStatus().getPhase()));
+        ResourceClaim claim = claimOf("written");
+        String device = claim.getStatus().getAllocation().getDevices().getResults().get(0).getDevice();
+        PodStatusWriter writer = new PodStatusWriter(sink, Clock.systemUTC());
+        Instant t0 = Instant.now();
+
+        assertThat(writer.write(status(node, "written", claim, device, HealthStatus.HEALTHY, null, t0, 1)))
+                .isEqualTo(PodStatusWriter.Outcome.WRITTEN);
+        assertThat(writer.write(status(node, "written", claim, device, HealthStatus.UNHEALTHY, "XID 79", t0, 2)))
+                .isEqualTo(PodStatusWriter.Outcome.WRITTEN);
+        assertThat(condition(pod("written"), PodStatusWriter.CONDITION_TYPE)).extracting(PodCondition::getStatus).isEqualTo("False");
+
+        node.runtime().exit(NAMESPACE, "written", "main", 1, "CUDA error");
+        await("the kubelet's status update").atMost(WAIT).until(() -> "Failed".equals(pod("written").getStatus().getPhase()));
+        assertThat(pod("written").getStatus().getContainerStatuses().get(0).getState().getTerminated().getExitCode()).isEqualTo(1);
+        assertThat(writer.write(status(node, "written", claim, device, HealthStatus.UNHEALTHY, "XID 79", t0, 3)))
+                .isEqualTo(PodStatusWriter.Outcome.WRITTEN);
+        assertThat(writer.record(NAMESPACE, "written")).isPresent();
+
+        PodStatusWriter afterTheWindow = new PodStatusWriter(sink,
+                Clock.offset(Clock.systemUTC(), SinkConfig.DEFAULT_TERMINATION_WINDOW.plusMinutes(1)));
+        PodStatusWriter.Result frozen = afterTheWindow.freeze(NAMESPACE, "written", List.of(), null);
+        assertThat(frozen.outcome()).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
+        assertThat(condition(pod("written"), PodStatusWriter.FINAL_CONDITION_TYPE)).extracting(PodCondition::getStatus).isEqualTo("True");
+        assertThat(condition(pod("written"), PodStatusWriter.CONDITION_TYPE)).extracting(PodCondition::getStatus).isEqualTo("False");
+    }
+
+    @Test
+    void shouldNotEvaluateOtherUsersWrites() {
+        Map<String, String> labels = pod("target").getMetadata().getLabels();
+        admin.pods().inNamespace(NAMESPACE).withName("target").subresource("status").patch(PatchContext.of(PatchType.JSON),
+                "[{\"op\":\"add\",\"path\":\"/metadata/labels/admin\",\"value\":\"was-here\"}]");
+        assertThat(pod("target").getMetadata().getLabels()).containsEntry("admin", "was-here").containsAllEntriesOf(labels);
+        admin.pods().inNamespace(NAMESPACE).withName("target").subresource("status").patch(PatchContext.of(PatchType.JSON),
+                "[{\"op\":\"remove\",\"path\":\"/metadata/labels/admin\"}]");
+    }
+
+    /** A change of metadata through pods/status: a new value each time, so that it is never a no-op the policy would let pass. */
+    private static void probe() {
+        sinkPatch("target", "[{\"op\":\"add\",\"path\":\"/metadata/labels/probe\",\"value\":\"p" + System.nanoTime() + "\"}]");
+    }
+
+    private static KubernetesClientException refusal(String jsonPatch) {
+        try {
+            sinkPatch("target", jsonPatch);
+        } catch (KubernetesClientException e) {
+            return e;
+        }
+        throw new AssertionError("the sink's patch was accepted: " + jsonPatch);
+    }
+
+    private static void sinkPatch(String pod, String jsonPatch) {
+        sink.pods().inNamespace(NAMESPACE).withName(pod).subresource("status").patch(PatchContext.of(PatchType.JSON), jsonPatch);
+    }
+
+    private static void apply(String file) throws Exception {
+        try (InputStream in = Files.newInputStream(KubeBinaries.repositoryRoot().resolve(file))) {
+            for (HasMetadata object : admin.load(in).items()) {
+                admin.resource(object).forceConflicts().serverSideApply();
+            }
+        }
+    }
+
+    private static int conditionIndex(Pod pod, String type) {
+        List<PodCondition> conditions = pod.getStatus().getConditions();
+        for (int i = 0; i < conditions.size(); i++) {
+            if (type.equals(conditions.get(i).getType())) {
+                return i;
+            }
+        }
+        throw new AssertionError("no condition " + type + " in " + conditions);
+    }
+
+    private static PodCondition condition(Pod pod, String type) {
+        return pod.getStatus().getConditions().stream().filter(c -> type.equals(c.getType())).findFirst().orElse(null);
+    }
+
+    private static ResourceClaim claimOf(String pod) {
+        String uid = pod(pod).getMetadata().getUid();
+        return admin.resources(ResourceClaim.class).inNamespace(NAMESPACE).list().getItems().stream()
+                .filter(c -> c.getMetadata().getOwnerReferences().stream().anyMatch(o -> o.getUid().equals(uid)))
+                .findFirst().orElseThrow();
+    }
+
+    /** What the processor would emit for the pod: one device of its claim, with no UID (PodResources has none). */
+    private static PodDeviceStatus status(RealNode node, String pod, ResourceClaim claim, String device, HealthStatus health,
+                                          String message, Instant since, long version) {
+        DeviceStatus status = DeviceStatus.newBuilder()
+                .setDevice(DeviceRef.newBuilder().setDriver(RealNode.DRIVER_NAME).setPool(node.name()).setDevice(device).build())
+                .setResourceId(RealNode.DRIVER_NAME + "/" + node.name() + "/" + device)
+                .setHealth(health)
+                .setMessage(message)
+                .setSince(since)
+                .build();
+        return PodDeviceStatus.newBuilder()
+                .setPod(new PodRef(NAMESPACE, pod, null))
+                .setNode(node.name())
+                .setVersion(version)
+                .setUpdatedAt(since)
+                .setSummary(health)
+                .setContainers(List.of(ContainerDeviceStatus.newBuilder().setName("main")
+                        .setClaims(List.of(new ClaimDeviceStatus(claim.getMetadata().getName(), NAMESPACE, List.of(status))))
+                        .build()))
+                .build();
+    }
+
+    private static Pod pod(String name) {
+        return admin.pods().inNamespace(NAMESPACE).withName(name).get();
+    }
+}
