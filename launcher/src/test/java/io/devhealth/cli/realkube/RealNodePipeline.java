@@ -91,10 +91,11 @@ final class RealNodePipeline implements AutoCloseable {
         }
     }
 
-    /** The shipped objects the services need: their namespace, ServiceAccounts, RBAC and the CRD. */
+    /** The shipped objects the services need: their namespace, ServiceAccounts, RBAC, the sink's admission policy and the CRD. */
     static void applyShippedManifests(KubernetesClient admin) {
+        // The admission policy too: the sink's writes must pass the guard it ships with.
         for (String file : List.of("namespace.yaml", "sink-apiserver/devicepostmortem-crd.yaml", "sink-apiserver/rbac.yaml",
-                "node-collector/rbac.yaml")) {
+                "sink-apiserver/admissionpolicy.yaml", "node-collector/rbac.yaml")) {
             apply(admin, file, null);
         }
         // The ServiceAccount's namespace comes from the kustomization, as `kubectl apply -k` sets it.
