@@ -4,10 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.devhealth.schema.avro.ClaimDeviceStatus;
-import io.devhealth.schema.avro.ContainerDeviceStatus;
-import io.devhealth.schema.avro.DeviceRef;
-import io.devhealth.schema.avro.DeviceStatus;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.avro.PodRef;
@@ -282,32 +278,12 @@ class SinkOnRealKubeletIT {
     }
 
     private static ResourceClaim claimOf(String pod) {
-        String uid = pod(pod).getMetadata().getUid();
-        return admin.resources(ResourceClaim.class).inNamespace(NAMESPACE).list().getItems().stream()
-                .filter(c -> c.getMetadata().getOwnerReferences().stream().anyMatch(o -> o.getUid().equals(uid)))
-                .findFirst().orElseThrow();
+        return RealPodStatuses.claimOf(admin, NAMESPACE, pod);
     }
 
-    /** What the processor would emit for the pod: one device of its claim, with no UID (PodResources has none). */
     private static PodDeviceStatus status(RealNode node, Pod pod, ResourceClaim claim, String device, HealthStatus health,
                                           String message, Instant since, long version) {
-        DeviceStatus status = DeviceStatus.newBuilder()
-                .setDevice(DeviceRef.newBuilder().setDriver(RealNode.DRIVER_NAME).setPool(node.name()).setDevice(device).build())
-                .setResourceId(RealNode.DRIVER_NAME + "/" + node.name() + "/" + device)
-                .setHealth(health)
-                .setMessage(message)
-                .setSince(since)
-                .build();
-        return PodDeviceStatus.newBuilder()
-                .setPod(new PodRef(NAMESPACE, pod.getMetadata().getName(), null))
-                .setNode(node.name())
-                .setVersion(version)
-                .setUpdatedAt(since)
-                .setSummary(health)
-                .setContainers(List.of(ContainerDeviceStatus.newBuilder().setName("main")
-                        .setClaims(List.of(new ClaimDeviceStatus(claim.getMetadata().getName(), NAMESPACE, List.of(status))))
-                        .build()))
-                .build();
+        return RealPodStatuses.status(node, NAMESPACE, pod.getMetadata().getName(), claim, device, health, message, since, version);
     }
 
     private static List<ResourceStatus> kubeletEntries(Pod pod) {
