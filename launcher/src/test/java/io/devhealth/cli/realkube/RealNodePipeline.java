@@ -18,6 +18,7 @@ import io.devhealth.sink.SinkApp;
 import io.devhealth.sink.SinkConfig;
 import io.devhealth.testkit.realkube.ControlPlane;
 import io.devhealth.testkit.realkube.KubeBinaries;
+import io.devhealth.testkit.realkube.Kubectl;
 import io.devhealth.testkit.realkube.RealNode;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.Config;
@@ -91,15 +92,23 @@ final class RealNodePipeline implements AutoCloseable {
         }
     }
 
-    /** The shipped objects the services need: their namespace, ServiceAccounts, RBAC, the sink's admission policy and the CRD. */
-    static void applyShippedManifests(KubernetesClient admin) {
+    /**
+     * The shipped objects the services need: their namespace, ServiceAccounts, RBAC, the sink's
+     * admission policy and the CRD, applied as an operator applies them ({@code kubectl apply
+     * --server-side}, so that the same field manager owns them as when {@code ShippedManifestsIT}
+     * applies all of {@code k8s/} in the same cluster).
+     */
+    static void applyShippedManifests(ControlPlane plane) {
+        Kubectl kubectl = Kubectl.admin(plane);
+        Path base = KubeBinaries.repositoryRoot().resolve("k8s/base");
         // The admission policy too: the sink's writes must pass the guard it ships with.
         for (String file : List.of("namespace.yaml", "sink-apiserver/devicepostmortem-crd.yaml", "sink-apiserver/rbac.yaml",
                 "sink-apiserver/admissionpolicy.yaml", "node-collector/rbac.yaml")) {
-            apply(admin, file, null);
+            kubectl.ok("apply", "--server-side", "-f", base.resolve(file).toString());
         }
         // The ServiceAccount's namespace comes from the kustomization, as `kubectl apply -k` sets it.
-        apply(admin, "node-collector/serviceaccount.yaml", NAMESPACE);
+        kubectl.ok("apply", "--server-side", "-n", NAMESPACE, "-f", base.resolve("node-collector/serviceaccount.yaml").toString());
+        KubernetesClient admin = plane.adminClient();
         await("DevicePostMortem CRD established").atMost(START).until(() -> {
             CustomResourceDefinition crd = admin.apiextensions().v1().customResourceDefinitions()
                     .withName("devicepostmortems.devhealth.io").get();
@@ -108,19 +117,9 @@ final class RealNodePipeline implements AutoCloseable {
         });
     }
 
-    private static void apply(KubernetesClient admin, String file, String namespace) {
-        try (InputStream in = Files.newInputStream(KubeBinaries.repositoryRoot().resolve("k8s/base").resolve(file))) {
-            var objects = admin.load(in);
-            (namespace == null ? objects : objects.inNamespace(namespace)).forceConflicts().serverSideApply();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
     private void startAll(ControlPlane plane, RealNode node, EmbeddedKafkaCluster kafka, Path workDir,
                           Map<String, String> processorOptions, Map<String, String> sinkOptions) {
-        KubernetesClient admin = plane.adminClient();
-        applyShippedManifests(admin);
+        applyShippedManifests(plane);
         try {
             Files.createDirectories(workDir);
         } catch (IOException e) {
