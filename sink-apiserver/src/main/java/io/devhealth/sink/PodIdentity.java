@@ -9,7 +9,8 @@ import io.fabric8.kubernetes.api.model.Pod;
  * Whether a device status is about this very pod, and not an earlier pod of the same name (a
  * StatefulSet pod, a Job retry with a fixed name). Statuses are keyed by namespace/name, and the pod's
  * UID is often unknown to them (PodResources reports none), so three checks: the UID where the status
- * carries one, the node the status comes from against the node the pod is bound to, and every
+ * carries one, the node the status comes from against the node the pod is bound to (which also keeps
+ * one node from writing to pods of another), and every
  * ResourceClaim the status names against the claims the pod references (claims made from a template are
  * new for every pod).
  */
@@ -23,8 +24,18 @@ final class PodIdentity {
         if (uid != null && !uid.isEmpty() && !uid.equals(pod.getMetadata().getUid())) {
             return "uid " + uid + " is not the pod's " + pod.getMetadata().getUid();
         }
+        // The binding is the API server's: the scheduler sets spec.nodeName through pods/binding, and
+        // NodeRestriction keeps a node's kubelet from changing it. A status that names no node, or a pod
+        // bound to none (it cannot have been given devices), is never written: otherwise whoever can write
+        // pod-device-status, or one compromised node, could set the condition of any pod in the cluster.
         String boundTo = pod.getSpec() == null ? null : pod.getSpec().getNodeName();
-        if (!status.getNode().isEmpty() && boundTo != null && !boundTo.isEmpty() && !boundTo.equals(status.getNode())) {
+        if (status.getNode().isEmpty()) {
+            return "the status names no node";
+        }
+        if (boundTo == null || boundTo.isEmpty()) {
+            return "the pod is bound to no node, node " + status.getNode() + " cannot hold its devices";
+        }
+        if (!boundTo.equals(status.getNode())) {
             return "node " + status.getNode() + " is not the pod's " + boundTo;
         }
         for (ContainerDeviceStatus container : status.getContainers()) {

@@ -183,7 +183,7 @@ public final class PodStatusWriter {
             Pod current = pod;
             List<PodDeviceStatus> statuses = given.stream().filter(s -> PodIdentity.matches(current, s)).toList();
             if (!given.isEmpty() && statuses.isEmpty()) {
-                LOGGER.info("device status is for an earlier pod of the same name, dropped pod={} uid={} version={} why=\"{}\"", key,
+                LOGGER.info("device status is not for this pod (an earlier pod of the same name, or another node), dropped pod={} uid={} version={} why=\"{}\"", key,
                         pod.getMetadata().getUid(), last(given).getVersion(), PodIdentity.mismatch(pod, last(given)));
                 return Result.of(Outcome.OTHER_POD);
             }

@@ -136,6 +136,34 @@ class PodStatusWriterTest {
     }
 
     @Test
+    void shouldWriteOnlyStatusesFromTheNodeThePodIsBoundTo() {
+        PodStatusWriter writer = new PodStatusWriter(client, clock);
+        var fromNodeA = status("ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.UNHEALTHY, device("gpu-0", HealthStatus.UNHEALTHY, "XID 79"));
+
+        assertThat(writer.write(PodDeviceStatus.newBuilder(fromNodeA).setNode("node-b").build()))
+                .as("another node claims the pod").isEqualTo(PodStatusWriter.Outcome.OTHER_POD);
+        assertThat(writer.write(PodDeviceStatus.newBuilder(fromNodeA).setNode("").build()))
+                .as("a status naming no node").isEqualTo(PodStatusWriter.Outcome.OTHER_POD);
+        assertThat(PodStatusWriter.hasCondition(pod(), PodStatusWriter.CONDITION_TYPE)).isFalse();
+
+        assertThat(writer.write(fromNodeA)).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
+    }
+
+    @Test
+    void shouldNotWriteToAPodBoundToNoNode() {
+        Pod pending = PodFixtures.podWithClaim("ml", "queued-0", "node-a", "main", "gpu", "queued-0-gpu-x1", "gpu");
+        pending.getSpec().setNodeName(null);
+        client.pods().resource(pending).create();
+        PodStatusWriter writer = new PodStatusWriter(client, clock);
+
+        assertThat(writer.write(status("ml", "queued-0", "main", "queued-0-gpu-x1", HealthStatus.UNHEALTHY,
+                device("gpu-0", HealthStatus.UNHEALTHY, "XID 79")))).isEqualTo(PodStatusWriter.Outcome.OTHER_POD);
+        assertThat(client.pods().inNamespace("ml").withName("queued-0").get().getStatus())
+                .satisfiesAnyOf(status -> assertThat(status).isNull(),
+                        status -> assertThat(status.getConditions()).noneMatch(c -> PodStatusWriter.CONDITION_TYPE.equals(c.getType())));
+    }
+
+    @Test
     void shouldDropStatusOfPodThatNoLongerExists() {
         PodStatusWriter writer = new PodStatusWriter(client, clock);
 

@@ -239,6 +239,34 @@ class SinkOnRealKubeletIT {
         assertThat(condition(pod("train-xid")).getStatus()).isEqualTo("False");
     }
 
+    /**
+     * Only the node the API server binds a pod to may set its condition: another node's status for the
+     * pod (a compromised node, or a forged record) is refused, however well-formed.
+     */
+    @Test
+    void shouldRefuseAStatusForThePodFromAnotherNode(RealNode node) {
+        GpuWorkloads.batchPod(admin, NAMESPACE, "bound", "one-gpu");
+        await().atMost(WAIT).until(() -> "Running".equals(pod("bound").getStatus().getPhase()));
+        ResourceClaim claim = claimOf("bound");
+        String device = claim.getStatus().getAllocation().getDevices().getResults().get(0).getDevice();
+        PodStatusWriter writer = new PodStatusWriter(sink, Clock.systemUTC());
+        PodDeviceStatus own = status(node, pod("bound"), claim, device, HealthStatus.UNHEALTHY, XID, Instant.now(), 1);
+        String otherNode = ControlPlane.NODE_NAMES.stream().filter(n -> !n.equals(node.name())).findFirst().orElseThrow();
+        String resourceVersion = pod("bound").getMetadata().getResourceVersion();
+
+        assertThat(writer.write(PodDeviceStatus.newBuilder(own).setNode(otherNode).build())).isEqualTo(PodStatusWriter.Outcome.OTHER_POD);
+        assertThat(writer.write(PodDeviceStatus.newBuilder(own).setNode("").build())).isEqualTo(PodStatusWriter.Outcome.OTHER_POD);
+        assertThat(pod("bound").getSpec().getNodeName()).isEqualTo(node.name());
+        assertThat(condition(pod("bound"))).as("nothing written").isNull();
+        assertThat(pod("bound").getMetadata().getResourceVersion()).isEqualTo(resourceVersion);
+
+        assertThat(writer.write(own)).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
+        assertThat(condition(pod("bound")).getStatus()).isEqualTo("False");
+        // Frees its GPU for the other tests (the node has few).
+        node.runtime().exit(NAMESPACE, "bound", "main", 0, "done");
+        await().atMost(WAIT).until(() -> "Succeeded".equals(pod("bound").getStatus().getPhase()));
+    }
+
     /** A pod deleted and re-created under the same name (its claim re-made from the template) starts clean. */
     @Test
     void shouldStartAPodReCreatedUnderTheSameNameClean(RealNode node) {
