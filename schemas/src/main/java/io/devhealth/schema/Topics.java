@@ -44,6 +44,14 @@ public record Topics(String prefix) {
         return prefix + "health-transitions-cloudevents";
     }
 
+    /**
+     * TerminatedPod, key = namespace/name, append-only: one verdict per terminated pod with devices,
+     * published by the sink when the pod's post-mortem record becomes final.
+     */
+    public String podVerdicts() {
+        return prefix + "pod-verdicts";
+    }
+
     /** FleetStats, windowed. */
     public String fleetStats() {
         return prefix + "fleet-stats";
@@ -55,6 +63,7 @@ public record Topics(String prefix) {
     }
 
     public List<String> all() {
-        return List.of(nodeEvents(), podDeviceStatus(), healthTransitions(), healthTransitionsCloudEvents(), fleetStats(), deadLetters());
+        return List.of(nodeEvents(), podDeviceStatus(), healthTransitions(), healthTransitionsCloudEvents(), podVerdicts(), fleetStats(),
+                deadLetters());
     }
 }

@@ -365,6 +365,15 @@ public final class PodStatusSink implements Runnable, AutoCloseable {
     /** From the pod watcher: the pod was deleted. */
     void onPodDeleted(Pod pod) {
         String key = pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
+        if (TerminatedPodWatcher.terminated(pod)) {
+            // Its record outlives it: late reports still reach it within the window, and at the window's
+            // end it is frozen and the verdict published, as for a pod still there (a Job's pods are
+            // often deleted right after they finish).
+            onPodTerminated(pod);
+            if (terminations.contains(key)) {
+                return;
+            }
+        }
         terminations.remove(key);
         memory.forget(key);
     }

@@ -2,6 +2,7 @@ package io.devhealth.sink;
 
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -98,6 +99,7 @@ public final class PodStatusWriter {
     private final Settings settings;
     private final ApiCallPolicy api;
     private final PodEventRecorder events;
+    private final VerdictPublisher verdicts;
     private final SinkMetrics metrics;
     private final Clock clock;
     private final ClaimAllocations allocations;
@@ -115,15 +117,22 @@ public final class PodStatusWriter {
 
     PodStatusWriter(KubernetesClient client, Settings settings, ApiCallPolicy api, PodEventRecorder events, SinkMetrics metrics,
                     Clock clock) {
-        this(client, settings, api, events, metrics, clock, new ClaimAllocations(client, api));
+        this(client, settings, api, events, null, metrics, clock);
     }
 
-    PodStatusWriter(KubernetesClient client, Settings settings, ApiCallPolicy api, PodEventRecorder events, SinkMetrics metrics,
-                    Clock clock, ClaimAllocations allocations) {
+    /** {@code events}, {@code verdicts}: null for none. */
+    PodStatusWriter(KubernetesClient client, Settings settings, ApiCallPolicy api, PodEventRecorder events, VerdictPublisher verdicts,
+                    SinkMetrics metrics, Clock clock) {
+        this(client, settings, api, events, verdicts, metrics, clock, new ClaimAllocations(client, api));
+    }
+
+    PodStatusWriter(KubernetesClient client, Settings settings, ApiCallPolicy api, PodEventRecorder events, VerdictPublisher verdicts,
+                    SinkMetrics metrics, Clock clock, ClaimAllocations allocations) {
         this.client = client;
         this.settings = settings;
         this.api = api;
         this.events = events;
+        this.verdicts = verdicts;
         this.metrics = metrics;
         this.clock = clock;
         this.allocations = allocations;
@@ -148,8 +157,9 @@ public final class PodStatusWriter {
 
     /**
      * Freezes a terminated pod whose window has passed: writes {@code statuses} (may be empty) as of
-     * termination and marks the status final. Does nothing to a pod that is live, not yet due, or that
-     * devhealth never wrote.
+     * termination and marks the status final, and publishes the pod's verdict. Does nothing to a pod
+     * that is live, not yet due, or that devhealth never wrote. Of a pod deleted since, the record is
+     * frozen (and the verdict published) alone.
      */
     public Result freeze(String namespace, String name, List<PodDeviceStatus> statuses, PodDeviceStatus remembered) {
         return apply(namespace, name, statuses, remembered, true);
@@ -169,7 +179,10 @@ public final class PodStatusWriter {
         String key = namespace + "/" + name;
         Pod pod = read(namespace, name);
         boolean gone = false;
-        if (pod == null && !freeze) {
+        if (pod == null && freeze) {
+            return freezeRecordOfDeletedPod(namespace, name);
+        }
+        if (pod == null) {
             // Deleted within its termination window: what is left to write is its record.
             pod = recentlyTerminated.get(key, clock.instant());
             gone = pod != null;
@@ -293,6 +306,7 @@ public final class PodStatusWriter {
         }
         if (freezes) {
             desired = desired.withFrozen(clock.instant().toString());
+            publish(pod.getMetadata().getNamespace(), desired);
         }
         boolean created = recorded == null;
         if (!records.put(pod, existing, desired)) {
@@ -302,6 +316,45 @@ public final class PodStatusWriter {
             events.recorded(pod, desired.health(), desired.message());
         }
         return true;
+    }
+
+    /** Before the record is marked final: the verdict may then be delivered twice, but never lost (see {@link VerdictPublisher}). */
+    private void publish(String namespace, DevicePostMortem.Spec frozen) {
+        if (verdicts != null) {
+            verdicts.publish(VerdictEvents.of(namespace, frozen));
+        }
+    }
+
+    /**
+     * The freeze of a pod deleted within its termination window: its record is all that is left, and
+     * it is final now as it would have been with the pod there.
+     */
+    private Result freezeRecordOfDeletedPod(String namespace, String name) {
+        for (int attempt = 1; ; attempt++) {
+            DevicePostMortem existing = records.get(namespace, name);
+            if (existing == null || existing.getSpec() == null || existing.getSpec().pod() == null || existing.getSpec().isFrozen()) {
+                return Result.of(Outcome.POD_GONE);
+            }
+            DevicePostMortem.Spec frozen = existing.getSpec().withFrozen(clock.instant().toString());
+            publish(namespace, frozen);
+            Pod gone = new PodBuilder().withNewMetadata().withNamespace(namespace).withName(name)
+                    .withUid(existing.getSpec().pod().uid()).endMetadata().build();
+            try {
+                records.put(gone, existing, frozen);
+            } catch (KubernetesClientException e) {
+                if (ApiErrorClass.of(e) != ApiErrorClass.CONFLICT && e.getCode() != 422) {
+                    throw e;
+                }
+                if (attempt >= settings.conflictMaxAttempts()) {
+                    throw new WriteConflictsExhaustedException(namespace + "/" + name, attempt);
+                }
+                continue;
+            }
+            metrics.frozen();
+            LOGGER.info("record of a deleted pod frozen pod={}/{} uid={} verdict={}", namespace, name, frozen.pod().uid(), frozen.verdict());
+            // Not "frozen now" for the sink's memory: the name is free for a new pod, which starts clean.
+            return Result.of(Outcome.POD_GONE);
+        }
     }
 
     /**

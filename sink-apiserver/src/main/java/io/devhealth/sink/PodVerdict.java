@@ -1,6 +1,7 @@
 package io.devhealth.sink;
 
 import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.Verdict;
 
 /**
  * "Infrastructure or application?" for a terminated pod, as its {@link DevicePostMortem} record says:
@@ -26,6 +27,25 @@ public enum PodVerdict {
     /** The word in the record ({@code spec.verdict}) and in {@code kubectl get dpm}. */
     public String word() {
         return word;
+    }
+
+    /** The verdict a record's {@code spec.verdict} names; a word this sink does not know is {@link #UNKNOWN}. */
+    static PodVerdict ofWord(String word) {
+        for (PodVerdict verdict : values()) {
+            if (verdict.word.equals(word)) {
+                return verdict;
+            }
+        }
+        return UNKNOWN;
+    }
+
+    /** The symbol in pod-verdicts ({@link Verdict}): the same three answers. */
+    Verdict avro() {
+        return switch (this) {
+            case DEVICE_FAILURE -> Verdict.DEVICE_FAILURE;
+            case NO_DEVICE_FAILURE -> Verdict.NO_DEVICE_FAILURE;
+            case UNKNOWN -> Verdict.UNKNOWN;
+        };
     }
 
     /**

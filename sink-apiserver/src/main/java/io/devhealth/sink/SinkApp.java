@@ -37,6 +37,7 @@ public final class SinkApp implements AutoCloseable {
     private final MeterRegistry registry;
     private final PodStatusSink sink;
     private final DeadLetterPublisher deadLetters;
+    private final VerdictPublisher verdicts;
     private final TerminatedPodWatcher watcher;
     private final Thread thread;
     private final SinkConfig config;
@@ -64,8 +65,9 @@ public final class SinkApp implements AutoCloseable {
         ApiCallPolicy api = new ApiCallPolicy(ApiCallPolicy.Settings.of(config), metrics);
         PodEventRecorder events = new PodEventRecorder(client, api, metrics, clock, config.eventsEnabled(),
                 config.eventsPerPodBurst(), config.eventsPerPodInterval());
-        PodStatusWriter writer = new PodStatusWriter(client, PodStatusWriter.Settings.of(config), api, events, metrics, clock);
         SchemaRegistryClient schemaRegistry = SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals());
+        this.verdicts = VerdictPublisher.create(config, schemaRegistry, metrics);
+        PodStatusWriter writer = new PodStatusWriter(client, PodStatusWriter.Settings.of(config), api, events, verdicts, metrics, clock);
         AvroDeserializer<PodDeviceStatus> deserializer = AvroSerde.of(PodDeviceStatus.class, schemaRegistry).deserializer();
         String topic = config.topics().podDeviceStatus();
         this.deadLetters = DeadLetterPublisher.create(config, schemaRegistry, clock);
@@ -144,6 +146,7 @@ public final class SinkApp implements AutoCloseable {
         thread.join(30_000);
         consumerMetrics.close();
         deadLetters.close();
+        verdicts.close();
         client.close();
     }
 }

@@ -1,5 +1,6 @@
 package io.devhealth.sink;
 
+import io.devhealth.schema.avro.Verdict;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -26,6 +27,8 @@ import java.util.stream.Stream;
  *       deleted after their retention;
  *   <li>{@code devhealth.sink.events}{result=created|rate_limited|failed};
  *   <li>{@code devhealth.sink.frozen}: terminated pods whose status was frozen;
+ *   <li>{@code devhealth.sink.verdicts} [{@code devhealth_sink_verdicts_total}]{verdict=DEVICE_FAILURE|NO_DEVICE_FAILURE|UNKNOWN}:
+ *       verdicts published to pod-verdicts (every verdict from zero; a repeated delivery counts again);
  *   <li>{@code devhealth.sink.api.unreachable} gauge (1 while writes wait for the API server, consumption paused);
  *   <li>{@code devhealth.sink.write.duration}: time to bring one pod to its status (reads, retries, patch);
  *   <li>{@code devhealth.sink.end.to.end.latency} [{@code devhealth_sink_end_to_end_latency_seconds}, a histogram]:
@@ -65,6 +68,9 @@ public final class SinkMetrics {
         }
         counter("writes");
         counter("api.requests");
+        for (Verdict verdict : Verdict.values()) {
+            counter("verdicts", "verdict", verdict.name());
+        }
     }
 
     public MeterRegistry registry() {
@@ -110,6 +116,10 @@ public final class SinkMetrics {
 
     void event(String result) {
         counter("events", "result", result).increment();
+    }
+
+    void verdictPublished(Verdict verdict) {
+        counter("verdicts", "verdict", verdict.name()).increment();
     }
 
     void frozen() {

@@ -12,10 +12,14 @@ import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.processor.StreamProcessorApp;
 import io.devhealth.processor.query.QuerySecurityConfig;
 import io.devhealth.schema.Topics;
+import io.devhealth.schema.avro.TerminatedPod;
 import io.devhealth.schema.config.ServiceConfig;
+import io.devhealth.schema.serde.AvroSerde;
+import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.devhealth.sink.SinkApp;
 import io.devhealth.sink.SinkConfig;
+import io.devhealth.testkit.kafka.TopicReader;
 import io.devhealth.testkit.realkube.ControlPlane;
 import io.devhealth.testkit.realkube.KubeBinaries;
 import io.devhealth.testkit.realkube.Kubectl;
@@ -41,9 +45,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import picocli.CommandLine;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
 
 /**
  * The whole pipeline on the real node: the production node-collector reading the real kubelet's
@@ -66,6 +71,8 @@ final class RealNodePipeline implements AutoCloseable {
     private final List<AutoCloseable> resources = new ArrayList<>();
     private final Topics topics;
     private final MeterRegistry sinkMeters = new SimpleMeterRegistry();
+    private final String registryName = "realnode-" + UUID.randomUUID();
+    private EmbeddedKafkaCluster kafka;
     private StreamProcessorApp processor;
     private SinkApp sink;
     private NodeCollector collector;
@@ -126,9 +133,11 @@ final class RealNodePipeline implements AutoCloseable {
             throw new UncheckedIOException(e);
         }
         int partitions = 2;
-        kafka.createTopics(partitions, topics.nodeEvents(), topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
+        kafka.createTopics(partitions, topics.nodeEvents(), topics.healthTransitions(), topics.podVerdicts(), topics.fleetStats(),
+                topics.deadLetters());
         kafka.createCompactedTopics(partitions, topics.podDeviceStatus());
-        String registry = "mem://realnode-" + UUID.randomUUID();
+        this.kafka = kafka;
+        String registry = "mem://" + registryName;
 
         Map<String, String> processorSettings = new HashMap<>(Map.of(
                 ProcessorConfig.SCHEMA_REGISTRY_URL, registry,
@@ -217,6 +226,14 @@ final class RealNodePipeline implements AutoCloseable {
 
     Topics topics() {
         return topics;
+    }
+
+    /** A reader of pod-verdicts from its beginning, closed with the pipeline. */
+    TopicReader<String, TerminatedPod> verdicts() {
+        TopicReader<String, TerminatedPod> reader = TopicReader.of(kafka, topics.podVerdicts()).deserializers(new StringDeserializer(),
+                AvroSerde.of(TerminatedPod.class, SchemaRegistries.inMemory(registryName)).deserializer()).open();
+        resources.add(reader);
+        return reader;
     }
 
     /** The value of one of the sink's counters ({@code devhealth.sink.<name>}), summed over its tags. */

@@ -5,11 +5,15 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.devhealth.processor.ProcessorConfig;
+import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.TerminatedPod;
+import io.devhealth.schema.avro.Verdict;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.devhealth.sink.DevicePostMortem;
 import io.devhealth.sink.PodStatusWriter;
 import io.devhealth.sink.SinkConfig;
 import io.devhealth.testkit.kafka.KafkaClusterExtension;
+import io.devhealth.testkit.kafka.TopicReader;
 import io.devhealth.testkit.realkube.ControlPlane;
 import io.devhealth.testkit.realkube.GpuWorkloads;
 import io.devhealth.testkit.realkube.RealKubernetes;
@@ -21,8 +25,10 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -48,6 +54,7 @@ class RealNodePipelineIT {
     private static KubernetesClient admin;
     private static RealNodePipeline pipeline;
     private static RealNode node;
+    private static TopicReader<String, TerminatedPod> verdicts;
 
     @BeforeAll
     static void startPipeline(ControlPlane plane, RealNode realNode, EmbeddedKafkaCluster kafka, @TempDir Path work) {
@@ -59,6 +66,7 @@ class RealNodePipelineIT {
                 // Every change of the driver is a change of the pod here: these tests flip health on purpose.
                 Map.of(ProcessorConfig.FLAP_THRESHOLD, "0"),
                 Map.of(SinkConfig.TERMINATION_WINDOW_MS, "60000"));
+        verdicts = pipeline.verdicts();
     }
 
     @AfterAll
@@ -116,6 +124,21 @@ class RealNodePipelineIT {
         assertThat(record("train-xid").orElseThrow().getSpec()).isEqualTo(died);
         assertThat(condition("train-xid")).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("False"));
         assertQueryAgrees("train-xid", device, "Unhealthy", XID);
+
+        TerminatedPod verdict = verdictOf(died.pod().uid());
+        assertThat(verdict.getVerdict()).isEqualTo(Verdict.DEVICE_FAILURE);
+        assertThat(verdict.getPod().getName()).isEqualTo("train-xid");
+        assertThat(verdict.getNode()).isEqualTo(node.name());
+        assertThat(verdict.getContainers()).singleElement().satisfies(c -> {
+            assertThat(c.getExitCode()).isEqualTo(1);
+            assertThat(c.getDevices()).singleElement().satisfies(d -> {
+                assertThat(d.getDevice().getDevice()).isEqualTo(device);
+                assertThat(d.getHealth()).isEqualTo(HealthStatus.UNHEALTHY);
+                assertThat(d.getMessage()).isEqualTo(XID);
+            });
+        });
+        // Published just before the record is marked final.
+        await("the record final").atMost(WAIT).until(() -> record("train-xid").orElseThrow().getSpec().isFrozen());
     }
 
     /**
@@ -160,6 +183,20 @@ class RealNodePipelineIT {
         DevicePostMortem.Spec spec = record("train-gone").orElseThrow().getSpec();
         assertThat(spec.pod().uid()).isEqualTo(uid);
         assertThat(spec.message()).contains(device, XID);
+
+        // The pod is gone, its record is not: at the window's end it is final and its verdict published.
+        TerminatedPod verdict = verdictOf(uid);
+        assertThat(verdict.getVerdict()).isEqualTo(Verdict.DEVICE_FAILURE);
+        await("the record final").atMost(WAIT).until(() -> record("train-gone").orElseThrow().getSpec().isFrozen());
+    }
+
+    /** The verdict pod-verdicts carries for the pod with {@code uid}, once the termination window (60 s here) has passed. */
+    private static TerminatedPod verdictOf(String uid) {
+        List<ConsumerRecord<String, TerminatedPod>> read = verdicts.readUntil(
+                records -> records.stream().anyMatch(r -> uid.equals(r.value().getId())), Duration.ofSeconds(120));
+        List<TerminatedPod> ofPod = read.stream().map(ConsumerRecord::value).filter(v -> uid.equals(v.getId())).toList();
+        assertThat(ofPod).as("one verdict per pod").hasSize(1);
+        return ofPod.get(0);
     }
 
     /** Starts a batch pod holding one GPU and waits until devhealth's condition is True on it; returns its GPU. */

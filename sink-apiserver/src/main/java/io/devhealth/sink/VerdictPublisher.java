@@ -1,0 +1,72 @@
+package io.devhealth.sink;
+
+import io.devhealth.schema.avro.TerminatedPod;
+import io.devhealth.schema.serde.AvroSerde;
+import io.devhealth.schema.serde.SchemaRegistryClient;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Publishes the verdict of every terminated pod with devices to pod-verdicts, keyed
+ * {@code namespace/name}: the feed of SIEMs, fleet analytics and anyone who asks "infrastructure or
+ * application?" without reading Kubernetes.
+ *
+ * <p>Synchronous, and called before the post-mortem record is marked final: a verdict is then never
+ * lost between the two (the freeze is retried until both are done), but may be delivered twice (a
+ * failed record write, a sink restart between them). The event's {@code id} is the pod's UID, the
+ * same on every delivery, so that consumers de-duplicate.
+ */
+final class VerdictPublisher implements AutoCloseable {
+
+    private static final Logger LOGGER = LoggerFactory.getLogger(VerdictPublisher.class);
+
+    private final Producer<String, TerminatedPod> producer;
+    private final String topic;
+    private final SinkMetrics metrics;
+
+    VerdictPublisher(Producer<String, TerminatedPod> producer, String topic, SinkMetrics metrics) {
+        this.producer = producer;
+        this.topic = topic;
+        this.metrics = metrics;
+    }
+
+    static VerdictPublisher create(SinkConfig config, SchemaRegistryClient registry, SinkMetrics metrics) {
+        Map<String, Object> props = new HashMap<>(config.kafkaClientProperties());
+        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
+        props.put(ProducerConfig.ACKS_CONFIG, "all");
+        props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        props.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, config.groupId() + "-verdicts");
+        return new VerdictPublisher(new KafkaProducer<>(props, new StringSerializer(),
+                AvroSerde.of(TerminatedPod.class, registry).serializer()), config.topics().podVerdicts(), metrics);
+    }
+
+    /** Publishes and waits for the acknowledgement; throws {@link KafkaException} when Kafka does not take it. */
+    void publish(TerminatedPod verdict) {
+        String key = verdict.getPod().getNamespace() + "/" + verdict.getPod().getName();
+        try {
+            producer.send(new ProducerRecord<>(topic, null, verdict.getRecordedAt().toEpochMilli(), key, verdict)).get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new KafkaException("interrupted while publishing a pod verdict", e);
+        } catch (ExecutionException e) {
+            throw new KafkaException("pod verdict not acknowledged", e.getCause());
+        }
+        metrics.verdictPublished(verdict.getVerdict());
+        LOGGER.info("pod verdict published pod={} uid={} node={} verdict={} topic={}", key, verdict.getId(), verdict.getNode(),
+                verdict.getVerdict(), topic);
+    }
+
+    @Override
+    public void close() {
+        producer.close();
+    }
+}
