@@ -106,7 +106,7 @@ final class TerminatedDeviceHealth {
                         .orElse(null);
                 for (PodDeviceStatus status : statuses) {
                     DeviceStatus report = find(status, container.getName(), claim.getClaimName(), device.getDevice()).orElse(null);
-                    if (report != null && applies(report, finished, windowEnd)) {
+                    if (report != null && applies(report, finished, windowEnd) && !keepsFailure(state, report, finished)) {
                         state = report;
                     }
                 }
@@ -134,6 +134,21 @@ final class TerminatedDeviceHealth {
     static boolean beganBy(DeviceStatus report, Instant finished) {
         Instant endOfSecond = finished.getNano() == 0 ? finished.plusSeconds(1) : finished.plusNanos(1);
         return report.getSince().isBefore(endOfSecond);
+    }
+
+    /**
+     * Whether an Unhealthy {@code state} stands against a later report that is not Unhealthy: when that
+     * report's health may have begun after the container finished. With {@code finishedAt} to the
+     * second, a repair from within that second may have come after the crash as well as before it;
+     * the device was Unhealthy in the second the pod died, and that is what the record keeps (the
+     * verdict then says DeviceFailure; a pod whose devices were Healthy throughout is never affected).
+     */
+    static boolean keepsFailure(DeviceStatus state, DeviceStatus report, Instant finished) {
+        if (state == null || state.getHealth() != HealthStatus.UNHEALTHY || report.getHealth() == HealthStatus.UNHEALTHY) {
+            return false;
+        }
+        boolean surelyBefore = finished.getNano() == 0 ? report.getSince().isBefore(finished) : !report.getSince().isAfter(finished);
+        return !surelyBefore;
     }
 
     /** What the post-mortem record shows for this device of this container, if it has it. */

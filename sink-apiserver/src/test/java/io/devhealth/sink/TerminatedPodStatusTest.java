@@ -187,6 +187,40 @@ class TerminatedPodStatusTest {
         assertThat(record().getSpec().verdict()).as("an application failure on healthy GPUs").isEqualTo("NoDeviceFailure");
     }
 
+    /**
+     * The GPU failed, the container died, and a repair came some hundred milliseconds later, all in
+     * the second finishedAt names: the repair may have come after the crash, so the record keeps the
+     * failure (found by {@code VerdictAccuracyTest}).
+     */
+    @Test
+    void shouldKeepAFailureWhoseRepairCameInTheSecondTheContainerFinishedIn() {
+        PodDeviceStatus failed = gpu(1, HealthStatus.UNHEALTHY, "XID 79", FINISHED.plusMillis(100));
+        writer.write(List.of(failed), null);
+        PodFixtures.markTerminated(client, "ml", "train-0", 1, FINISHED.plusMillis(600));
+        clock.set(FINISHED.plusMillis(900));
+
+        writer.write(List.of(gpu(2, HealthStatus.HEALTHY, null, FINISHED.plusMillis(800))), failed);
+
+        assertRecorded("Unhealthy", "XID 79");
+        assertThat(record().getSpec().verdict()).isEqualTo("DeviceFailure");
+    }
+
+    /** A repair surely before the crash (an earlier second) is what the pod died with. */
+    @Test
+    void shouldTakeARepairFromBeforeTheSecondTheContainerFinishedIn() {
+        PodDeviceStatus failed = gpu(1, HealthStatus.UNHEALTHY, "XID 79", FINISHED.minusSeconds(5));
+        writer.write(List.of(failed), null);
+        PodDeviceStatus repaired = gpu(2, HealthStatus.HEALTHY, null, FINISHED.minusMillis(1));
+        writer.write(List.of(repaired), failed);
+        PodFixtures.markTerminated(client, "ml", "train-0", 1, FINISHED.plusMillis(600));
+        clock.set(FINISHED.plusSeconds(1));
+
+        writer.write(List.of(repaired), repaired);
+
+        assertRecorded("Healthy", null);
+        assertThat(record().getSpec().verdict()).isEqualTo("NoDeviceFailure");
+    }
+
     @Test
     void shouldNotCountAReportFromTheNextSecond() {
         PodFixtures.markTerminated(client, "ml", "train-0", 0, FINISHED);
