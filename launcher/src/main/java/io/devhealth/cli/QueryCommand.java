@@ -134,7 +134,9 @@ public final class QueryCommand implements Runnable {
         if (response.statusCode() == 401 || response.statusCode() == 403) {
             // The server's message never holds the token; ours neither.
             String hint = bearer == null ? "no token was given: set --token-file, --token or " + TOKEN_ENV
-                    : "the token was refused (expired or rotated?)";
+                    : response.statusCode() == 403 && body.has("missing")
+                            ? "the token's user lacks that permission in Kubernetes RBAC"
+                            : "the token was refused (expired, rotated, or issued for another audience than devhealth-query?)";
             throw new QueryFailed(body.path("message").asText("HTTP " + response.statusCode()) + "; " + hint, 4);
         }
         if (response.statusCode() != 200) {

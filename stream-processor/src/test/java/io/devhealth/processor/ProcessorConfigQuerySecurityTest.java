@@ -28,7 +28,8 @@ class ProcessorConfigQuerySecurityTest {
         assertThatThrownBy(config::querySecurity).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("query.auth.token.file").hasMessageContaining("DEVHEALTH_QUERY_AUTH_TOKEN_FILE")
                 .hasMessageContaining("DEVHEALTH_QUERY_AUTH_TOKEN").hasMessageContaining("query.tls.truststore.location")
-                .hasMessageContaining("query.insecure=true").hasMessageContaining("DEVHEALTH_QUERY_INSECURE");
+                .hasMessageContaining("query.insecure=true").hasMessageContaining("DEVHEALTH_QUERY_INSECURE")
+                .hasMessageContaining("DEVHEALTH_QUERY_AUTH_KUBERNETES_ENABLED");
     }
 
     @Test
@@ -50,5 +51,27 @@ class ProcessorConfigQuerySecurityTest {
         assertThat(open.insecure()).isTrue();
         assertThat(tokensOverHttp.acceptsTokens()).isTrue();
         assertThat(tokensOverHttp.tls()).isFalse();
+    }
+
+    @Test
+    void shouldTakeKubernetesAuthorizationAsCredentialsThatNeedTls() {
+        ProcessorConfig overHttp = ProcessorConfig.fromEnvironment(environment("DEVHEALTH_QUERY_AUTH_KUBERNETES_ENABLED", "true"), Map.of());
+        QuerySecurityConfig opted = ProcessorConfig.fromEnvironment(environment("DEVHEALTH_QUERY_AUTH_KUBERNETES_ENABLED", "true",
+                "DEVHEALTH_QUERY_INSECURE", "true"), Map.of()).querySecurity();
+
+        assertThatThrownBy(overHttp::querySecurity).isInstanceOf(ConfigException.class).hasMessageContaining("clear text");
+        assertThat(opted.authenticates()).isTrue();
+        assertThat(opted.acceptsTokens()).isTrue();
+        assertThat(opted.staticTokens()).isFalse();
+        assertThat(opted.kubernetes().audiences()).containsExactly("devhealth-query");
+        assertThat(opted.kubernetes().cacheTtl()).hasSeconds(10);
+    }
+
+    @Test
+    void shouldRefuseKubernetesAuthorizationWithoutAnAudience() {
+        ProcessorConfig config = ProcessorConfig.fromEnvironment(environment("DEVHEALTH_QUERY_AUTH_KUBERNETES_ENABLED", "true",
+                "DEVHEALTH_QUERY_AUTH_KUBERNETES_AUDIENCES", " ", "DEVHEALTH_QUERY_INSECURE", "true"), Map.of());
+
+        assertThatThrownBy(config::querySecurity).isInstanceOf(ConfigException.class).hasMessageContaining("query.auth.kubernetes.audiences");
     }
 }

@@ -1,17 +1,31 @@
 package io.devhealth.processor.query;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
 import javax.naming.InvalidNameException;
 import javax.naming.ldap.LdapName;
 import javax.naming.ldap.Rdn;
 import javax.security.auth.x500.X500Principal;
 
 /**
- * Decides whether a request may read: by a client certificate the TLS layer verified against the
- * truststore (and, when configured, whose subject is allowed), or by a bearer token
- * ({@link BearerTokens}). Holds no HTTP: the filter hands in the {@code Authorization} header and
- * the verified peer subject.
+ * Decides who is asking: by a bearer token ({@link BearerTokens}, or the Kubernetes API server's
+ * {@code TokenReview}), or by a client certificate the TLS layer verified against the truststore (and,
+ * when configured, whose subject is allowed). Holds no HTTP: the filter hands in the {@code Authorization}
+ * header and the verified peer subject.
+ *
+ * <p>A token, when sent, decides; a certificate authenticates only a request without one. An instance
+ * that forwards a query presents its own certificate and the caller's token: the owner must authorize the
+ * caller, not the forwarding instance.
+ *
+ * <p>With Kubernetes authorization on, a caller the API server authenticated carries its
+ * {@link KubernetesUser}, and so does a certificate, mapped as the API server maps client certificates
+ * (user = CN, groups = the O values; k8s.io/apiserver pkg/authentication/request/x509/x509.go,
+ * {@code CommonNameUserConversion}): each query is then authorized by a {@code SubjectAccessReview}. A
+ * static token ({@link BearerTokens}) stays a credential of this service alone, which RBAC does not know:
+ * it reads everything, as without Kubernetes authorization.
  */
 final class AccessPolicy {
 
@@ -20,8 +34,16 @@ final class AccessPolicy {
 
     sealed interface Decision permits Allowed, Denied {}
 
-    /** @param principal who is asking, for logs: {@code token}, {@code cert:CN} or {@code anonymous} */
-    record Allowed(String principal) implements Decision {}
+    /**
+     * @param principal who is asking, for logs: {@code token}, {@code user:NAME}, {@code cert:CN} or {@code anonymous}
+     * @param user whom each query is authorized for by Kubernetes RBAC; null = every query (no Kubernetes authorization,
+     *        or a static token)
+     */
+    record Allowed(String principal, KubernetesUser user) implements Decision {
+        Allowed(String principal) {
+            this(principal, null);
+        }
+    }
 
     /** @param status 401 or 403; @param message for the caller (never echoes the credentials); @param challenge WWW-Authenticate or null */
     record Denied(int status, String message, String challenge, String reason) implements Decision {}
@@ -29,12 +51,26 @@ final class AccessPolicy {
     private final boolean enabled;
     private final BearerTokens tokens;
     private final List<LdapName> allowedPrincipals;
+    private final KubernetesReviews kubernetes;
+    private final List<String> audiences;
 
     /** @param allowedPrincipals full distinguished names ({@link #distinguishedName}); empty = any verified certificate */
     AccessPolicy(boolean enabled, BearerTokens tokens, List<String> allowedPrincipals) {
+        this(enabled, tokens, allowedPrincipals, null, List.of());
+    }
+
+    /**
+     * @param kubernetes who authenticates tokens the static ones do not match, and makes every caller subject to
+     *        authorization; null = none
+     * @param audiences what such a token must have been issued for
+     */
+    AccessPolicy(boolean enabled, BearerTokens tokens, List<String> allowedPrincipals, KubernetesReviews kubernetes,
+            List<String> audiences) {
         this.enabled = enabled;
         this.tokens = tokens;
         this.allowedPrincipals = allowedPrincipals.stream().map(AccessPolicy::distinguishedName).toList();
+        this.kubernetes = kubernetes;
+        this.audiences = List.copyOf(audiences);
     }
 
     /**
@@ -68,26 +104,43 @@ final class AccessPolicy {
         if (!enabled) {
             return new Allowed("anonymous");
         }
-        boolean certificateRefused = false;
-        if (verifiedClient != null) {
-            if (principalAllowed(verifiedClient)) {
-                return new Allowed("cert:" + commonName(verifiedClient));
-            }
-            certificateRefused = true;
-        }
+        boolean certificateRefused = verifiedClient != null && !principalAllowed(verifiedClient);
         if (authorization == null || authorization.isBlank()) {
-            return certificateRefused ? forbidden() : new Denied(401, "authentication required: send Authorization: Bearer <token>",
-                    CHALLENGE, "missing");
+            if (verifiedClient == null) {
+                return new Denied(401, "authentication required: send Authorization: Bearer <token>", CHALLENGE, "missing");
+            }
+            return certificateRefused ? forbidden() : certificate(verifiedClient);
         }
         int space = authorization.indexOf(' ');
         if (space < 0 || !authorization.substring(0, space).equalsIgnoreCase("Bearer")) {
             return new Denied(401, "only bearer tokens are accepted (Authorization: Bearer <token>)",
                     CHALLENGE + ", error=\"invalid_request\"", "scheme");
         }
-        if (tokens != null && tokens.matches(authorization.substring(space + 1).strip())) {
+        String token = authorization.substring(space + 1).strip();
+        if (tokens != null && tokens.matches(token)) {
             return new Allowed("token");
         }
+        if (kubernetes != null && !token.isEmpty() && token.length() <= BearerTokens.MAX_TOKEN_LENGTH) {
+            Optional<KubernetesUser> user;
+            try {
+                user = kubernetes.authenticate(token, audiences);
+            } catch (KubernetesReviews.Unavailable e) {
+                return new Denied(503, e.getMessage(), null, "unavailable");
+            }
+            if (user.isPresent()) {
+                return new Allowed("user:" + user.get().name(), user.get());
+            }
+        }
         return certificateRefused ? forbidden() : new Denied(401, "invalid bearer token", CHALLENGE + ", error=\"invalid_token\"", "invalid");
+    }
+
+    /** A verified, allowed certificate: everything without Kubernetes authorization, else what RBAC grants its CN and O values. */
+    private Decision certificate(X500Principal subject) {
+        String commonName = commonName(subject);
+        if (kubernetes == null) {
+            return new Allowed("cert:" + commonName);
+        }
+        return new Allowed("cert:" + commonName, new KubernetesUser(commonName, "", organizations(subject), Map.of()));
     }
 
     private static Denied forbidden() {
@@ -103,6 +156,23 @@ final class AccessPolicy {
         } catch (InvalidNameException e) {
             return false;
         }
+    }
+
+    /** The subject's O values, in order: the groups the API server gives a client certificate. */
+    static List<String> organizations(X500Principal subject) {
+        List<String> values = new ArrayList<>();
+        try {
+            for (Rdn rdn : new LdapName(subject.getName(X500Principal.RFC2253)).getRdns()) {
+                if (rdn.getType().toUpperCase(Locale.ROOT).equals("O")) {
+                    values.add(rdn.getValue().toString());
+                }
+            }
+        } catch (InvalidNameException e) {
+            return List.of();
+        }
+        // LdapName lists RDNs from the last (rightmost) to the first.
+        java.util.Collections.reverse(values);
+        return values;
     }
 
     static String commonName(X500Principal subject) {

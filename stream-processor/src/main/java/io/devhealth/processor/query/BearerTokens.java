@@ -122,7 +122,8 @@ final class BearerTokens {
         LOGGER.info("query tokens {} file={} tokens={}", first ? "loaded" : "reloaded", file, digests.size());
     }
 
-    private static byte[] sha256(String value) {
+    /** The digest tokens are known by here and in {@link CachedReviews}. */
+    static byte[] sha256(String value) {
         return sha256(value.getBytes(StandardCharsets.UTF_8));
     }
 

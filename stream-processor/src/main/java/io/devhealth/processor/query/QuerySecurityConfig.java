@@ -19,7 +19,8 @@ import org.apache.kafka.common.config.types.Password;
  * {@link ServiceConfig#envName}, e.g. {@code query.auth.token.file} → {@code DEVHEALTH_QUERY_AUTH_TOKEN_FILE});
  * {@link #from(AbstractConfig)} reads them back.
  *
- * <p>Closed by default: without a token, a token file or a truststore (mTLS) there is no way in, and
+ * <p>Closed by default: without Kubernetes authentication ({@value #KUBERNETES_ENABLED}), a token, a token
+ * file or a truststore (mTLS) there is no way in, and
  * bearer tokens need TLS; either is a configuration error naming the settings, unless {@value #INSECURE}
  * ({@code DEVHEALTH_QUERY_INSECURE}) opts out, which the embedded demo does and the server logs as a
  * warning. Secrets are held as Kafka {@link Password}s so that {@code toString} never shows them.
@@ -35,10 +36,11 @@ import org.apache.kafka.common.config.types.Password;
  * @param allowedPrincipals full subject DNs of client certificates that may query; empty = any the truststore accepts
  * @param continueSecret key that signs continue tokens; null = a random key per process
  * @param insecure whether the API may serve without credentials, or take bearer tokens over plain HTTP
+ * @param kubernetes whether and how the Kubernetes API server authenticates tokens and authorizes each query
  */
 public record QuerySecurityConfig(Path tokenFile, Password token, Duration tokenReloadInterval, boolean authenticateMetrics,
         Path keystore, Password keystorePassword, Path truststore, Password truststorePassword, List<String> allowedPrincipals,
-        Password continueSecret, boolean insecure) {
+        Password continueSecret, boolean insecure, Kubernetes kubernetes) {
 
     public static final String TOKEN_FILE = "query.auth.token.file";
     public static final String TOKEN = "query.auth.token";
@@ -51,6 +53,39 @@ public record QuerySecurityConfig(Path tokenFile, Password token, Duration token
     public static final String ALLOWED_PRINCIPALS = "query.tls.allowed.principals";
     public static final String CONTINUE_SECRET = "query.continue.secret";
     public static final String INSECURE = "query.insecure";
+    public static final String KUBERNETES_ENABLED = "query.auth.kubernetes.enabled";
+    public static final String KUBERNETES_AUDIENCES = "query.auth.kubernetes.audiences";
+    public static final String KUBERNETES_KUBECONFIG = "query.auth.kubernetes.kubeconfig";
+    public static final String KUBERNETES_CACHE_TTL = "query.auth.kubernetes.cache.ttl.ms";
+    public static final String KUBERNETES_CACHE_SIZE = "query.auth.kubernetes.cache.size";
+    public static final String KUBERNETES_TIMEOUT = "query.auth.kubernetes.timeout.ms";
+    /** The audience a token for the query API is requested for: {@code kubectl create token <sa> --audience devhealth-query}. */
+    public static final String DEFAULT_AUDIENCE = "devhealth-query";
+
+    /**
+     * Authentication by {@code TokenReview} and authorization of every /v1 query by
+     * {@code SubjectAccessReview}, both asked of the API server with the processor's own ServiceAccount.
+     *
+     * @param enabled whether the API server decides (off: static tokens and certificates read everything)
+     * @param audiences a token must have been issued for one of these (a token for the API server itself is refused)
+     * @param kubeconfig where the API server and the processor's credentials are; null = fabric8's automatic
+     *        configuration (in-cluster ServiceAccount, {@code KUBECONFIG}, {@code ~/.kube/config})
+     * @param cacheTtl how long an answer, positive or negative, is reused
+     * @param cacheSize how many answers of each kind are kept at most
+     * @param timeout how long one review may take before the query is answered 503
+     */
+    public record Kubernetes(boolean enabled, List<String> audiences, Path kubeconfig, Duration cacheTtl, int cacheSize,
+            Duration timeout) {
+        public Kubernetes {
+            audiences = List.copyOf(audiences);
+            Objects.requireNonNull(cacheTtl);
+            Objects.requireNonNull(timeout);
+            if (enabled && audiences.isEmpty()) {
+                throw new ConfigException(KUBERNETES_AUDIENCES, "", "name at least one audience (e.g. " + DEFAULT_AUDIENCE
+                        + "): without, a token issued for the API server itself, which any pod holds, would be accepted");
+            }
+        }
+    }
 
     public QuerySecurityConfig {
         Objects.requireNonNull(tokenReloadInterval);
@@ -69,13 +104,15 @@ public record QuerySecurityConfig(Path tokenFile, Password token, Duration token
                         + e.getMessage());
             }
         }
-        if (!insecure && tokenFile == null && token == null && truststore == null) {
+        Objects.requireNonNull(kubernetes);
+        if (!insecure && tokenFile == null && token == null && truststore == null && !kubernetes.enabled()) {
             throw new ConfigException("the query API has no credentials configured and would be open to anyone who reaches it: set "
+                    + KUBERNETES_ENABLED + "=true (" + ServiceConfig.envName(KUBERNETES_ENABLED) + "), "
                     + TOKEN_FILE + " (" + ServiceConfig.envName(TOKEN_FILE) + "), " + TOKEN + " (" + ServiceConfig.envName(TOKEN)
                     + ") or " + TRUSTSTORE + " (" + ServiceConfig.envName(TRUSTSTORE) + ", mTLS), or " + INSECURE + "=true ("
                     + ServiceConfig.envName(INSECURE) + ") to serve it without (the embedded demo only)");
         }
-        if (!insecure && (tokenFile != null || token != null) && keystore == null) {
+        if (!insecure && (tokenFile != null || token != null || kubernetes.enabled()) && keystore == null) {
             throw new ConfigException("bearer tokens would travel in clear text over plain HTTP: set " + KEYSTORE + " ("
                     + ServiceConfig.envName(KEYSTORE) + ") so that the query API speaks HTTPS, or " + INSECURE + "=true ("
                     + ServiceConfig.envName(INSECURE) + ")");
@@ -115,7 +152,26 @@ public record QuerySecurityConfig(Path tokenFile, Password token, Duration token
                         "Let the query API start without credentials (anyone who reaches it reads every pod, device and "
                                 + "node) or with bearer tokens over plain HTTP. Off: the processor refuses to start unless "
                                 + TOKEN_FILE + ", " + TOKEN + " or " + TRUSTSTORE + " is set, and, with tokens, " + KEYSTORE
-                                + ". For the embedded demo and tests on loopback only.");
+                                + ". For the embedded demo and tests on loopback only.")
+                .define(KUBERNETES_ENABLED, Type.BOOLEAN, false, Importance.HIGH,
+                        "Let the Kubernetes API server decide who may query what: bearer tokens are checked with a TokenReview "
+                                + "and every /v1 query with a SubjectAccessReview (a pod's needs get on that pod, a node's, a "
+                                + "device's and the fleet summary get on nodes). Needs create on tokenreviews and "
+                                + "subjectaccessreviews for the processor (k8s/ binds system:auth-delegator) and TLS.")
+                .define(KUBERNETES_AUDIENCES, Type.LIST, DEFAULT_AUDIENCE, Importance.HIGH,
+                        "Audiences a token must have been issued for (kubectl create token <sa> --audience " + DEFAULT_AUDIENCE
+                                + "); a token for another audience, the API server's own included, gets 401.")
+                .define(KUBERNETES_KUBECONFIG, Type.STRING, "", Importance.LOW,
+                        "Kubeconfig with the API server and the processor's credentials; empty = the in-cluster ServiceAccount "
+                                + "(or KUBECONFIG, ~/.kube/config).")
+                .define(KUBERNETES_CACHE_TTL, Type.LONG, 10_000L, ConfigDef.Range.between(0, 300_000), Importance.LOW,
+                        "How long a TokenReview or SubjectAccessReview answer, allowed or not, is reused (the API server's "
+                                + "own delegated authentication and authorization cache 10 s); a revoked binding or token "
+                                + "works at most this long after. 0 = ask every time.")
+                .define(KUBERNETES_CACHE_SIZE, Type.INT, 4096, ConfigDef.Range.between(1, 1_000_000), Importance.LOW,
+                        "Answers kept at most per kind of review (tokens and decisions); the least recently used go first.")
+                .define(KUBERNETES_TIMEOUT, Type.INT, 5_000, ConfigDef.Range.between(100, 60_000), Importance.LOW,
+                        "How long one review may take; a query whose review fails or times out gets 503, never the data.");
     }
 
     /** The query API security settings of a config whose definition went through {@link #define(ConfigDef)}. */
@@ -131,7 +187,13 @@ public record QuerySecurityConfig(Path tokenFile, Password token, Duration token
                 config.getPassword(TRUSTSTORE_PASSWORD),
                 config.getList(ALLOWED_PRINCIPALS).stream().map(String::trim).filter(s -> !s.isEmpty()).toList(),
                 optionalSecret(config.getPassword(CONTINUE_SECRET)),
-                config.getBoolean(INSECURE));
+                config.getBoolean(INSECURE),
+                new Kubernetes(config.getBoolean(KUBERNETES_ENABLED),
+                        config.getList(KUBERNETES_AUDIENCES).stream().map(String::trim).filter(s -> !s.isEmpty()).toList(),
+                        optionalPath(config.getString(KUBERNETES_KUBECONFIG)),
+                        Duration.ofMillis(config.getLong(KUBERNETES_CACHE_TTL)),
+                        config.getInt(KUBERNETES_CACHE_SIZE),
+                        Duration.ofMillis(config.getInt(KUBERNETES_TIMEOUT))));
     }
 
     /** Settings from plain key/values (tests, embedding). */
@@ -146,7 +208,7 @@ public record QuerySecurityConfig(Path tokenFile, Password token, Duration token
 
     /** Whether callers of /v1 must authenticate at all. */
     public boolean authenticates() {
-        return tokenFile != null || token != null || truststore != null;
+        return tokenFile != null || token != null || truststore != null || kubernetes.enabled();
     }
 
     public boolean tls() {
@@ -155,6 +217,11 @@ public record QuerySecurityConfig(Path tokenFile, Password token, Duration token
 
     /** Whether bearer tokens are one way in (so that a client certificate is optional). */
     public boolean acceptsTokens() {
+        return tokenFile != null || token != null || kubernetes.enabled();
+    }
+
+    /** Whether tokens and certificates are listed here (static tokens, the DN allow-list), as opposed to only by the API server. */
+    public boolean staticTokens() {
         return tokenFile != null || token != null;
     }
 

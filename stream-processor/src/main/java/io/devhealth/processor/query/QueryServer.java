@@ -11,6 +11,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -84,17 +85,22 @@ public final class QueryServer implements AutoCloseable {
     private final AccessPolicy policy;
     private final Forwarder forwarder;
     private final PageTokens pageTokens;
+    private final ApiServerReviews apiServer;
+    private final KubernetesReviews reviews;
     private volatile ClusterView cluster;
 
     private QueryServer(Server server, SSLContext tls, Clock clock, QuerySecurityConfig security) {
         this.server = server;
         this.clock = clock;
         this.security = security;
-        BearerTokens tokens = security.acceptsTokens()
+        BearerTokens tokens = security.staticTokens()
                 ? new BearerTokens(security.tokenFile(), security.token() == null ? null : security.token().value(),
                         security.tokenReloadInterval(), clock)
                 : null;
-        this.policy = new AccessPolicy(security.authenticates(), tokens, security.allowedPrincipals());
+        QuerySecurityConfig.Kubernetes kubernetes = security.kubernetes();
+        this.apiServer = kubernetes.enabled() ? ApiServerReviews.connect(kubernetes) : null;
+        this.reviews = apiServer == null ? null : new CachedReviews(apiServer, kubernetes.cacheSize(), kubernetes.cacheTtl(), clock);
+        this.policy = new AccessPolicy(security.authenticates(), tokens, security.allowedPrincipals(), reviews, kubernetes.audiences());
         this.forwarder = new Forwarder(tls);
         this.pageTokens = PageTokens.withSecret(security.continueSecret() == null ? null : security.continueSecret().value());
     }
@@ -156,7 +162,10 @@ public final class QueryServer implements AutoCloseable {
             LOGGER.warn("query API takes bearer tokens over plain HTTP, as {}=true allows; set {} to serve HTTPS",
                     QuerySecurityConfig.INSECURE, QuerySecurityConfig.KEYSTORE);
         }
-        QoSHandler queries = new QoSHandler(new Endpoints(new AccessFilter(policy, meters), metrics));
+        if (apiServer != null) {
+            apiServer.countIn(meters);
+        }
+        QoSHandler queries = new QoSHandler(new Endpoints(new AccessFilter(policy, reviews, meters), metrics));
         queries.includePath(V1 + "*");
         queries.setMaxRequestCount(MAX_CONCURRENT_QUERIES);
         queries.setMaxSuspend(MAX_QUERY_WAIT);
@@ -188,15 +197,18 @@ public final class QueryServer implements AutoCloseable {
                 case "/healthz" -> Responses.text(exchange, 200, "ok\n", "text/plain");
                 case "/readyz" -> Responses.text(exchange, cluster.ready() ? 200 : 503, cluster.state() + "\n", "text/plain");
                 case "/metrics" -> {
-                    if (!security.authenticateMetrics() || access.admits(exchange)) {
+                    if (!security.authenticateMetrics() || access.admits(exchange) != null) {
                         Responses.text(exchange, 200, metrics.get(), "text/plain; version=0.0.4; charset=utf-8");
                     }
                 }
                 default -> {
                     if (!path.startsWith(V1)) {
                         Responses.error(exchange, 404, "no such endpoint " + Excerpt.of(path));
-                    } else if (access.admits(exchange)) {
-                        handleV1(exchange);
+                    } else {
+                        AccessPolicy.Allowed caller = access.admits(exchange);
+                        if (caller != null) {
+                            handleV1(exchange, caller, access);
+                        }
                     }
                 }
             }
@@ -218,47 +230,41 @@ public final class QueryServer implements AutoCloseable {
         if (!security.authenticates()) {
             return "none";
         }
-        return (security.acceptsTokens() ? "bearer" : "") + (security.acceptsTokens() && security.truststore() != null ? "+" : "")
-                + (security.truststore() != null ? "mtls" : "");
+        List<String> ways = new ArrayList<>();
+        if (security.staticTokens()) {
+            ways.add("bearer");
+        }
+        if (security.kubernetes().enabled()) {
+            ways.add("kubernetes");
+        }
+        if (security.truststore() != null) {
+            ways.add("mtls");
+        }
+        return String.join("+", ways);
     }
 
-    private void handleV1(Exchange exchange) {
+    /** Parses the route, authorizes {@code caller} for it ({@link QueryRoute#permission()}), then answers it. */
+    private void handleV1(Exchange exchange, AccessPolicy.Allowed caller, AccessFilter access) {
         try {
-            QueryParameters request = QueryParameters.parse(exchange.target(), V1);
-            List<String> path = request.segments();
+            QueryRoute route = QueryRoute.of(QueryParameters.parse(exchange.target(), V1), exchange.rawPath(), clock);
+            // Forwarded or not, a request is authorized as its caller: the header only says where to look.
+            if (!access.authorizes(exchange, caller, route.permission())) {
+                return;
+            }
             boolean forwarded = exchange.header(Forwarder.FORWARDED_HEADER) != null;
             StateQueries local = cluster.local();
-            if (path.size() == 4 && path.get(0).equals("pods") && path.get(3).equals("devices")) {
-                String namespace = KubernetesNames.namespace(path.get(1));
-                String name = KubernetesNames.podName(path.get(2));
-                Instant at = request.allowOnly("at").instant("at").orElse(null);
-                pod(exchange, namespace, name, at, forwarded);
-            } else if (path.size() >= 6 && path.get(0).equals("devices") && path.get(path.size() - 1).equals("history")) {
-                String node = KubernetesNames.nodeName(path.get(1));
-                String driver = KubernetesNames.driver(path.get(2));
-                String device = KubernetesNames.device(path.get(path.size() - 2));
-                String pool = KubernetesNames.pool(String.join("/", path.subList(3, path.size() - 2)));
-                request.allowOnly("from", "to", "limit", "continue");
-                Instant to = request.instant("to").orElseGet(clock::instant);
-                Instant from = request.instant("from").orElse(Instant.EPOCH);
-                if (from.isAfter(to)) {
-                    throw QueryException.badRequest("from (" + from + ") is after to (" + to + ")");
-                }
-                int limit = request.limit();
-                String token = request.continueToken().orElse(null);
-                routeByNode(exchange, node, forwarded, () -> local.deviceHistory(node, driver, pool, device, from, to, limit, token)
-                        .orElseThrow(() -> QueryException.notFound("no device " + driver + "/" + pool + "/" + device + " on node " + node)));
-            } else if (path.size() == 3 && path.get(0).equals("nodes") && path.get(2).equals("devices")) {
-                String node = KubernetesNames.nodeName(path.get(1));
-                request.allowOnly("limit", "continue");
-                int limit = request.limit();
-                String token = request.continueToken().orElse(null);
-                routeByNode(exchange, node, forwarded, () -> local.nodeDevices(node, limit, token)
-                        .orElseThrow(() -> QueryException.notFound("no node " + node)));
-            } else if (path.size() == 2 && path.get(0).equals("fleet") && path.get(1).equals("summary")) {
-                fleetSummary(exchange, request.allowOnly("window"), forwarded);
+            if (route instanceof QueryRoute.Pod pod) {
+                pod(exchange, pod.namespace(), pod.name(), pod.at(), forwarded);
+            } else if (route instanceof QueryRoute.DeviceHistory history) {
+                routeByNode(exchange, history.node(), forwarded, () -> local.deviceHistory(history.node(), history.driver(), history.pool(),
+                                history.device(), history.from(), history.to(), history.limit(), history.continueToken())
+                        .orElseThrow(() -> QueryException.notFound("no device " + history.driver() + "/" + history.pool() + "/"
+                                + history.device() + " on node " + history.node())));
+            } else if (route instanceof QueryRoute.NodeDevices node) {
+                routeByNode(exchange, node.node(), forwarded, () -> local.nodeDevices(node.node(), node.limit(), node.continueToken())
+                        .orElseThrow(() -> QueryException.notFound("no node " + node.node())));
             } else {
-                throw QueryException.notFound("no such endpoint " + Excerpt.of(exchange.rawPath()));
+                fleetSummary(exchange, ((QueryRoute.FleetSummary) route).window(), forwarded);
             }
         } catch (QueryException e) {
             Responses.error(exchange, e.status(), e.getMessage());
@@ -289,8 +295,7 @@ public final class QueryServer implements AutoCloseable {
                 : "no status of pod " + namespace + "/" + name + " at or before " + at);
     }
 
-    private void fleetSummary(Exchange exchange, QueryParameters request, boolean forwarded) throws IOException {
-        Duration window = window(request.value("window").orElse(null));
+    private void fleetSummary(Exchange exchange, Duration window, boolean forwarded) throws IOException {
         Instant to = clock.instant();
         Instant from = to.minus(window);
         List<HostInfo> owners = cluster.fleetInstances();
@@ -377,5 +382,8 @@ public final class QueryServer implements AutoCloseable {
     @Override
     public void close() {
         JettyServers.stop(server);
+        if (apiServer != null) {
+            apiServer.close();
+        }
     }
 }

@@ -1,5 +1,6 @@
 package io.devhealth.processor.query;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import io.devhealth.processor.internals.DeviceState;
 import io.devhealth.processor.internals.Flaps;
@@ -58,7 +59,13 @@ final class QueryViews {
 
     record NodeDevices(String node, List<NodeDevice> items, @JsonProperty("continue") String continueToken) {}
 
-    record Error(int status, String message) {}
+    /** @param missing what a 403 lacked, for a caller authorized by Kubernetes RBAC; omitted otherwise */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    record Error(int status, String message, Permission missing) {
+        Error(int status, String message) {
+            this(status, message, null);
+        }
+    }
 
     /** Transition counts of one dimension value (a node, a driver, a product, a reason) over the summary's range. */
     record FleetEntry(String key, long toUnhealthy, long toUnknown, long toHealthy, long total) {}

@@ -29,6 +29,15 @@ final class Responses {
         }
     }
 
+    /** A 403 that names the permission the caller lacks ({@code missing}: verb, group, resource, namespace, name). */
+    static void forbidden(Exchange exchange, String message, Permission missing) {
+        try {
+            json(exchange, 403, new QueryViews.Error(403, message, missing));
+        } catch (IOException e) {
+            throw new IllegalStateException("an error document always serializes", e);
+        }
+    }
+
     static void text(Exchange exchange, int status, String body, String contentType) {
         send(exchange, status, body.getBytes(StandardCharsets.UTF_8), contentType);
     }

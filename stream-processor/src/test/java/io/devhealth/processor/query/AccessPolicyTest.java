@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.devhealth.testkit.time.MutableClock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import javax.security.auth.x500.X500Principal;
 import org.junit.jupiter.api.Test;
 
@@ -97,5 +99,73 @@ class AccessPolicyTest {
     void shouldRefuseTokensWhenOnlyCertificatesAreConfigured() {
         assertThat(new AccessPolicy(true, null, List.of()).check("Bearer s3cret-token", null))
                 .isInstanceOfSatisfying(AccessPolicy.Denied.class, denied -> assertThat(denied.status()).isEqualTo(401));
+    }
+
+    /** Knows one token; any call after {@code down} fails as an unreachable API server does. */
+    private static final class FakeReviews implements KubernetesReviews {
+        static final KubernetesUser TRAINER = new KubernetesUser("system:serviceaccount:ml:trainer", "u-1",
+                List.of("system:serviceaccounts"), Map.of());
+        boolean down;
+        int calls;
+
+        @Override
+        public Optional<KubernetesUser> authenticate(String token, List<String> audiences) {
+            calls++;
+            if (down) {
+                throw new Unavailable("cannot check the credentials with the Kubernetes API server", null);
+            }
+            return token.equals("sa-token") && audiences.contains("devhealth-query") ? Optional.of(TRAINER) : Optional.empty();
+        }
+
+        @Override
+        public boolean allowed(KubernetesUser user, Permission permission) {
+            return false;
+        }
+    }
+
+    @Test
+    void shouldAuthenticateATokenByTheApiServerAndKeepStaticTokensUnrestricted() {
+        FakeReviews reviews = new FakeReviews();
+        AccessPolicy policy = new AccessPolicy(true, tokens, List.of(), reviews, List.of("devhealth-query"));
+
+        assertThat(policy.check("Bearer sa-token", null)).isEqualTo(new AccessPolicy.Allowed("user:" + FakeReviews.TRAINER.name(),
+                FakeReviews.TRAINER));
+        assertThat(policy.check("Bearer s3cret-token", null)).as("a static token is not sent to the API server")
+                .isEqualTo(new AccessPolicy.Allowed("token"));
+        assertThat(reviews.calls).isEqualTo(1);
+        assertThat(policy.check("Bearer unknown", null)).isInstanceOfSatisfying(AccessPolicy.Denied.class,
+                denied -> assertThat(denied.status()).isEqualTo(401));
+    }
+
+    @Test
+    void shouldAnswer503NotAccessWhenTheApiServerCannotBeAsked() {
+        FakeReviews reviews = new FakeReviews();
+        reviews.down = true;
+
+        assertThat(new AccessPolicy(true, null, List.of(), reviews, List.of("devhealth-query")).check("Bearer sa-token", OPERATOR))
+                .isInstanceOfSatisfying(AccessPolicy.Denied.class, denied -> {
+                    assertThat(denied.status()).isEqualTo(503);
+                    assertThat(denied.reason()).isEqualTo("unavailable");
+                });
+    }
+
+    @Test
+    void shouldLetASentTokenDecideOverTheForwardingInstancesCertificate() {
+        AccessPolicy policy = new AccessPolicy(true, null, List.of(), new FakeReviews(), List.of("devhealth-query"));
+
+        assertThat(policy.check("Bearer sa-token", OPERATOR)).isEqualTo(new AccessPolicy.Allowed("user:" + FakeReviews.TRAINER.name(),
+                FakeReviews.TRAINER));
+        assertThat(policy.check("Bearer forged", OPERATOR)).isInstanceOfSatisfying(AccessPolicy.Denied.class,
+                denied -> assertThat(denied.status()).isEqualTo(401));
+    }
+
+    @Test
+    void shouldMapACertificateAsTheApiServerDoesWhenKubernetesDecides() {
+        AccessPolicy policy = new AccessPolicy(true, null, List.of(), new FakeReviews(), List.of("devhealth-query"));
+
+        assertThat(policy.check(null, new X500Principal("CN=jane, O=sre, O=oncall"))).isEqualTo(new AccessPolicy.Allowed("cert:jane",
+                new KubernetesUser("jane", "", List.of("sre", "oncall"), Map.of())));
+        assertThat(new AccessPolicy(true, null, List.of()).check(null, OPERATOR)).as("without Kubernetes: every query")
+                .isEqualTo(new AccessPolicy.Allowed("cert:devhealth-client"));
     }
 }

@@ -245,7 +245,16 @@ public final class ControlPlane implements AutoCloseable {
      * for a pod's projected token: RBAC bound to that account decides what its holder may do.
      */
     public String serviceAccountToken(String namespace, String serviceAccount) {
-        TokenRequest request = new TokenRequestBuilder().withNewSpec().withExpirationSeconds(3600L).endSpec().build();
+        return serviceAccountToken(namespace, serviceAccount, List.of());
+    }
+
+    /**
+     * A token for a ServiceAccount issued for {@code audiences}, as {@code kubectl create token <sa> --audience …}
+     * asks for one; empty = the API server's own audience.
+     */
+    public String serviceAccountToken(String namespace, String serviceAccount, List<String> audiences) {
+        TokenRequest request = new TokenRequestBuilder().withNewSpec().withExpirationSeconds(3600L).withAudiences(audiences)
+                .endSpec().build();
         return admin.serviceAccounts().inNamespace(namespace).withName(serviceAccount).tokenRequest(request)
                 .getStatus().getToken();
     }
