@@ -18,6 +18,7 @@ import picocli.CommandLine.Command;
                 ServiceCommands.Sink.class,
                 QueryCommand.class,
                 NodeKeyCommand.class,
+                SchemasCommand.class,
                 CommandLine.HelpCommand.class
         })
 public final class Devhealth implements Runnable {

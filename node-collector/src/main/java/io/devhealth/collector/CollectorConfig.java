@@ -220,6 +220,7 @@ public final class CollectorConfig extends ServiceConfig {
                 .spoolFsyncInterval(spoolFsyncInterval())
                 .maxInFlight(spoolMaxInFlight())
                 .signer(recordSigner())
+                .autoRegisterSchemas(autoRegisterSchemas())
                 .build();
     }
 

@@ -45,7 +45,7 @@ final class DeadLetterPublisher implements AutoCloseable {
         props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         props.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, config.groupId() + "-dlq");
         return new DeadLetterPublisher(new KafkaProducer<>(props, new StringSerializer(),
-                AvroSerde.of(DeadLetter.class, registry).serializer()), config.topics().deadLetters(), clock);
+                AvroSerde.of(DeadLetter.class, registry, false, config.autoRegisterSchemas()).serializer()), config.topics().deadLetters(), clock);
     }
 
     /** Publishes and waits for the acknowledgement; throws {@link KafkaException} when Kafka does not take it. */

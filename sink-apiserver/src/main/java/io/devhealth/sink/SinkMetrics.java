@@ -29,6 +29,8 @@ import java.util.stream.Stream;
  *   <li>{@code devhealth.sink.frozen}: terminated pods whose status was frozen;
  *   <li>{@code devhealth.sink.verdicts} [{@code devhealth_sink_verdicts_total}]{verdict=DEVICE_FAILURE|NO_DEVICE_FAILURE|UNKNOWN}:
  *       verdicts published to pod-verdicts (every verdict from zero; a repeated delivery counts again);
+ *   <li>{@code devhealth.sink.verdicts.failed}{error=<exception class>}: verdicts given up on an error repeating cannot
+ *       mend (authorization, serialization); retriable errors repeat the freeze instead;
  *   <li>{@code devhealth.sink.api.unreachable} gauge (1 while writes wait for the API server, consumption paused);
  *   <li>{@code devhealth.sink.write.duration}: time to bring one pod to its status (reads, retries, patch);
  *   <li>{@code devhealth.sink.end.to.end.latency} [{@code devhealth_sink_end_to_end_latency_seconds}, a histogram]:
@@ -116,6 +118,10 @@ public final class SinkMetrics {
 
     void event(String result) {
         counter("events", "result", result).increment();
+    }
+
+    void verdictFailed(String error) {
+        counter("verdicts.failed", "error", error).increment();
     }
 
     void verdictPublished(Verdict verdict) {

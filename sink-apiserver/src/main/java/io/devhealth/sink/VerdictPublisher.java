@@ -11,6 +11,7 @@ import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,7 +50,13 @@ final class VerdictPublisher implements AutoCloseable {
                 AvroSerde.of(TerminatedPod.class, registry).serializer()), config.topics().podVerdicts(), metrics);
     }
 
-    /** Publishes and waits for the acknowledgement; throws {@link KafkaException} when Kafka does not take it. */
+    /**
+     * Publishes and waits for the acknowledgement. Throws {@link KafkaException} when Kafka may take it
+     * later (a retriable error: the broker unreachable, a leader moving), so that the freeze is repeated.
+     * An error that repeating cannot mend (no ACL for the topic, no schema registered, a record too large)
+     * is logged and counted ({@code devhealth.sink.verdicts.failed}) and the verdict given up: one lost
+     * verdict, where waiting would stall every pod's writes behind it. The record keeps the verdict.
+     */
     void publish(TerminatedPod verdict) {
         String key = verdict.getPod().getNamespace() + "/" + verdict.getPod().getName();
         try {
@@ -58,11 +65,28 @@ final class VerdictPublisher implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new KafkaException("interrupted while publishing a pod verdict", e);
         } catch (ExecutionException e) {
-            throw new KafkaException("pod verdict not acknowledged", e.getCause());
+            if (e.getCause() instanceof RetriableException) {
+                throw new KafkaException("pod verdict not acknowledged", e.getCause());
+            }
+            giveUp(key, verdict, e.getCause());
+            return;
+        } catch (KafkaException e) {
+            if (e instanceof RetriableException) {
+                throw e;
+            }
+            // Thrown by send itself: the value could not be serialized, the producer is closed.
+            giveUp(key, verdict, e);
+            return;
         }
         metrics.verdictPublished(verdict.getVerdict());
         LOGGER.info("pod verdict published pod={} uid={} node={} verdict={} topic={}", key, verdict.getId(), verdict.getNode(),
                 verdict.getVerdict(), topic);
+    }
+
+    private void giveUp(String key, TerminatedPod verdict, Throwable error) {
+        metrics.verdictFailed(error.getClass().getSimpleName());
+        LOGGER.error("pod verdict not published, given up pod={} uid={} verdict={} topic={} error=\"{}\"", key, verdict.getId(),
+                verdict.getVerdict(), topic, error.toString());
     }
 
     @Override

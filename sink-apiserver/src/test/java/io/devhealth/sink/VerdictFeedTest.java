@@ -163,7 +163,7 @@ class VerdictFeedTest {
             while (down.history().isEmpty()) {
                 Thread.onSpinWait();
             }
-            down.errorNext(new KafkaException("broker unreachable"));
+            down.errorNext(new org.apache.kafka.common.errors.TimeoutException("broker unreachable"));
         });
         failer.start();
         assertThatThrownBy(() -> cutOff.freeze("ml", "train-0", List.of(failed), null)).isInstanceOf(KafkaException.class);
@@ -174,6 +174,32 @@ class VerdictFeedTest {
         assertThat(record().getSpec().isFrozen()).isTrue();
         assertThat(producer.history()).extracting(ProducerRecord::value).extracting(TerminatedPod::getVerdict)
                 .containsExactly(Verdict.DEVICE_FAILURE);
+    }
+
+    /** Repeating cannot mend a refusal (here: no ACL for the topic); waiting would stall every pod behind it. */
+    @Test
+    void shouldFreezeTheRecordAndCountTheVerdictLostWhenKafkaRefusesIt() {
+        MockProducer<String, TerminatedPod> refusing = new MockProducer<>(false, null, new StringSerializer(), (topic, value) -> new byte[0]);
+        PodStatusWriter writer = writer(refusing);
+        PodFixtures.markTerminated(client, "ml", "train-0", 1, FINISHED);
+        clock.set(FINISHED.plusSeconds(5));
+        PodDeviceStatus failed = gpu(1, HealthStatus.UNHEALTHY, "XID 79", FINISHED.minusSeconds(1));
+        writer.write(List.of(failed), null);
+        clock.set(FINISHED.plus(WINDOW));
+        Thread refuser = new Thread(() -> {
+            while (refusing.history().isEmpty()) {
+                Thread.onSpinWait();
+            }
+            refusing.errorNext(new org.apache.kafka.common.errors.TopicAuthorizationException("not authorized"));
+        });
+        refuser.start();
+
+        assertThat(writer.freeze("ml", "train-0", List.of(failed), null).frozenNow()).isTrue();
+
+        assertThat(record().getSpec().isFrozen()).isTrue();
+        assertThat(metrics.registry().get("devhealth.sink.verdicts.failed").tag("error", "TopicAuthorizationException").counter().count())
+                .isEqualTo(1);
+        assertThat(published(Verdict.DEVICE_FAILURE)).isZero();
     }
 
     @Test

@@ -28,14 +28,22 @@ public record ProcessorSerdes(
         Serde<DeadLetter> deadLetters) {
 
     public static ProcessorSerdes over(SchemaRegistryClient registry) {
+        return over(registry, true);
+    }
+
+    /**
+     * @param autoRegister whether the serializers register a missing schema; without it every subject
+     *     they write, the stores' changelogs included ({@link ProcessorSchemas}), must be registered ahead
+     */
+    public static ProcessorSerdes over(SchemaRegistryClient registry, boolean autoRegister) {
         return new ProcessorSerdes(
-                AvroSerde.of(NodeEvent.class, registry),
-                AvroSerde.of(NodeAllocations.class, registry),
-                AvroSerde.of(NodeDevices.class, registry),
-                AvroSerde.of(PodDeviceStatus.class, registry),
-                AvroSerde.of(HealthTransition.class, registry),
-                AvroSerde.of(FleetStats.class, registry),
-                AvroSerde.of(DeadLetter.class, registry));
+                AvroSerde.of(NodeEvent.class, registry, false, autoRegister),
+                AvroSerde.of(NodeAllocations.class, registry, false, autoRegister),
+                AvroSerde.of(NodeDevices.class, registry, false, autoRegister),
+                AvroSerde.of(PodDeviceStatus.class, registry, false, autoRegister),
+                AvroSerde.of(HealthTransition.class, registry, false, autoRegister),
+                AvroSerde.of(FleetStats.class, registry, false, autoRegister),
+                AvroSerde.of(DeadLetter.class, registry, false, autoRegister));
     }
 
     /**

@@ -37,7 +37,8 @@ public final class StreamProcessorApp implements AutoCloseable {
 
     public StreamProcessorApp(ProcessorConfig config) {
         this.config = config;
-        ProcessorSerdes serdes = ProcessorSerdes.over(SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals()))
+        ProcessorSerdes serdes = ProcessorSerdes.over(SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals()),
+                        config.autoRegisterSchemas())
                 .authenticated(config.topics(), config.recordVerifier(), meters);
         reportNodeSignatures(config.recordVerifier().isPresent(), meters);
         Properties props = streamsProperties(config);

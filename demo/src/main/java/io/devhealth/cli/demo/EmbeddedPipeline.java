@@ -26,6 +26,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
+import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -49,6 +51,9 @@ import org.slf4j.LoggerFactory;
  * as it does in a cluster.
  */
 public final class EmbeddedPipeline implements AutoCloseable {
+
+    /** The services of the pipeline, each a Kafka client of its own. */
+    public enum Service { COLLECTOR, PROCESSOR, SINK }
 
     private static final Logger LOGGER = LoggerFactory.getLogger(EmbeddedPipeline.class);
 
@@ -223,8 +228,8 @@ public final class EmbeddedPipeline implements AutoCloseable {
     private final List<SimulatedNode> nodes = new ArrayList<>();
     private final Topics topics;
     private EmbeddedKafkaCluster kafka;
-    /** How every service reaches Kafka: bootstrap servers plus security settings, as Kafka client properties. */
-    private Map<String, Object> kafkaClient;
+    /** How each service reaches Kafka: bootstrap servers plus security settings, as Kafka client properties. */
+    private Map<Service, Map<String, Object>> kafkaClients;
     private FleetKubernetesApi kube;
     /** k8s/base/sink-apiserver/devicepostmortem-crd.yaml, copied into the jar by the build. */
     private static final String POST_MORTEM_CRD = "/io/devhealth/cli/demo/devicepostmortem-crd.yaml";
@@ -248,9 +253,28 @@ public final class EmbeddedPipeline implements AutoCloseable {
      */
     public static EmbeddedPipeline start(Options options, EmbeddedKafkaCluster kafka, Map<String, Object> kafkaClient)
             throws IOException {
+        Map<Service, Map<String, Object>> clients = new EnumMap<>(Service.class);
+        for (Service service : Service.values()) {
+            clients.put(service, kafkaClient);
+        }
+        return startPerService(options, kafka, clients);
+    }
+
+    /**
+     * Starts the pipeline on an existing broker, each service with Kafka client settings of its own
+     * (e.g. one SCRAM principal per service, as a deployment with ACLs has); the broker is left running
+     * on close.
+     *
+     * @param kafkaClients the client settings of every {@link Service}
+     */
+    public static EmbeddedPipeline startPerService(Options options, EmbeddedKafkaCluster kafka,
+                                                   Map<Service, Map<String, Object>> kafkaClients) throws IOException {
+        if (!kafkaClients.keySet().containsAll(EnumSet.allOf(Service.class))) {
+            throw new IllegalArgumentException("Kafka client settings for every service are needed, got " + kafkaClients.keySet());
+        }
         EmbeddedPipeline pipeline = new EmbeddedPipeline(options);
         pipeline.kafka = kafka;
-        pipeline.kafkaClient = kafkaClient;
+        pipeline.kafkaClients = new EnumMap<>(kafkaClients);
         try {
             pipeline.startAll();
         } catch (IOException | RuntimeException e) {
@@ -264,7 +288,10 @@ public final class EmbeddedPipeline implements AutoCloseable {
         Files.createDirectories(options.workDir());
         if (kafka == null) {
             kafka = track(EmbeddedKafkaCluster.start());
-            kafkaClient = kafka.clientProperties();
+            kafkaClients = new EnumMap<>(Service.class);
+            for (Service service : Service.values()) {
+                kafkaClients.put(service, kafka.clientProperties());
+            }
         }
         kafka.createTopics(options.partitions(), topics.nodeEvents(), topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
         kafka.createCompactedTopics(options.partitions(), topics.podDeviceStatus());
@@ -280,7 +307,7 @@ public final class EmbeddedPipeline implements AutoCloseable {
         // The demo's query API has no credentials to hand out: it opts out of authentication, on loopback only.
         LOGGER.warn("demo query API without authentication or TLS, on loopback only setting={}=true",
                 QuerySecurityConfig.INSECURE);
-        processor = track(new StreamProcessorApp(new ProcessorConfig(withKafka(Map.of(
+        processor = track(new StreamProcessorApp(new ProcessorConfig(withKafka(Service.PROCESSOR, Map.of(
                 ProcessorConfig.SCHEMA_REGISTRY_URL, registryUrl,
                 ProcessorConfig.APPLICATION_ID, "devhealth-processor-" + UUID.randomUUID().toString().substring(0, 8),
                 ProcessorConfig.STATE_DIR, options.workDir().resolve("state").toString(),
@@ -294,7 +321,7 @@ public final class EmbeddedPipeline implements AutoCloseable {
                 ProcessorConfig.HTTP_PORT, "0")))));
         processor.start();
 
-        sink = track(new SinkApp(new SinkConfig(withKafka(Map.of(
+        sink = track(new SinkApp(new SinkConfig(withKafka(Service.SINK, Map.of(
                 SinkConfig.SCHEMA_REGISTRY_URL, registryUrl,
                 SinkConfig.TERMINATION_WINDOW_MS, Long.toString(options.terminationWindow().toMillis()),
                 SinkConfig.KUBERNETES_MASTER, kube.url(),
@@ -318,7 +345,7 @@ public final class EmbeddedPipeline implements AutoCloseable {
                 .start());
         FakeKubelet kubelet = track(FakeKubelet.start(dir.resolve("kubelet.sock")));
         driver.report(allHealthy(name, options.devicesPerNode()));
-        NodeCollector collector = track(NodeCollector.create(new CollectorConfig(withKafka(Map.ofEntries(
+        NodeCollector collector = track(NodeCollector.create(new CollectorConfig(withKafka(Service.COLLECTOR, Map.ofEntries(
                 Map.entry(CollectorConfig.NODE_NAME, name),
                 Map.entry(CollectorConfig.SCHEMA_REGISTRY_URL, registryUrl),
                 // The driver is found as on a real node: its registration socket in the plugin registry.
@@ -342,11 +369,11 @@ public final class EmbeddedPipeline implements AutoCloseable {
      * A service's settings plus the Kafka client settings, as {@code kafka.*} options (ServiceConfig
      * passes them through), then {@link Options#serviceOptions()}.
      */
-    private Map<String, Object> withKafka(Map<String, String> settings) {
+    private Map<String, Object> withKafka(Service service, Map<String, String> settings) {
         Map<String, Object> all = new java.util.HashMap<>(settings);
         // The same key in every service's configuration.
         all.put(ProcessorConfig.TOPIC_PREFIX, options.topicPrefix());
-        kafkaClient.forEach((key, value) -> all.put(ServiceConfig.KAFKA_PREFIX + key, String.valueOf(value)));
+        kafkaClients.get(service).forEach((key, value) -> all.put(ServiceConfig.KAFKA_PREFIX + key, String.valueOf(value)));
         all.putAll(options.serviceOptions());
         return all;
     }
@@ -374,12 +401,12 @@ public final class EmbeddedPipeline implements AutoCloseable {
     }
 
     public String bootstrapServers() {
-        return String.valueOf(kafkaClient.get("bootstrap.servers"));
+        return String.valueOf(kafkaClients.get(Service.PROCESSOR).get("bootstrap.servers"));
     }
 
-    /** The Kafka client settings the services use (bootstrap servers and security). */
+    /** The Kafka client settings the processor uses (bootstrap servers and security; every service's unless started with its own). */
     public Map<String, Object> kafkaClientProperties() {
-        return Map.copyOf(kafkaClient);
+        return Map.copyOf(kafkaClients.get(Service.PROCESSOR));
     }
 
     /**

@@ -31,9 +31,16 @@ final class CapturedLogs implements AutoCloseable, AfterAllCallback {
     }
 
     static CapturedLogs start() {
+        return start(List.of());
+    }
+
+    /** Also captures these loggers at INFO (e.g. the broker's {@code kafka.authorizer.logger}, which logs every denial there). */
+    static CapturedLogs start(List<String> infoLoggers) {
         CapturedLogs logs = new CapturedLogs();
         LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
-        for (String name : List.of("org.apache.kafka", "io.devhealth")) {
+        List<String> names = new java.util.ArrayList<>(List.of("org.apache.kafka", "io.devhealth"));
+        names.addAll(infoLoggers);
+        for (String name : names) {
             Logger logger = context.getLogger(name);
             logs.savedLevels.put(name, logger.getLevel());
             logger.setLevel(name.equals("io.devhealth") ? Level.DEBUG : Level.INFO);
@@ -49,12 +56,22 @@ final class CapturedLogs implements AutoCloseable, AfterAllCallback {
         List<ILoggingEvent> events = List.copyOf(appender.list);
         assertThat(events).as("the run logged something to scan").hasSizeGreaterThan(20);
         for (ILoggingEvent event : events) {
-            String text = event.getFormattedMessage()
-                    + (event.getThrowableProxy() == null ? "" : ThrowableProxyUtil.asString(event.getThrowableProxy()));
+            String text = text(event);
             for (String secret : secrets) {
                 assertThat(text).as("log line of " + event.getLoggerName()).doesNotContain(secret);
             }
         }
+    }
+
+    /** Every event captured so far, in order. */
+    List<ILoggingEvent> events() {
+        return List.copyOf(appender.list);
+    }
+
+    /** An event's message with its stack trace, as {@link #assertNoneContains} scans it. */
+    static String text(ILoggingEvent event) {
+        return event.getFormattedMessage()
+                + (event.getThrowableProxy() == null ? "" : ThrowableProxyUtil.asString(event.getThrowableProxy()));
     }
 
     @Override

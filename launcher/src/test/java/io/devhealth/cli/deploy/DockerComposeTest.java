@@ -3,15 +3,19 @@ package io.devhealth.cli.deploy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.devhealth.cli.Devhealth;
+import io.devhealth.testkit.kafka.StrimziResources;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.LoaderOptions;
@@ -151,5 +155,60 @@ class DockerComposeTest {
             assertThat(env).as(service + " serves /metrics where Prometheus looks")
                     .containsEntry("DEVHEALTH_HTTP_PORT", Integer.parseInt(target.substring(target.indexOf(':') + 1)));
         }
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void shouldConnectEveryServiceOverSaslSslAsItsOwnUserAndTheRegistryOverHttps() {
+        for (String name : List.of("collector", "processor", "sink")) {
+            Map<String, Object> env = (Map<String, Object>) services.get(name).get("environment");
+            assertThat(env).as(name).containsEntry("DEVHEALTH_KAFKA_SECURITY_PROTOCOL", "SASL_SSL")
+                    .containsEntry("DEVHEALTH_AUTO_REGISTER_SCHEMAS", "false");
+            assertThat(String.valueOf(env.get("DEVHEALTH_SCHEMA_REGISTRY_URL"))).as(name).startsWith("https://");
+            assertThat(String.valueOf(env.get("DEVHEALTH_KAFKA_SASL_JAAS_CONFIG"))).as(name + "'s own user")
+                    .contains("username=\"devhealth-" + name + "\"").contains("password=\"${DEVHEALTH_COMPOSE_");
+            assertThat(String.valueOf(env.get("DEVHEALTH_SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO"))).startsWith("reader:${");
+        }
+        String broker = String.join("\n", (List<String>) services.get("kafka").get("command"));
+        assertThat(broker).contains("listeners=SASL_SSL://:9092,CONTROLLER://:9093")
+                .contains("listener.security.protocol.map=CONTROLLER:SSL,SASL_SSL:SASL_SSL")
+                .contains("authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer")
+                .doesNotContain("PLAINTEXT");
+        Map<String, Object> registry = (Map<String, Object>) services.get("schema-registry").get("environment");
+        assertThat(registry).containsEntry("QUARKUS_HTTP_INSECURE_REQUESTS", "disabled").containsEntry("QUARKUS_HTTP_AUTH_BASIC", "true");
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void shouldCreateTheTopicsAndAclsOfTheStrimziComponent() {
+        String script = String.join("\n", (List<String>) services.get("topics").get("command"));
+        StrimziResources strimzi = StrimziResources.readComponent(Path.of("..", "k8s", "components", "strimzi"));
+        Set<String> granted = new HashSet<>();
+        Set<String> topics = new HashSet<>();
+        for (String line : script.lines().map(String::strip).toList()) {
+            List<String> words = List.of(line.split("\\s+"));
+            if (words.get(0).equals("acl")) {
+                String type = words.get(2).equals("transactional-id") ? "TRANSACTIONAL_ID" : words.get(2).toUpperCase(Locale.ROOT);
+                for (String operation : words.subList(5, words.size())) {
+                    granted.add("User:" + words.get(1) + " " + type + " " + words.get(3).toUpperCase(Locale.ROOT) + " " + words.get(4)
+                            + " " + operation.replaceAll("([a-z])([A-Z])", "$1_$2").toUpperCase(Locale.ROOT));
+                }
+            } else if (words.get(0).equals("topic")) {
+                topics.add(words.get(1));
+                StrimziResources.Topic shipped = strimzi.topics().stream().filter(t -> t.name().equals(words.get(1))).findFirst()
+                        .orElseThrow(() -> new AssertionError("compose creates a topic k8s/ does not: " + line));
+                shipped.config().forEach((key, value) -> {
+                    if (!key.equals("min.insync.replicas")) {
+                        assertThat(line).as("topic " + shipped.name()).contains("--config " + key + "=" + value);
+                    }
+                });
+            }
+        }
+        Set<String> shipped = strimzi.users().stream().flatMap(u -> u.acls().stream())
+                .map(a -> a.entry().principal() + " " + a.pattern().resourceType() + " " + a.pattern().patternType() + " "
+                        + a.pattern().name() + " " + a.entry().operation())
+                .collect(Collectors.toSet());
+        assertThat(granted).as("compose's ACLs are the Strimzi component's").containsExactlyInAnyOrderElementsOf(shipped);
+        assertThat(topics).containsExactlyInAnyOrderElementsOf(strimzi.topics().stream().map(StrimziResources.Topic::name).toList());
     }
 }

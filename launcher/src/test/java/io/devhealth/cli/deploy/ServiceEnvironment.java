@@ -1,5 +1,6 @@
 package io.devhealth.cli.deploy;
 
+import io.devhealth.cli.SchemaRegistrationConfig;
 import io.devhealth.collector.CollectorConfig;
 import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.schema.config.ServiceConfig;
@@ -16,7 +17,8 @@ final class ServiceEnvironment {
     private static final Map<String, ConfigDef> DEFINITIONS = Map.of(
             "collector", CollectorConfig.DEFINITION,
             "processor", ProcessorConfig.DEFINITION,
-            "sink", SinkConfig.DEFINITION);
+            "sink", SinkConfig.DEFINITION,
+            "schemas", SchemaRegistrationConfig.DEFINITION);
 
     private ServiceEnvironment() {}
 

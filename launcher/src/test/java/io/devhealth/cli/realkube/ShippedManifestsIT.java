@@ -10,10 +10,12 @@ import io.devhealth.testkit.realkube.RealKubernetes;
 import io.devhealth.testkit.realkube.RealNode;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinitionBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -84,6 +86,14 @@ class ShippedManifestsIT {
     @Test
     @Order(2)
     void shouldApplyAndHaveTheControllersAndSchedulerActOnIt(RealNode node) {
+        // The Secrets a cluster has before devhealth starts: Strimzi's user Secrets and cluster CA
+        // (k8s/components/strimzi), the registry's CA and read-only credentials. Without them the kubelet
+        // refuses to start the containers that name them (CreateContainerConfigError).
+        for (String user : List.of("devhealth-collector", "devhealth-processor", "devhealth-sink")) {
+            secret(user, Map.of("sasl.jaas.config", "placeholder", "password", "placeholder"));
+        }
+        secret("kafka-cluster-ca-cert", Map.of("ca.crt", "placeholder"));
+        secret("devhealth-schema-registry", Map.of("ca.crt", "placeholder", "user-info", "reader:placeholder"));
         Kubectl.Result result = kubectl.run("apply", "-k", k8s(), "--server-side");
         assertThat(result.exitCode()).as(result.output()).isZero();
 
@@ -102,6 +112,11 @@ class ShippedManifestsIT {
             assertThat(pods("stream-processor")).isNotEmpty();
             assertThat(client.persistentVolumeClaims().inNamespace("devhealth").list().getItems()).isNotEmpty();
         });
+    }
+
+    private static void secret(String name, Map<String, String> data) {
+        client.secrets().inNamespace("devhealth").resource(new SecretBuilder().withNewMetadata().withName(name).endMetadata()
+                .withStringData(data).build()).serverSideApply();
     }
 
     private static List<Pod> pods(String name) {

@@ -105,6 +105,11 @@ public final class KafkaReportPublisher implements ReportPublisher {
                 return this;
             }
 
+            public Builder autoRegisterSchemas(boolean register) {
+                sender.autoRegisterSchemas(register);
+                return this;
+            }
+
             public Settings build() {
                 return new Settings(sender.build(), new DiskSpool.Settings(spoolDirectory, spoolMaxBytes, spoolFsyncInterval),
                         clientProperties);

@@ -105,7 +105,8 @@ public final class KafkaSpoolSender implements AutoCloseable {
      * @param closeTimeout how long {@link #close()} gives the producer to deliver what it holds
      * @param signer signs every record with this node's key when present; its node must be {@code node}
      */
-    public record Settings(String node, Topics topics, int maxInFlight, Duration closeTimeout, Optional<RecordSigner> signer) {
+    public record Settings(String node, Topics topics, int maxInFlight, Duration closeTimeout, Optional<RecordSigner> signer,
+                           boolean autoRegisterSchemas) {
 
         public static final int DEFAULT_MAX_IN_FLIGHT = 2_000;
         public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(5);
@@ -137,6 +138,7 @@ public final class KafkaSpoolSender implements AutoCloseable {
             private int maxInFlight = DEFAULT_MAX_IN_FLIGHT;
             private Duration closeTimeout = DEFAULT_CLOSE_TIMEOUT;
             private Optional<RecordSigner> signer = Optional.empty();
+            private boolean autoRegisterSchemas = true;
 
             private Builder(String node, Topics topics) {
                 this.node = node;
@@ -159,8 +161,14 @@ public final class KafkaSpoolSender implements AutoCloseable {
                 return this;
             }
 
+            /** Register node-events' schema when missing (default), or only look it up. */
+            public Builder autoRegisterSchemas(boolean register) {
+                this.autoRegisterSchemas = register;
+                return this;
+            }
+
             public Settings build() {
-                return new Settings(node, topics, maxInFlight, closeTimeout, signer);
+                return new Settings(node, topics, maxInFlight, closeTimeout, signer, autoRegisterSchemas);
             }
         }
     }
@@ -179,7 +187,7 @@ public final class KafkaSpoolSender implements AutoCloseable {
         this.spool = spool;
         this.codec = codec;
         this.producerFactory = producerFactory;
-        this.eventSerializer = AvroSerde.of(NodeEvent.class, registry).serializer();
+        this.eventSerializer = AvroSerde.of(NodeEvent.class, registry, false, settings.autoRegisterSchemas()).serializer();
         this.metrics = metrics;
         this.clock = clock;
         this.maxInFlight = settings.maxInFlight();

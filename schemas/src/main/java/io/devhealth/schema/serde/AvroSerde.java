@@ -61,6 +61,18 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
         return new AvroSerde<>(type, registry, isKey);
     }
 
+    /**
+     * A serde for record values of {@code type} whose serializer registers a missing writer schema only
+     * when {@code autoRegister} ({@link AvroSerializer#AUTO_REGISTER_SCHEMAS_CONFIG}); otherwise it looks
+     * the schema's id up and fails when it was not registered ahead.
+     */
+    public static <T extends SpecificRecord> AvroSerde<T> of(Class<T> type, SchemaRegistryClient registry,
+            boolean isKey, boolean autoRegister) {
+        AvroSerde<T> serde = of(type, registry, isKey);
+        serde.serializer.configure(Map.of(AvroSerializer.AUTO_REGISTER_SCHEMAS_CONFIG, autoRegister), isKey);
+        return serde;
+    }
+
     @Override
     public void configure(Map<String, ?> configs, boolean isKey) {
         serializer.configure(configs, isKey);

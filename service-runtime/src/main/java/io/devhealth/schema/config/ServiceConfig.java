@@ -42,6 +42,12 @@ public abstract class ServiceConfig extends AbstractConfig {
     public static final String SCHEMA_REGISTRY_SSL_KEYSTORE_TYPE = RegistryTls.KEYSTORE_TYPE_CONFIG;
     public static final String SCHEMA_REGISTRY_SSL_KEYSTORE_PASSWORD = RegistryTls.KEYSTORE_PASSWORD_CONFIG;
     public static final String SCHEMA_REGISTRY_SSL_KEY_PASSWORD = RegistryTls.KEY_PASSWORD_CONFIG;
+    /**
+     * Whether the serializers register a missing writer schema (Confluent's key). Off, a schema must
+     * have been registered ahead ({@code devhealth schemas register}) and the service's registry
+     * credentials need only read access.
+     */
+    public static final String AUTO_REGISTER_SCHEMAS = "auto.register.schemas";
     /** The prefix of every topic name; every service has it. */
     public static final String TOPIC_PREFIX = "topic.prefix";
     /**
@@ -138,6 +144,9 @@ public abstract class ServiceConfig extends AbstractConfig {
                         "Password of the schema registry keystore; never logged.")
                 .define(SCHEMA_REGISTRY_SSL_KEY_PASSWORD, ConfigDef.Type.PASSWORD, null, ConfigDef.Importance.MEDIUM,
                         "Password of the private key in the schema registry keystore (if it differs, or an encrypted PEM key); never logged.")
+                .define(AUTO_REGISTER_SCHEMAS, ConfigDef.Type.BOOLEAN, true, ConfigDef.Importance.MEDIUM,
+                        "Register the writer schema of a topic when the registry lacks it. false: only look it up (schemas "
+                                + "registered ahead with `devhealth schemas register`), so the registry credentials can be read-only.")
                 .define(TOPIC_PREFIX, ConfigDef.Type.STRING, Topics.DEFAULT_PREFIX, ConfigDef.Importance.MEDIUM, "Prefix of every topic name.")
                 .define(HTTP_REQUEST_TIMEOUT, ConfigDef.Type.LONG, HttpLimits.DEFAULT_REQUEST_TIMEOUT.toMillis(), ConfigDef.Range.atLeast(100),
                         ConfigDef.Importance.LOW, "Milliseconds within which a request's line and headers must arrive at the service's "
@@ -162,6 +171,11 @@ public abstract class ServiceConfig extends AbstractConfig {
 
     public String schemaRegistryUrl() {
         return getString(SCHEMA_REGISTRY_URL);
+    }
+
+    /** {@value #AUTO_REGISTER_SCHEMAS}. */
+    public boolean autoRegisterSchemas() {
+        return getBoolean(AUTO_REGISTER_SCHEMAS);
     }
 
     public Topics topics() {
