@@ -50,13 +50,13 @@ final class DepartedPods {
         return leftAt == null || inWindow(leftAt, nodeTime, windowMs);
     }
 
-    /** The pod's devices: DRA devices as driver/pool/device, device-plugin devices by their ids. */
-    private static Set<String> devices(PodAllocation pod) {
+    /** The pod's devices on {@code node}: DRA devices by their device keys, device-plugin devices by their ids. */
+    private static Set<String> devices(String node, PodAllocation pod) {
         Set<String> devices = new HashSet<>();
         for (ContainerAllocation container : pod.getContainers()) {
             for (ClaimAllocation claim : container.getClaims()) {
                 for (ClaimDevice device : claim.getDevices()) {
-                    devices.add(device.getDriver() + "/" + device.getPool() + "/" + device.getDevice());
+                    devices.add(StateKeys.device(node, device.getDriver(), device.getPool(), device.getDevice()));
                 }
             }
             for (DevicePluginAllocation resource : container.getDevicePluginResources()) {
@@ -86,13 +86,13 @@ final class DepartedPods {
         Set<String> held = new HashSet<>();
         for (PodAllocation pod : next.getPods()) {
             present.add(StateKeys.pod(pod.getNamespace(), pod.getName()));
-            held.addAll(devices(pod));
+            held.addAll(devices(next.getNode(), pod));
         }
         List<PodAllocation> pods = new ArrayList<>(next.getPods());
         Map<String, Long> stillDeparted = new HashMap<>();
         for (PodAllocation pod : previous.getPods()) {
             String key = StateKeys.pod(pod.getNamespace(), pod.getName());
-            if (present.contains(key) || devices(pod).stream().anyMatch(held::contains)) {
+            if (present.contains(key) || devices(next.getNode(), pod).stream().anyMatch(held::contains)) {
                 continue;
             }
             long leftAt = departed.getOrDefault(key, at);
