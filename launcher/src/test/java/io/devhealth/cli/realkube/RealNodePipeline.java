@@ -158,6 +158,7 @@ final class RealNodePipeline implements AutoCloseable {
                 Map.entry(CollectorConfig.NODE_NAME, node.name()),
                 Map.entry(CollectorConfig.SCHEMA_REGISTRY_URL, registry),
                 Map.entry(CollectorConfig.DRA_REGISTRY_DIR, node.pluginRegistryDirectory().toString()),
+                Map.entry(CollectorConfig.DRA_PLUGINS_DIR, node.pluginsDirectory().toString()),
                 Map.entry(CollectorConfig.DRA_REGISTRY_RESCAN_INTERVAL, "500"),
                 Map.entry(CollectorConfig.POD_RESOURCES_SOCKET, node.podResourcesSocket().toString()),
                 Map.entry(CollectorConfig.POD_RESOURCES_POLL_INTERVAL, "500"),
