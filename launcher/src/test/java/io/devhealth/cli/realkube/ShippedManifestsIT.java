@@ -145,8 +145,8 @@ class ShippedManifestsIT {
         assertThatThrownBy(() -> client.pods().inNamespace(NAMESPACE).resource(collectorLike).dryRun().create())
                 .isInstanceOfSatisfying(KubernetesClientException.class, e -> {
                     assertThat(e.getCode()).isEqualTo(403);
-                    assertThat(e.getMessage()).contains("violates PodSecurity \"restricted:latest\"").contains("hostPath volumes")
-                            .contains("runAsNonRoot");
+                    assertThat(e.getMessage()).contains("violates PodSecurity \"restricted:latest\"").contains("use restricted volume type \"hostPath\"")
+                            .contains("runAsNonRoot != true").contains("runAsUser=0");
                 });
     }
 
