@@ -5,6 +5,7 @@ import io.devhealth.collector.nvml.NvmlConfig;
 import io.devhealth.collector.publish.KafkaReportPublisher;
 import io.devhealth.collector.publish.KafkaSpoolSender;
 import io.devhealth.collector.spool.DiskSpool;
+import io.devhealth.schema.DriverNames;
 import io.devhealth.schema.config.ServiceConfig;
 import io.devhealth.schema.security.NodeKeyCredential;
 import io.devhealth.schema.security.RecordSigner;
@@ -39,6 +40,9 @@ public final class CollectorConfig extends ServiceConfig {
     public static final String DRA_REGISTRY_DIR = "dra.registry.dir";
     public static final String DRA_REGISTRY_RESCAN_INTERVAL = "dra.registry.rescan.interval.ms";
     public static final String DRA_GETINFO_TIMEOUT = "dra.registry.getinfo.timeout.ms";
+    public static final String DRA_PLUGINS_DIR = "dra.plugins.dir";
+    public static final String DRA_SNAPSHOT_MAX_DEVICES = "dra.snapshot.max.devices";
+    public static final String GRPC_MAX_INBOUND_MESSAGE_BYTES = "grpc.max.inbound.message.bytes";
     public static final String SPOOL_DIR = "spool.dir";
     public static final String SPOOL_MAX_BYTES = "spool.max.bytes";
     public static final String SPOOL_FSYNC_INTERVAL = "spool.fsync.interval.ms";
@@ -72,6 +76,23 @@ public final class CollectorConfig extends ServiceConfig {
                             + "also the retry interval of registration sockets that did not answer GetInfo.")
             .define(DRA_GETINFO_TIMEOUT, Type.LONG, 5_000L, ConfigDef.Range.atLeast(100), Importance.LOW,
                     "Deadline of one Registration.GetInfo call; a hanging driver is asked again at the next rescan.")
+            .define(DRA_PLUGINS_DIR, Type.STRING, "/var/lib/kubelet/plugins", new ConfigDef.NonEmptyString(), Importance.MEDIUM,
+                    "The kubelet's plugins directory, as mounted in the collector (same path as on the host). A discovered "
+                            + "driver's endpoint must lie below <this>/<driver name>/, where the kubeletplugin library puts it; "
+                            + "other registrations are refused (counted in devhealth_collector_dra_registrations_refused_total). "
+                            + "Static drivers (" + DRA_DRIVERS + ") are not checked.")
+            .define(DRA_SNAPSHOT_MAX_DEVICES, Type.INT, 1024, ConfigDef.Range.between(1, 100_000), Importance.LOW,
+                    "Most devices in one DRA health snapshot. A larger snapshot is refused whole before it is parsed, the "
+                            + "stream reconnects and the driver's source is down until a snapshot passes (counted in "
+                            + "devhealth_collector_dra_snapshots_refused_total). A ResourceSlice holds at most 128 devices; "
+                            + "8 GPUs with every MIG placement advertised are under 200.")
+            .define(GRPC_MAX_INBOUND_MESSAGE_BYTES, Type.INT, 4 * 1024 * 1024, ConfigDef.Range.between(64 * 1024, 16 * 1024 * 1024),
+                    Importance.LOW,
+                    "Largest message read on any gRPC channel the collector opens (DRA health streams, plugin registration, "
+                            + "kubelet PodResources). gRPC's own default, some twice the largest legitimate message: a snapshot "
+                            + "of 1024 devices with 1 KiB messages is ~1.4 MiB, a PodResources List of 500 pods with devices "
+                            + "~2 MiB. A larger message fails its call (a DRA stream reconnects, a poll is skipped) without "
+                            + "being buffered.")
             .define(DRA_DEFAULT_TIMEOUT, Type.LONG, 30L, ConfigDef.Range.atLeast(1), Importance.LOW,
                     "Health timeout assumed for devices whose driver sends no health_check_timeout_seconds; keep-alives are sent at half of it.")
             .define(POD_RESOURCES_SOCKET, Type.STRING, "/var/lib/kubelet/pod-resources/kubelet.sock", Importance.MEDIUM,
@@ -243,7 +264,12 @@ public final class CollectorConfig extends ServiceConfig {
                 };
                 target = target.substring(0, at);
             }
-            endpoints.add(new DriverEndpoint(entry.substring(0, eq).trim(), Path.of(target), version));
+            String driver = entry.substring(0, eq).trim();
+            Optional<String> badName = DriverNames.violation(driver);
+            if (badName.isPresent()) {
+                throw new ConfigException(DRA_DRIVERS, entry, badName.get());
+            }
+            endpoints.add(new DriverEndpoint(driver, Path.of(target), version));
         }
         return endpoints;
     }
@@ -282,6 +308,18 @@ public final class CollectorConfig extends ServiceConfig {
 
     public Duration registryRescanInterval() {
         return Duration.ofMillis(getLong(DRA_REGISTRY_RESCAN_INTERVAL));
+    }
+
+    public Path pluginsDirectory() {
+        return Path.of(getString(DRA_PLUGINS_DIR));
+    }
+
+    public int snapshotMaxDevices() {
+        return getInt(DRA_SNAPSHOT_MAX_DEVICES);
+    }
+
+    public int grpcMaxInboundMessageBytes() {
+        return getInt(GRPC_MAX_INBOUND_MESSAGE_BYTES);
     }
 
     public Duration getInfoTimeout() {

@@ -1,5 +1,6 @@
 package io.devhealth.collector;
 
+import io.devhealth.collector.dra.DraHealthStream;
 import io.devhealth.collector.dra.DriverStreamListener;
 import io.devhealth.collector.nvml.NvmlHealthSource;
 import io.devhealth.collector.nvml.NvmlListener;
@@ -8,6 +9,7 @@ import io.devhealth.collector.dra.HealthApiVersion;
 import io.devhealth.collector.dra.ObservedDevice;
 import io.devhealth.collector.dra.PluginRegistration;
 import io.devhealth.collector.dra.PluginRegistryWatcher;
+import io.devhealth.collector.dra.RegistrationCheck;
 import io.devhealth.collector.dra.SnapshotDiff;
 import io.devhealth.collector.inventory.ResourceSliceInventory;
 import io.devhealth.collector.taint.DeviceTaintSource;
@@ -160,7 +162,8 @@ public final class NodeCollector implements DriverStreamListener, AutoCloseable 
     }
 
     public void start() {
-        streams = new DriverStreams(this, scheduler, config.reconnectBackoffMax());
+        streams = new DriverStreams(this, scheduler, config.reconnectBackoffMax(),
+                new DraHealthStream.StreamLimits(config.grpcMaxInboundMessageBytes(), config.snapshotMaxDevices()));
         for (CollectorConfig.DriverEndpoint endpoint : config.driverEndpoints()) {
             // Static drivers count as the oldest registration: a discovered one of the same driver wins.
             streams.register(new PluginRegistration(Path.of("static:" + endpoint.driverName()), Instant.MIN, streams.nextOrder(),
@@ -168,11 +171,13 @@ public final class NodeCollector implements DriverStreamListener, AutoCloseable 
         }
         if (config.discoveryEnabled()) {
             watcher = new PluginRegistryWatcher(config.registryDirectory(), config.registryRescanInterval(),
-                    config.getInfoTimeout(), streams, scheduler);
+                    config.getInfoTimeout(), new RegistrationCheck(config.pluginsDirectory()), metrics::registrationRefused,
+                    config.grpcMaxInboundMessageBytes(), streams, scheduler);
             watcher.start();
         }
         poller = new PodResourcesPoller(config.clusterName(), config.nodeName(), config.podResourcesSocket(),
-                config.podResourcesPollInterval(), config.allocationsResendInterval(), publisher, clock);
+                config.podResourcesPollInterval(), config.allocationsResendInterval(), publisher, clock,
+                config.grpcMaxInboundMessageBytes());
         poller.start(scheduler);
         if (kubernetes != null) {
             inventory = new ResourceSliceInventory(kubernetes, config.clusterName(), config.nodeName(), publisher, clock,
@@ -189,8 +194,10 @@ public final class NodeCollector implements DriverStreamListener, AutoCloseable 
         }
         long heartbeatMs = config.heartbeatInterval().toMillis();
         scheduler.scheduleAtFixedRate(this::publishHeartbeat, heartbeatMs, heartbeatMs, TimeUnit.MILLISECONDS);
-        LOGGER.info("collector started node={} staticDrivers={} discovery={} registry={} podResources={} inventory={} httpPort={}",
+        LOGGER.info("collector started node={} staticDrivers={} discovery={} registry={} plugins={} podResources={} inventory={} "
+                        + "httpPort={}",
                 config.nodeName(), config.driverEndpoints().size(), config.discoveryEnabled(), config.registryDirectory(),
+                config.pluginsDirectory(),
                 config.podResourcesSocket(), inventory != null, http == null ? -1 : http.port());
     }
 
@@ -243,6 +250,11 @@ public final class NodeCollector implements DriverStreamListener, AutoCloseable 
             reports.forEach(publisher::publish);
         }
         LOGGER.debug("dra snapshot driver={} devices={} reports={}", driver, devices.size(), reports.size());
+    }
+
+    @Override
+    public void onSnapshotRefused(String driver, DraHealthStream.Refusal refusal, String detail) {
+        metrics.snapshotRefused(driver, refusal.label());
     }
 
     /** Also called when a driver's last registration went away: "source gone", not "devices unhealthy". */

@@ -42,10 +42,30 @@ class CollectorConfigTest {
     }
 
     @Test
+    void shouldRejectAStaticDriverWhoseNameIsNoDnsSubdomain() {
+        Map<String, Object> values = required();
+        values.put(CollectorConfig.DRA_DRIVERS, "../csi=/run/a/dra.sock");
+
+        assertThatThrownBy(() -> new CollectorConfig(values)).isInstanceOf(ConfigException.class).hasMessageContaining("DNS-1123 subdomain");
+    }
+
+    @Test
+    void shouldRejectAnInboundLimitBeyondWhatTheHeapCanTake() {
+        Map<String, Object> values = required();
+        values.put(CollectorConfig.GRPC_MAX_INBOUND_MESSAGE_BYTES, Integer.toString(64 * 1024 * 1024));
+
+        assertThatThrownBy(() -> new CollectorConfig(values)).isInstanceOf(ConfigException.class)
+                .hasMessageContaining(CollectorConfig.GRPC_MAX_INBOUND_MESSAGE_BYTES);
+    }
+
+    @Test
     void shouldDocumentProductionDefaults() {
         CollectorConfig config = new CollectorConfig(required());
 
         assertThat(config.registryDirectory()).isEqualTo(Path.of("/var/lib/kubelet/plugins_registry"));
+        assertThat(config.pluginsDirectory()).isEqualTo(Path.of("/var/lib/kubelet/plugins"));
+        assertThat(config.grpcMaxInboundMessageBytes()).isEqualTo(4 * 1024 * 1024);
+        assertThat(config.snapshotMaxDevices()).isEqualTo(1024);
         assertThat(config.discoveryEnabled()).isTrue();
         assertThat(config.spoolDirectory()).isEmpty();
         assertThat(config.spoolMaxBytes()).isEqualTo(256L * 1024 * 1024);

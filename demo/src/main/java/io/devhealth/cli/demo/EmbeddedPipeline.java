@@ -337,9 +337,11 @@ public final class EmbeddedPipeline implements AutoCloseable {
     private SimulatedNode startNode(String name) throws IOException {
         Path dir = Files.createDirectories(options.workDir().resolve(name));
         Path registry = Files.createDirectories(dir.resolve("registry"));
+        // The kubelet's layout: the driver's socket in its own plugin directory, where the collector accepts it.
+        Path plugins = dir.resolve("plugins");
         FakeDraDriver driver = track(FakeDraDriver.builder()
                 .driverName(DRIVER)
-                .serviceSocket(dir.resolve("dra.sock"))
+                .serviceSocket(plugins.resolve(DRIVER).resolve("dra.sock"))
                 .registrationDir(registry)
                 .healthVersions(Set.of(FakeDraDriver.V1ALPHA1))
                 .start());
@@ -350,6 +352,7 @@ public final class EmbeddedPipeline implements AutoCloseable {
                 Map.entry(CollectorConfig.SCHEMA_REGISTRY_URL, registryUrl),
                 // The driver is found as on a real node: its registration socket in the plugin registry.
                 Map.entry(CollectorConfig.DRA_REGISTRY_DIR, registry.toString()),
+                Map.entry(CollectorConfig.DRA_PLUGINS_DIR, plugins.toString()),
                 Map.entry(CollectorConfig.DRA_REGISTRY_RESCAN_INTERVAL, "1000"),
                 Map.entry(CollectorConfig.SPOOL_DIR, dir.resolve("spool").toString()),
                 Map.entry(CollectorConfig.INVENTORY_ENABLED, "false"),

@@ -89,8 +89,7 @@ class KubernetesManifestsTest {
             }
             assertThat(unknownFields(object, object.getKind() + "/" + object.getMetadata().getName()))
                     .as("fields the model does not know").isEmpty();
-            assertThat(object.getMetadata().getNamespace() == null || "devhealth".equals(object.getMetadata().getNamespace()))
-                    .as(object.getKind() + " namespace").isTrue();
+            assertThat(object.getMetadata().getNamespace()).as(object.getKind() + " namespace").isIn(null, "devhealth", "devhealth-node");
         }
     }
 
@@ -100,8 +99,17 @@ class KubernetesManifestsTest {
                 "collector", one(DaemonSet.class, "node-collector").getSpec().getTemplate().getSpec(),
                 "processor", one(StatefulSet.class, "stream-processor").getSpec().getTemplate().getSpec(),
                 "sink", one(Deployment.class, "sink-apiserver").getSpec().getTemplate().getSpec());
+        Map<String, String> namespaces = Map.of("collector", "devhealth-node", "processor", "devhealth", "sink", "devhealth");
+        assertThat(workloads.values().stream().map(p -> p.getContainers().get(0).getImage()).distinct()).as("one image").hasSize(1);
         workloads.forEach((subcommand, pod) -> {
             Container container = pod.getContainers().get(0);
+            assertThat(pod.getSecurityContext().getSeccompProfile().getType()).as(subcommand + " seccomp").isEqualTo("RuntimeDefault");
+            assertThat(container.getEnvFrom()).as(subcommand + " reads ConfigMaps of its own namespace").allSatisfy(from ->
+                    assertThat(objects).anySatisfy(o -> {
+                        assertThat(o.getKind()).isEqualTo("ConfigMap");
+                        assertThat(o.getMetadata().getName()).isEqualTo(from.getConfigMapRef().getName());
+                        assertThat(o.getMetadata().getNamespace()).isEqualTo(namespaces.get(subcommand));
+                    }));
             assertThat(container.getImage()).as(subcommand + " image").matches("ghcr.io/devhealth/devhealth:\\d+\\.\\d+\\.\\d+");
             assertThat(container.getArgs()).as(subcommand + " args").containsExactly(subcommand);
             assertThat(container.getReadinessProbe()).as(subcommand + " readiness").isNotNull();
@@ -137,13 +145,42 @@ class KubernetesManifestsTest {
     }
 
     @Test
-    void shouldMountTheKubeletSocketsAndNvmlIntoTheCollector() {
+    void shouldMountOnlyTheKubeletSocketsTheCollectorReadsAndGetTheGpusFromTheNvidiaRuntime() {
         DaemonSet collector = one(DaemonSet.class, "node-collector");
-        List<String> hostPaths = collector.getSpec().getTemplate().getSpec().getVolumes().stream()
-                .filter(v -> v.getHostPath() != null).map(v -> v.getHostPath().getPath()).toList();
-        assertThat(hostPaths).contains("/var/lib/kubelet/plugins_registry", "/var/lib/kubelet/plugins",
-                "/var/lib/kubelet/pod-resources", "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", "/dev");
-        assertThat(collector.getSpec().getTemplate().getSpec().getTolerations()).anySatisfy(t -> assertThat(t.getKey()).isEqualTo("nvidia.com/gpu"));
+        PodSpec pod = collector.getSpec().getTemplate().getSpec();
+        Map<String, io.fabric8.kubernetes.api.model.HostPathVolumeSource> hostPaths = pod.getVolumes().stream()
+                .filter(v -> v.getHostPath() != null).collect(Collectors.toMap(v -> v.getName(), v -> v.getHostPath()));
+        assertThat(hostPaths.values()).extracting(h -> h.getPath()).containsExactlyInAnyOrder("/var/lib/kubelet/plugins_registry",
+                "/var/lib/kubelet/pod-resources", "/var/lib/kubelet/plugins/gpu.nvidia.com", "/var/lib/devhealth/spool");
+        // The kubelet's directories must exist: a created one would hide a wrong path.
+        assertThat(hostPaths.values()).filteredOn(h -> h.getPath().startsWith("/var/lib/kubelet/plugins_registry")
+                || h.getPath().startsWith("/var/lib/kubelet/pod-resources")).allSatisfy(h -> assertThat(h.getType()).isEqualTo("Directory"));
+        Container container = pod.getContainers().get(0);
+        assertThat(container.getVolumeMounts()).allSatisfy(m -> {
+            if (hostPaths.containsKey(m.getName())) {
+                assertThat(m.getMountPath()).as("at its host path").isEqualTo(hostPaths.get(m.getName()).getPath());
+                assertThat(m.getReadOnly()).as(m.getName() + " read-only").isEqualTo(m.getName().equals("spool") ? null : Boolean.TRUE);
+            }
+        });
+        assertThat(pod.getRuntimeClassName()).isEqualTo("nvidia");
+        Map<String, String> env = container.getEnv().stream().filter(e -> e.getValue() != null)
+                .collect(Collectors.toMap(EnvVar::getName, EnvVar::getValue));
+        assertThat(env).containsEntry("NVIDIA_VISIBLE_DEVICES", "all").containsEntry("NVIDIA_DRIVER_CAPABILITIES", "utility")
+                .containsEntry("DEVHEALTH_DRA_PLUGINS_DIR", "/var/lib/kubelet/plugins").doesNotContainKey("DEVHEALTH_NVML_LIBRARY_PATH");
+        assertThat(pod.getTolerations()).anySatisfy(t -> assertThat(t.getKey()).isEqualTo("nvidia.com/gpu"));
+    }
+
+    @Test
+    void shouldRunTheCollectorAloneInAPrivilegedNamespaceAndEverythingElseRestricted() {
+        Map<String, String> enforce = objects.stream().filter(o -> o.getKind().equals("Namespace"))
+                .collect(Collectors.toMap(o -> o.getMetadata().getName(), o -> o.getMetadata().getLabels().get("pod-security.kubernetes.io/enforce")));
+        assertThat(enforce).containsExactlyInAnyOrderEntriesOf(Map.of("devhealth", "restricted", "devhealth-node", "privileged"));
+        assertThat(objects).filteredOn(o -> "devhealth-node".equals(o.getMetadata().getNamespace()))
+                .extracting(o -> o.getKind() + "/" + o.getMetadata().getName().replaceAll("-[a-z0-9]{10}$", ""))
+                .containsExactlyInAnyOrder("DaemonSet/node-collector", "ServiceAccount/node-collector", "NetworkPolicy/node-collector",
+                        "NetworkPolicy/default-deny", "ConfigMap/devhealth-kafka");
+        assertThat(one(io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding.class, "devhealth-node-collector").getSubjects())
+                .singleElement().satisfies(s -> assertThat(s.getNamespace()).isEqualTo("devhealth-node"));
     }
 
     @Test
@@ -152,6 +189,11 @@ class KubernetesManifestsTest {
         assertThat(processor.getSpec().getVolumeClaimTemplates()).extracting(c -> c.getMetadata().getName()).containsExactly("state");
         assertThat(processor.getSpec().getTemplate().getSpec().getContainers().get(0).getVolumeMounts())
                 .anySatisfy(m -> assertThat(m.getName()).isEqualTo("state"));
+    }
+
+    /** The namespace of each workload of {@link #podLabels()}. */
+    private static String namespaceOf(String workload) {
+        return workload.equals("node-collector") ? "devhealth-node" : "devhealth";
     }
 
     /** Every pod the manifests run, by workload, with its template's labels. */
@@ -175,8 +217,11 @@ class KubernetesManifestsTest {
         assertThat(denies).as("a policy allowing nothing, ingress and egress").isNotEmpty();
         assertThat(denies).as("selects every pod, including pods added later")
                 .anySatisfy(p -> assertThat(selectsEverything(p.getSpec().getPodSelector())).isTrue());
-        podLabels().forEach((workload, labels) -> assertThat(denies).as(workload + " under a default-deny")
-                .anySatisfy(p -> assertThat(matches(p.getSpec().getPodSelector(), labels)).isTrue()));
+        podLabels().forEach((workload, labels) -> assertThat(denies).as(workload + " under a default-deny of its namespace")
+                .anySatisfy(p -> {
+                    assertThat(p.getMetadata().getNamespace()).isEqualTo(namespaceOf(workload));
+                    assertThat(selectsEverything(p.getSpec().getPodSelector())).isTrue();
+                }));
     }
 
     @Test
@@ -206,13 +251,13 @@ class KubernetesManifestsTest {
         URI kafka = URI.create("kafka://" + env.get("DEVHEALTH_KAFKA_BOOTSTRAP_SERVERS").split(",")[0]);
         URI registry = URI.create(env.get("DEVHEALTH_SCHEMA_REGISTRY_URL"));
         podLabels().forEach((workload, labels) -> {
-            assertThat(egressAllowed(labels, Map.of("kubernetes.io/metadata.name", "kube-system"), Map.of("k8s-app", "kube-dns"), "UDP", 53))
+            assertThat(egressAllowed(namespaceOf(workload), labels, Map.of("kubernetes.io/metadata.name", "kube-system"), Map.of("k8s-app", "kube-dns"), "UDP", 53))
                     .as(workload + " → DNS").isTrue();
-            assertThat(egressAllowed(labels, Map.of("kubernetes.io/metadata.name", serviceNamespace(kafka.getHost())), Map.of(), "TCP", kafka.getPort()))
+            assertThat(egressAllowed(namespaceOf(workload), labels, Map.of("kubernetes.io/metadata.name", serviceNamespace(kafka.getHost())), Map.of(), "TCP", kafka.getPort()))
                     .as(workload + " → Kafka " + kafka).isTrue();
-            assertThat(egressAllowed(labels, Map.of("kubernetes.io/metadata.name", serviceNamespace(registry.getHost())), Map.of(), "TCP",
+            assertThat(egressAllowed(namespaceOf(workload), labels, Map.of("kubernetes.io/metadata.name", serviceNamespace(registry.getHost())), Map.of(), "TCP",
                     registry.getPort())).as(workload + " → registry " + registry).isTrue();
-            assertThat(egressAllowed(labels, Map.of("kubernetes.io/metadata.name", "somewhere-else"), Map.of(), "TCP", kafka.getPort()))
+            assertThat(egressAllowed(namespaceOf(workload), labels, Map.of("kubernetes.io/metadata.name", "somewhere-else"), Map.of(), "TCP", kafka.getPort()))
                     .as(workload + " → another namespace").isFalse();
         });
     }
@@ -225,10 +270,11 @@ class KubernetesManifestsTest {
         return labels[1];
     }
 
-    /** Whether some policy selecting a pod with {@code labels} allows egress to a pod with {@code podLabels} in a namespace with {@code namespaceLabels}. */
-    private static boolean egressAllowed(Map<String, String> labels, Map<String, String> namespaceLabels, Map<String, String> podLabels,
-                                         String protocol, int port) {
+    /** Whether some policy of {@code namespace} selecting a pod with {@code labels} allows egress to a pod with {@code podLabels} in a namespace with {@code namespaceLabels}. */
+    private static boolean egressAllowed(String namespace, Map<String, String> labels, Map<String, String> namespaceLabels,
+                                         Map<String, String> podLabels, String protocol, int port) {
         return networkPolicies().stream()
+                .filter(p -> namespace.equals(p.getMetadata().getNamespace()))
                 .filter(p -> matches(p.getSpec().getPodSelector(), labels) && p.getSpec().getEgress() != null)
                 .flatMap(p -> p.getSpec().getEgress().stream())
                 .filter(rule -> rule.getPorts() == null || rule.getPorts().stream().anyMatch(q -> portMatches(q, protocol, port)))

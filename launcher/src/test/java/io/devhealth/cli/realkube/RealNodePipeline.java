@@ -66,6 +66,7 @@ final class RealNodePipeline implements AutoCloseable {
     private static final Logger LOGGER = LoggerFactory.getLogger(RealNodePipeline.class);
     private static final Duration START = Duration.ofSeconds(90);
     private static final String NAMESPACE = "devhealth";
+    private static final String COLLECTOR_NAMESPACE = "devhealth-node";
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final List<AutoCloseable> resources = new ArrayList<>();
@@ -109,12 +110,12 @@ final class RealNodePipeline implements AutoCloseable {
         Kubectl kubectl = Kubectl.admin(plane);
         Path base = KubeBinaries.repositoryRoot().resolve("k8s/base");
         // The admission policy too: the sink's writes must pass the guard it ships with.
-        for (String file : List.of("namespace.yaml", "sink-apiserver/devicepostmortem-crd.yaml", "sink-apiserver/rbac.yaml",
-                "sink-apiserver/admissionpolicy.yaml", "node-collector/rbac.yaml")) {
+        for (String file : List.of("namespace.yaml", "node-collector/namespace.yaml", "sink-apiserver/devicepostmortem-crd.yaml",
+                "sink-apiserver/rbac.yaml", "sink-apiserver/admissionpolicy.yaml", "node-collector/rbac.yaml")) {
             kubectl.ok("apply", "--server-side", "-f", base.resolve(file).toString());
         }
         // The ServiceAccount's namespace comes from the kustomization, as `kubectl apply -k` sets it.
-        kubectl.ok("apply", "--server-side", "-n", NAMESPACE, "-f", base.resolve("node-collector/serviceaccount.yaml").toString());
+        kubectl.ok("apply", "--server-side", "-n", COLLECTOR_NAMESPACE, "-f", base.resolve("node-collector/serviceaccount.yaml").toString());
         KubernetesClient admin = plane.adminClient();
         await("DevicePostMortem CRD established").atMost(START).until(() -> {
             CustomResourceDefinition crd = admin.apiextensions().v1().customResourceDefinitions()
@@ -167,6 +168,7 @@ final class RealNodePipeline implements AutoCloseable {
                 Map.entry(CollectorConfig.NODE_NAME, node.name()),
                 Map.entry(CollectorConfig.SCHEMA_REGISTRY_URL, registry),
                 Map.entry(CollectorConfig.DRA_REGISTRY_DIR, node.pluginRegistryDirectory().toString()),
+                Map.entry(CollectorConfig.DRA_PLUGINS_DIR, node.pluginsDirectory().toString()),
                 Map.entry(CollectorConfig.DRA_REGISTRY_RESCAN_INTERVAL, "500"),
                 Map.entry(CollectorConfig.POD_RESOURCES_SOCKET, node.podResourcesSocket().toString()),
                 Map.entry(CollectorConfig.POD_RESOURCES_POLL_INTERVAL, "500"),
@@ -175,7 +177,7 @@ final class RealNodePipeline implements AutoCloseable {
                 Map.entry(CollectorConfig.INVENTORY_ENABLED, "false"),
                 Map.entry(NvmlConfig.ENABLED, "false"),
                 Map.entry(CollectorConfig.HTTP_PORT, "-1")))), Clock.systemUTC()));
-        KubernetesClient inventory = track(plane.clientFor(NAMESPACE, "node-collector"));
+        KubernetesClient inventory = track(plane.clientFor(COLLECTOR_NAMESPACE, "node-collector"));
         collector.withInventory(inventory);
         collector.start();
         LOGGER.info("pipeline started node={} topics={} queryUrl={}", node.name(), topics.nodeEvents(), queryUrl());

@@ -1,6 +1,7 @@
 package io.devhealth.cli.realkube;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.devhealth.testkit.realkube.ControlPlane;
@@ -11,8 +12,12 @@ import io.devhealth.testkit.realkube.RealNode;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.PodTemplateSpec;
+import io.fabric8.kubernetes.api.model.node.v1.RuntimeClassBuilder;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinitionBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -28,15 +33,18 @@ import org.junit.jupiter.api.TestMethodOrder;
  * namespace), the real apply creates them, and the controllers and scheduler act on them.
  *
  * <p>What the harness cannot run: the images (the fake runtime starts no process), the collector's
- * hostPath mounts (this kubelet's root is not {@code /var/lib/kubelet}) and the processor's volume (no
- * storage provisioner). So the collector's pod is only shown scheduled onto the GPU node and the
- * processor's only created.
+ * hostPath mounts (this kubelet's root is not {@code /var/lib/kubelet}), the NVIDIA runtime and the
+ * processor's volume (no storage provisioner). So the collector's pod is only shown scheduled onto the
+ * GPU node and the processor's only created; PodSecurity admission of each pod template in its
+ * namespace is shown by server-side dry runs.
  */
 @RealKubernetes
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ShippedManifestsIT {
 
     private static final Duration WAIT = Duration.ofSeconds(90);
+    private static final String NAMESPACE = "devhealth";
+    private static final String COLLECTOR_NAMESPACE = "devhealth-node";
     private static ControlPlane plane;
     private static Kubectl kubectl;
     private static KubernetesClient client;
@@ -61,6 +69,10 @@ class ShippedManifestsIT {
                     .endSpec().build()).serverSideApply();
         }
         await().atMost(WAIT).until(() -> kubectl.run("get", "podmonitors,prometheusrules", "-A").exitCode() == 0);
+        // The NVIDIA GPU operator creates this RuntimeClass, which the collector's pods name; without it the
+        // RuntimeClass admission plugin refuses them. The fake runtime ignores the handler.
+        client.resource(new RuntimeClassBuilder().withNewMetadata().withName("nvidia").endMetadata().withHandler("nvidia").build())
+                .serverSideApply();
         client.nodes().withName(node.name()).edit(n -> new NodeBuilder(n).editMetadata()
                 .addToLabels("devhealth.io/gpu-node", "true").endMetadata().build());
     }
@@ -69,17 +81,19 @@ class ShippedManifestsIT {
     @Order(1)
     void shouldPassTheServerSideDryRun() {
         // A dry run creates nothing, so every namespaced object of it is refused with "namespaces
-        // devhealth not found" until the namespace exists: it is applied first, as an operator would,
-        // with its PodSecurity labels, which the dry run's admission then checks the pods against.
-        Kubectl.Result namespace = kubectl.run("apply", "--server-side", "-f", KubeBinaries.repositoryRoot().resolve("k8s/base/namespace.yaml").toString());
-        assertThat(namespace.exitCode()).as(namespace.output()).isZero();
+        // devhealth not found" until the namespaces exist: they are applied first, as an operator would,
+        // with their PodSecurity labels, which the dry run's admission then checks the pods against.
+        for (String file : List.of("k8s/base/namespace.yaml", "k8s/base/node-collector/namespace.yaml")) {
+            Kubectl.Result namespace = kubectl.run("apply", "--server-side", "-f", KubeBinaries.repositoryRoot().resolve(file).toString());
+            assertThat(namespace.exitCode()).as(namespace.output()).isZero();
+        }
         Kubectl.Result result = kubectl.run("apply", "-k", k8s(), "--server-side", "--dry-run=server");
         assertThat(result.exitCode()).as(result.output()).isZero();
         assertThat(result.output()).contains("daemonset.apps/node-collector serverside-applied (server dry run)",
                 "statefulset.apps/stream-processor serverside-applied (server dry run)",
                 "deployment.apps/sink-apiserver serverside-applied (server dry run)",
                 "clusterrole.rbac.authorization.k8s.io/devhealth-sink serverside-applied (server dry run)");
-        assertThat(client.apps().daemonSets().inNamespace("devhealth").withName("node-collector").get())
+        assertThat(client.apps().daemonSets().inNamespace(COLLECTOR_NAMESPACE).withName("node-collector").get())
                 .as("nothing is created by a dry run").isNull();
     }
 
@@ -106,7 +120,7 @@ class ShippedManifestsIT {
                     assertThat(p.getStatus().getPhase()).isEqualTo("Running");
                 }));
         await("the collector's DaemonSet pod is placed on the GPU node").atMost(WAIT).untilAsserted(() ->
-                assertThat(pods("node-collector")).singleElement()
+                assertThat(pods(COLLECTOR_NAMESPACE, "node-collector")).singleElement()
                         .satisfies(p -> assertThat(p.getSpec().getNodeName()).isEqualTo(node.name())));
         await("the processor's StatefulSet pod and its volume claim exist").atMost(WAIT).untilAsserted(() -> {
             assertThat(pods("stream-processor")).isNotEmpty();
@@ -119,8 +133,57 @@ class ShippedManifestsIT {
                 .withStringData(data).build()).serverSideApply();
     }
 
+    @Test
+    @Order(3)
+    void shouldHavePodSecurityAdmitEachWorkloadInItsNamespaceAndRefuseTheCollectorInDevhealth() {
+        Map<String, PodTemplateSpec> templates = Map.of(
+                COLLECTOR_NAMESPACE, client.apps().daemonSets().inNamespace(COLLECTOR_NAMESPACE).withName("node-collector").get()
+                        .getSpec().getTemplate(),
+                NAMESPACE + "/stream-processor", withClaims(client.apps().statefulSets().inNamespace(NAMESPACE)
+                        .withName("stream-processor").get()),
+                NAMESPACE + "/sink-apiserver", client.apps().deployments().inNamespace(NAMESPACE).withName("sink-apiserver").get()
+                        .getSpec().getTemplate());
+        templates.forEach((where, template) -> {
+            String namespace = where.split("/")[0];
+            // A server-side dry run passes every admission step, PodSecurity's "enforce" of the namespace included.
+            Pod admitted = client.pods().inNamespace(namespace).resource(podOf(template, "psa-check")).dryRun().create();
+            assertThat(admitted.getMetadata().getNamespace()).as(where).isEqualTo(namespace);
+        });
+        assertThat(client.pods().inNamespace(NAMESPACE).withName("psa-check").get()).as("a dry run creates nothing").isNull();
+
+        // The collector's pod (hostPath, root) in devhealth, which enforces "restricted": refused. Its
+        // ServiceAccount exists only in devhealth-node, and that lookup (an earlier admission step) would
+        // refuse it first, so this one runs as devhealth's default account.
+        Pod collectorLike = podOf(templates.get(COLLECTOR_NAMESPACE), "collector-like");
+        collectorLike.getSpec().setServiceAccountName("default");
+        assertThatThrownBy(() -> client.pods().inNamespace(NAMESPACE).resource(collectorLike).dryRun().create())
+                .isInstanceOfSatisfying(KubernetesClientException.class, e -> {
+                    assertThat(e.getCode()).isEqualTo(403);
+                    assertThat(e.getMessage()).contains("violates PodSecurity \"restricted:latest\"").contains("use restricted volume type \"hostPath\"")
+                            .contains("runAsNonRoot != true").contains("runAsUser=0");
+                });
+    }
+
+    /** The template as the StatefulSet controller makes pods of it: a claim volume per volume claim template. */
+    private static PodTemplateSpec withClaims(io.fabric8.kubernetes.api.model.apps.StatefulSet set) {
+        PodTemplateSpec template = set.getSpec().getTemplate();
+        set.getSpec().getVolumeClaimTemplates().forEach(claim -> template.getSpec().getVolumes().add(new io.fabric8.kubernetes.api.model.VolumeBuilder()
+                .withName(claim.getMetadata().getName()).withNewPersistentVolumeClaim()
+                .withClaimName(claim.getMetadata().getName() + "-" + set.getMetadata().getName() + "-0").endPersistentVolumeClaim().build()));
+        return template;
+    }
+
+    private static Pod podOf(PodTemplateSpec template, String name) {
+        return new PodBuilder().withNewMetadata().withName(name).withLabels(template.getMetadata().getLabels()).endMetadata()
+                .withSpec(template.getSpec()).build();
+    }
+
     private static List<Pod> pods(String name) {
-        return client.pods().inNamespace("devhealth").withLabel("app.kubernetes.io/name", name).list().getItems();
+        return pods(NAMESPACE, name);
+    }
+
+    private static List<Pod> pods(String namespace, String name) {
+        return client.pods().inNamespace(namespace).withLabel("app.kubernetes.io/name", name).list().getItems();
     }
 
     private static String k8s() {

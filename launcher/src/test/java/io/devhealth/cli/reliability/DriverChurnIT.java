@@ -111,13 +111,16 @@ class DriverChurnIT {
         processor.start();
 
         Path registrationDir = Files.createDirectories(work.resolve("registry"));
-        Path socket = work.resolve("dra.sock");
+        // As the kubeletplugin library lays it out: the DRA socket in the driver's own plugin directory.
+        Path plugins = work.resolve("plugins");
+        Path socket = plugins.resolve(DRIVER).resolve("dra.sock");
         driver = startDriver(socket, registrationDir);
         FakeKubelet kubelet = track(FakeKubelet.start(work.resolve("kubelet.sock")));
         NodeCollector collector = track(NodeCollector.create(new CollectorConfig(withKafka(kafkaClient, Map.ofEntries(
                 Map.entry(CollectorConfig.NODE_NAME, NODE),
                 Map.entry(CollectorConfig.SCHEMA_REGISTRY_URL, registry),
                 Map.entry(CollectorConfig.DRA_REGISTRY_DIR, registrationDir.toString()),
+                Map.entry(CollectorConfig.DRA_PLUGINS_DIR, plugins.toString()),
                 Map.entry(CollectorConfig.DRA_REGISTRY_RESCAN_INTERVAL, "1000"),
                 Map.entry(CollectorConfig.DRA_DEFAULT_TIMEOUT, Long.toString(TIMEOUT_SECONDS)),
                 Map.entry(CollectorConfig.SPOOL_DIR, work.resolve("spool").toString()),

@@ -11,6 +11,12 @@ public interface DriverStreamListener {
     /** One full snapshot of the driver's devices. */
     void onSnapshot(String driver, List<ObservedDevice> devices);
 
+    /**
+     * A message of the stream was refused (too large, or a snapshot of too many devices); the stream is
+     * then lost ({@link #onStreamDown}) and reconnects. For counting: the state change is onStreamDown's.
+     */
+    void onSnapshotRefused(String driver, DraHealthStream.Refusal refusal, String detail);
+
     /** The stream ended or failed; a reconnect is scheduled. Devices must not be treated as healthy meanwhile. */
     void onStreamDown(String driver, String reason);
 

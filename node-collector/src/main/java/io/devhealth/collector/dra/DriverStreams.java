@@ -34,6 +34,7 @@ public final class DriverStreams implements AutoCloseable {
     private final DriverStreamListener listener;
     private final ScheduledExecutorService scheduler;
     private final Duration maxBackoff;
+    private final DraHealthStream.StreamLimits limits;
     private final Map<String, DriverState> drivers = new LinkedHashMap<>();
     private long order;
     private boolean closed;
@@ -44,10 +45,12 @@ public final class DriverStreams implements AutoCloseable {
         DraHealthStream stream;
     }
 
-    public DriverStreams(DriverStreamListener listener, ScheduledExecutorService scheduler, Duration maxBackoff) {
+    public DriverStreams(DriverStreamListener listener, ScheduledExecutorService scheduler, Duration maxBackoff,
+                         DraHealthStream.StreamLimits limits) {
         this.listener = listener;
         this.scheduler = scheduler;
         this.maxBackoff = maxBackoff;
+        this.limits = limits;
     }
 
     /** The next tie-breaker for {@link PluginRegistration#order()}. */
@@ -117,7 +120,7 @@ public final class DriverStreams implements AutoCloseable {
         }
         DraHealthStream[] holder = new DraHealthStream[1];
         holder[0] = new DraHealthStream(driver, newest.endpoint(), version.get(), new CurrentOnly(state, holder), scheduler,
-                maxBackoff);
+                maxBackoff, limits);
         state.stream = holder[0];
         listener.onStreamDown(driver, "connecting to " + newest.endpoint());
         holder[0].start();
@@ -153,6 +156,15 @@ public final class DriverStreams implements AutoCloseable {
                     listener.onSnapshot(driver, devices);
                 } else {
                     LOGGER.debug("dra snapshot from superseded stream dropped driver={} devices={}", driver, devices.size());
+                }
+            }
+        }
+
+        @Override
+        public void onSnapshotRefused(String driver, DraHealthStream.Refusal refusal, String detail) {
+            synchronized (DriverStreams.this) {
+                if (current()) {
+                    listener.onSnapshotRefused(driver, refusal, detail);
                 }
             }
         }

@@ -27,6 +27,7 @@ import java.util.Set;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,7 +42,9 @@ import org.slf4j.LoggerFactory;
  * appearing and disappearing; a periodic rescan catches what inotify misses on a hostPath mount
  * (and a directory that appears later). A socket replaced by a new one at the same path (new inode
  * or mtime) is a new registration. A socket that does not answer {@code GetInfo} within the timeout
- * is asked again at the next rescan.
+ * is asked again at the next rescan. A registration is handed to {@link DriverStreams} only when
+ * {@link RegistrationCheck} accepts its driver name and endpoint; a refused one is logged, counted and
+ * asked again later, like one that did not answer.
  */
 public final class PluginRegistryWatcher implements AutoCloseable {
 
@@ -53,6 +56,9 @@ public final class PluginRegistryWatcher implements AutoCloseable {
     private final Path directory;
     private final Duration rescanInterval;
     private final Duration probeTimeout;
+    private final RegistrationCheck check;
+    private final Consumer<RegistrationCheck.Refusal> onRefused;
+    private final int maxInboundMessageBytes;
     private final DriverStreams streams;
     private final ScheduledExecutorService scheduler;
     private final Map<Path, Known> known = new HashMap<>();
@@ -80,11 +86,20 @@ public final class PluginRegistryWatcher implements AutoCloseable {
         }
     }
 
-    public PluginRegistryWatcher(Path directory, Duration rescanInterval, Duration probeTimeout, DriverStreams streams,
+    /**
+     * @param check     which registrations may speak for the driver they name (endpoint in its plugin directory)
+     * @param onRefused told of every registration the check refused, for the refusal counter
+     * @param maxInboundMessageBytes the largest {@code GetInfo} answer read; a larger one is a failed probe
+     */
+    public PluginRegistryWatcher(Path directory, Duration rescanInterval, Duration probeTimeout, RegistrationCheck check,
+                                 Consumer<RegistrationCheck.Refusal> onRefused, int maxInboundMessageBytes, DriverStreams streams,
                                  ScheduledExecutorService scheduler) {
         this.directory = directory;
         this.rescanInterval = rescanInterval;
         this.probeTimeout = probeTimeout;
+        this.check = check;
+        this.onRefused = onRefused;
+        this.maxInboundMessageBytes = maxInboundMessageBytes;
         this.streams = streams;
         this.scheduler = scheduler;
     }
@@ -185,7 +200,7 @@ public final class PluginRegistryWatcher implements AutoCloseable {
 
     private void probe(Path socket, Known entry) {
         entry.state = State.PROBING;
-        ManagedChannel channel = UnixChannels.open(socket);
+        ManagedChannel channel = UnixChannels.open(socket, maxInboundMessageBytes);
         entry.probeChannel = channel;
         RegistrationGrpc.newStub(channel)
                 .withDeadlineAfter(probeTimeout.toMillis(), TimeUnit.MILLISECONDS)
@@ -226,26 +241,41 @@ public final class PluginRegistryWatcher implements AutoCloseable {
             LOGGER.debug("plugin registration ignored socket={} type={} name={}", socket, info.getType(), info.getName());
             return;
         }
-        if (info.getName().isBlank()) {
-            failed(socket, entry, "incomplete PluginInfo name='" + info.getName() + "' endpoint='" + info.getEndpoint() + "'");
+        RegistrationCheck.Verdict verdict = check.check(info.getName(), info.getEndpoint());
+        if (!verdict.accepted()) {
+            refused(socket, entry, info, verdict);
             return;
         }
         entry.state = State.REGISTERED;
         streams.register(new PluginRegistration(socket, entry.modifiedAt, streams.nextOrder(), info.getName(),
-                serviceEndpoint(socket, info.getEndpoint()), info.getSupportedVersionsList()));
+                verdict.endpoint(), info.getSupportedVersionsList()));
     }
 
     /**
-     * The socket that serves a registration's services. An empty {@code PluginInfo.endpoint} means the
-     * registration socket itself: the kubelet's plugin watcher puts the path it called {@code GetInfo}
-     * on in its place before any plugin handler sees the registration
-     * ({@code if infoResp.Endpoint == "" { infoResp.Endpoint = socketPath }} in
-     * {@code operationGenerator.GenerateRegisterPluginFunc}, kubernetes/kubernetes
-     * pkg/kubelet/pluginmanager/operationexecutor/operation_generator.go), so the DRA plugin manager
-     * then dials {@code unix:<registration socket>}. A driver may serve everything on one socket.
+     * A registration the check refused is counted every time and asked again like one that did not
+     * answer (its directory may be mounted, its socket created, later); the watch goes on. An empty
+     * endpoint would mean the registration socket itself, which the kubelet's plugin watcher puts in
+     * its place ({@code operationGenerator.GenerateRegisterPluginFunc}, kubernetes/kubernetes
+     * pkg/kubelet/pluginmanager/operationexecutor/operation_generator.go): {@link RegistrationCheck} says
+     * why that is refused. Name and endpoint come from the plugin: logged quoted and cut.
      */
-    static Path serviceEndpoint(Path registrationSocket, String endpoint) {
-        return endpoint.isEmpty() ? registrationSocket : Path.of(endpoint);
+    private void refused(Path socket, Known entry, PluginInfo info, RegistrationCheck.Verdict verdict) {
+        onRefused.accept(verdict.refusal());
+        if (retryLater(entry)) {
+            LOGGER.warn("dra registration refused socket={} driver=\"{}\" endpoint=\"{}\" reason={} detail=\"{}\"", socket,
+                    printable(info.getName()), printable(info.getEndpoint()), verdict.refusal().label(), printable(verdict.detail()));
+        } else {
+            LOGGER.debug("dra registration refused again socket={} reason={} failures={}", socket, verdict.refusal().label(),
+                    entry.failures);
+        }
+    }
+
+    /** At most 256 characters, control characters (a forged line break) as '?'. */
+    static String printable(String text) {
+        String cut = text.length() > 256 ? text.substring(0, 256) + "..." : text;
+        StringBuilder out = new StringBuilder(cut.length());
+        cut.codePoints().forEach(c -> out.appendCodePoint(Character.isISOControl(c) || c == '"' ? '?' : c));
+        return out.toString();
     }
 
     /**
@@ -253,14 +283,19 @@ public final class PluginRegistryWatcher implements AutoCloseable {
      * neither flood the log nor be forgotten. Logged as a warning the first time only.
      */
     private void failed(Path socket, Known entry, String error) {
-        entry.state = State.FAILED;
-        entry.failures++;
-        entry.rescansUntilRetry = 1 << Math.min(entry.failures - 1, 5);
-        if (entry.failures == 1) {
+        if (retryLater(entry)) {
             LOGGER.warn("dra registration GetInfo failed, will retry socket={} error=\"{}\"", socket, error);
         } else {
             LOGGER.debug("dra registration GetInfo failed again socket={} failures={} error=\"{}\"", socket, entry.failures, error);
         }
+    }
+
+    /** Schedules the next probe of a failed or refused socket; true the first time, when a warning is due. */
+    private static boolean retryLater(Known entry) {
+        entry.state = State.FAILED;
+        entry.failures++;
+        entry.rescansUntilRetry = 1 << Math.min(entry.failures - 1, 5);
+        return entry.failures == 1;
     }
 
     private void ensureWatching() {

@@ -8,9 +8,6 @@ import java.nio.file.Path;
 /** gRPC channels to the node's unix sockets (DRA plugins, plugin registration, kubelet PodResources). */
 public final class UnixChannels {
 
-    /** Bad or hostile local peers must not make the collector allocate without bound. */
-    private static final int MAX_INBOUND_MESSAGE_BYTES = 16 * 1024 * 1024;
-
     /**
      * The HTTP/2 {@code :authority} of every call. For a {@code unix://} target grpc-java sends the
      * socket path there, which is no valid URI authority: servers that check it (Node's HTTP/2 layer,
@@ -24,11 +21,18 @@ public final class UnixChannels {
 
     private UnixChannels() {}
 
-    /** A plaintext channel to {@code socket}, as the kubelet dials plugins ({@code unix:<endpoint>}, insecure). */
-    public static ManagedChannel open(Path socket) {
+    /**
+     * A plaintext channel to {@code socket}, as the kubelet dials plugins ({@code unix:<endpoint>}, insecure).
+     *
+     * @param maxInboundMessageBytes the largest message read: grpc-java checks the length prefix of each
+     *                               message against it before buffering the message, and fails the call with
+     *                               {@code RESOURCE_EXHAUSTED}, so a hostile peer cannot make the collector
+     *                               allocate more ({@code grpc.max.inbound.message.bytes} says why its default)
+     */
+    public static ManagedChannel open(Path socket, int maxInboundMessageBytes) {
         return Grpc.newChannelBuilder("unix://" + socket.toAbsolutePath(), InsecureChannelCredentials.create())
                 .overrideAuthority(AUTHORITY)
-                .maxInboundMessageSize(MAX_INBOUND_MESSAGE_BYTES)
+                .maxInboundMessageSize(maxInboundMessageBytes)
                 .build();
     }
 }

@@ -1,5 +1,6 @@
 package io.devhealth.collector.ops;
 
+import io.devhealth.collector.dra.RegistrationCheck;
 import io.devhealth.collector.spool.DiskSpool;
 import io.devhealth.collector.spool.Priority;
 import io.devhealth.schema.avro.DeviceHealthReport;
@@ -21,6 +22,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <ul>
  *   <li>{@code dra_streams_connected{driver}}: 1 while the driver's health stream is open</li>
+ *   <li>{@code dra_registrations_refused_total{reason}}: plugin registrations refused by {@code RegistrationCheck}
+ *       (invalid driver name, endpoint outside the driver's plugin directory, ...), each time one is asked</li>
+ *   <li>{@code dra_snapshots_refused_total{driver,reason}}: DRA messages refused whole (message_too_large,
+ *       too_many_devices); the stream then reconnects</li>
  *   <li>{@code reports_total{kind}}: records published, by kind (change, keepalive, absent, heartbeat, allocations, inventory)</li>
  *   <li>{@code spool_records}, {@code spool_bytes}, {@code spool_max_bytes}, {@code spool_oldest_age_seconds}</li>
  *   <li>{@code spool_dropped_total{priority,reason}}: records given up (evicted / rejected_full / failed)</li>
@@ -103,6 +108,21 @@ public final class CollectorMetrics {
                     .register(registry);
             return value;
         }).set(up ? 1 : 0);
+    }
+
+    public void registrationRefused(RegistrationCheck.Refusal refusal) {
+        Counter.builder(PREFIX + "dra.registrations.refused")
+                .description("Plugin registrations refused: invalid driver name or an endpoint outside the driver's plugin directory")
+                .tag("reason", refusal.label())
+                .register(registry).increment();
+    }
+
+    public void snapshotRefused(String driver, String reason) {
+        Counter.builder(PREFIX + "dra.snapshots.refused")
+                .description("DRA health messages refused whole (too large, too many devices); the stream reconnects")
+                .tag("driver", driver)
+                .tag("reason", reason)
+                .register(registry).increment();
     }
 
     public void published(String kind) {

@@ -34,6 +34,7 @@ public final class PodResourcesPoller implements AutoCloseable {
     private final Duration resendInterval;
     private final ReportPublisher publisher;
     private final Clock clock;
+    private final int maxInboundMessageBytes;
     private ManagedChannel channel;
     private ScheduledFuture<?> task;
     private NodeAllocations lastPublished;
@@ -41,7 +42,7 @@ public final class PodResourcesPoller implements AutoCloseable {
     private boolean kubeletReachable = true;
 
     public PodResourcesPoller(String cluster, String node, Path socket, Duration interval, Duration resendInterval,
-                              ReportPublisher publisher, Clock clock) {
+                              ReportPublisher publisher, Clock clock, int maxInboundMessageBytes) {
         this.cluster = cluster;
         this.node = node;
         this.socket = socket;
@@ -49,10 +50,11 @@ public final class PodResourcesPoller implements AutoCloseable {
         this.resendInterval = resendInterval;
         this.publisher = publisher;
         this.clock = clock;
+        this.maxInboundMessageBytes = maxInboundMessageBytes;
     }
 
     public void start(ScheduledExecutorService scheduler) {
-        channel = UnixChannels.open(socket);
+        channel = UnixChannels.open(socket, maxInboundMessageBytes);
         task = scheduler.scheduleWithFixedDelay(this::pollSafely, 0, interval.toMillis(), TimeUnit.MILLISECONDS);
     }
 

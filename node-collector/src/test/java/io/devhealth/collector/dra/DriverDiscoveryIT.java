@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.devhealth.collector.CollectorConfig;
 import io.devhealth.collector.NodeCollector;
 import io.devhealth.collector.RecordingPublisher;
+import io.devhealth.collector.ops.CollectorMetrics;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.ReportKind;
 import io.devhealth.schema.avro.SourceStatus;
@@ -13,6 +14,7 @@ import io.devhealth.simulators.dra.DeviceState;
 import io.devhealth.simulators.dra.FakeDraDriver;
 import io.devhealth.simulators.dra.FakePluginRegistration;
 import io.grpc.Status;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -38,13 +40,22 @@ class DriverDiscoveryIT {
     Path tmp;
 
     private Path registry;
+    private Path plugins;
+    private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
     private final RecordingPublisher publisher = new RecordingPublisher();
     private final List<AutoCloseable> resources = new java.util.ArrayList<>();
     private NodeCollector collector;
 
     @BeforeEach
-    void setUp() {
+    void setUp() throws java.io.IOException {
         registry = tmp.resolve("registry");
+        plugins = tmp.resolve("plugins");
+        java.nio.file.Files.createDirectories(plugins.resolve(DRIVER));
+    }
+
+    /** Where the kubeletplugin library puts a driver's DRA socket: {@code <plugins>/<driver>/<name>}. */
+    private Path driverSocket(String name) {
+        return plugins.resolve(DRIVER).resolve(name);
     }
 
     @AfterEach
@@ -68,19 +79,20 @@ class DriverDiscoveryIT {
                 CollectorConfig.BOOTSTRAP_SERVERS, "unused:9092",
                 CollectorConfig.SCHEMA_REGISTRY_URL, "mem://unused",
                 CollectorConfig.DRA_REGISTRY_DIR, registry.toString(),
+                CollectorConfig.DRA_PLUGINS_DIR, plugins.toString(),
                 CollectorConfig.DRA_REGISTRY_RESCAN_INTERVAL, "200",
                 CollectorConfig.DRA_GETINFO_TIMEOUT, "2000",
                 CollectorConfig.RECONNECT_BACKOFF_MAX, "400",
                 CollectorConfig.POD_RESOURCES_SOCKET, tmp.resolve("no-kubelet.sock").toString(),
                 CollectorConfig.HEARTBEAT_INTERVAL, "60000"));
         values.putAll(extra);
-        collector = new NodeCollector(new CollectorConfig(values), publisher, Clock.systemUTC());
+        collector = new NodeCollector(new CollectorConfig(values), publisher, new CollectorMetrics(meters), Clock.systemUTC());
         collector.start();
         return collector;
     }
 
     private FakeDraDriver driver(String socketName, Set<String> versions) {
-        return track(FakeDraDriver.builder().driverName(DRIVER).serviceSocket(tmp.resolve(socketName)).healthVersions(versions).start());
+        return track(FakeDraDriver.builder().driverName(DRIVER).serviceSocket(driverSocket(socketName)).healthVersions(versions).start());
     }
 
     private FakePluginRegistration register(String name, FakeDraDriver driver) {
@@ -94,7 +106,7 @@ class DriverDiscoveryIT {
 
     @Test
     void shouldDiscoverADriverAndSpeakV1WhereAdvertisedWithoutEverNotifyingIt() {
-        FakeDraDriver driver = track(FakeDraDriver.builder().driverName(DRIVER).serviceSocket(tmp.resolve("d.sock"))
+        FakeDraDriver driver = track(FakeDraDriver.builder().driverName(DRIVER).serviceSocket(driverSocket("d.sock"))
                 .registrationDir(registry).healthVersions(Set.of(FakeDraDriver.V1ALPHA1, FakeDraDriver.V1)).start());
         driver.report(DeviceState.healthy("node-a", "gpu-0"), DeviceState.unhealthy("node-a", "gpu-1", "XID 79"));
 
@@ -192,7 +204,7 @@ class DriverDiscoveryIT {
 
     @Test
     void shouldOpenNoStreamForADriverThatDoesNotAdvertiseHealth() {
-        FakeDraDriver driver = track(FakeDraDriver.builder().driverName(DRIVER).serviceSocket(tmp.resolve("d.sock"))
+        FakeDraDriver driver = track(FakeDraDriver.builder().driverName(DRIVER).serviceSocket(driverSocket("d.sock"))
                 .registrationDir(registry).healthVersions(Set.of(FakeDraDriver.V1ALPHA1))
                 .supportedVersions(List.of(FakeDraDriver.DRA_PLUGIN_SERVICE)).start());
         startCollector(Map.of());
@@ -251,5 +263,42 @@ class DriverDiscoveryIT {
         await().atMost(WAIT).until(() -> publisher.reports().size() == 4);
         assertThat(publisher.reports().subList(2, 4)).allSatisfy(r -> assertThat(r.getKind()).isEqualTo(ReportKind.CHANGE));
         await().atMost(WAIT).until(() -> sourceState() == SourceStatus.UP);
+    }
+
+    private double refused(String reason) {
+        return meters.find("devhealth.collector.dra.registrations.refused").tag("reason", reason).counters().stream()
+                .mapToDouble(c -> c.count()).sum();
+    }
+
+    @Test
+    void shouldRefuseRegistrationsThatClaimADriverOutsideItsPluginDirectoryAndKeepWatching() throws Exception {
+        // A rogue plugin serves "all healthy" from its own directory and registers as the GPU driver, twice:
+        // once pointing at its socket, once with an empty endpoint (its registration socket itself).
+        java.nio.file.Files.createDirectories(plugins.resolve("rogue.example.com"));
+        FakeDraDriver rogue = track(FakeDraDriver.builder().driverName(DRIVER)
+                .serviceSocket(plugins.resolve("rogue.example.com").resolve("dra.sock")).healthVersions(Set.of(FakeDraDriver.V1ALPHA1))
+                .start());
+        rogue.report(DeviceState.healthy("node-a", "gpu-0"));
+        track(FakePluginRegistration.serving(registry.resolve("rogue.example.com-reg.sock"),
+                FakePluginRegistration.draPlugin(DRIVER, rogue.serviceSocket(), rogue.supportedVersions())));
+        track(FakePluginRegistration.serving(registry.resolve("rogue2.example.com-reg.sock"),
+                io.devhealth.schema.proto.pluginregistration.v1.PluginInfo.newBuilder().setType(FakeDraDriver.PLUGIN_TYPE)
+                        .setName(DRIVER).addAllSupportedVersions(rogue.supportedVersions()).build()));
+        // A name that is no DNS subdomain could not name a directory of its own.
+        track(FakePluginRegistration.serving(registry.resolve("dotdot-reg.sock"),
+                FakePluginRegistration.draPlugin("..", plugins.resolve("x.sock"), rogue.supportedVersions())));
+        startCollector(Map.of());
+
+        await().atMost(WAIT).until(() -> refused("endpoint_outside_driver_directory") >= 2 && refused("invalid_driver_name") >= 1);
+        assertThat(rogue.streamsAccepted()).as("the rogue endpoint is never dialled").isZero();
+        assertThat(collector.sources()).doesNotContainKey(DRIVER);
+
+        // The genuine driver, registered afterwards, is found and streamed from.
+        FakeDraDriver genuine = driver("dra.sock", Set.of(FakeDraDriver.V1ALPHA1));
+        genuine.report(DeviceState.unhealthy("node-a", "gpu-0", "XID 79"));
+        register(DRIVER + "-reg.sock", genuine);
+        await().atMost(WAIT).until(() -> publisher.reportsFor("gpu-0").size() == 1);
+        assertThat(publisher.reportsFor("gpu-0").get(0).getHealth()).isEqualTo(HealthStatus.UNHEALTHY);
+        assertThat(rogue.streamsAccepted()).isZero();
     }
 }

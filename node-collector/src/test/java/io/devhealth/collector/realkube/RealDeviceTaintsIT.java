@@ -40,6 +40,7 @@ import org.junit.jupiter.api.Test;
 class RealDeviceTaintsIT {
 
     private static final Duration WAIT = Duration.ofSeconds(60);
+    private static final String COLLECTOR_NAMESPACE = "devhealth-node";
 
     private final RecordingPublisher publisher = new RecordingPublisher();
     private KubernetesClient admin;
@@ -50,14 +51,15 @@ class RealDeviceTaintsIT {
     void start(ControlPlane plane, RealNode realNode) throws Exception {
         admin = plane.adminClient();
         node = realNode;
-        admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName("devhealth").endMetadata().build())
+        // The collector's own namespace and ServiceAccount, which the shipped binding names.
+        admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(COLLECTOR_NAMESPACE).endMetadata().build())
                 .serverSideApply();
-        admin.serviceAccounts().inNamespace("devhealth").resource(new io.fabric8.kubernetes.api.model.ServiceAccountBuilder()
+        admin.serviceAccounts().inNamespace(COLLECTOR_NAMESPACE).resource(new io.fabric8.kubernetes.api.model.ServiceAccountBuilder()
                 .withNewMetadata().withName("node-collector").endMetadata().build()).serverSideApply();
         try (InputStream rbac = Files.newInputStream(KubeBinaries.repositoryRoot().resolve("k8s/base/node-collector/rbac.yaml"))) {
             admin.load(rbac).forceConflicts().serverSideApply();
         }
-        KubernetesClient asCollector = plane.clientFor("devhealth", "node-collector");
+        KubernetesClient asCollector = plane.clientFor(COLLECTOR_NAMESPACE, "node-collector");
         collector = new NodeCollector(new CollectorConfig(Map.ofEntries(
                 Map.entry(CollectorConfig.NODE_NAME, node.name()),
                 Map.entry(CollectorConfig.BOOTSTRAP_SERVERS, "unused:9092"),

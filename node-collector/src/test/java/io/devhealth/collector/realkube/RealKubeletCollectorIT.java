@@ -62,6 +62,7 @@ class RealKubeletCollectorIT {
                 Map.entry(CollectorConfig.BOOTSTRAP_SERVERS, "unused:9092"),
                 Map.entry(CollectorConfig.SCHEMA_REGISTRY_URL, "mem://unused"),
                 Map.entry(CollectorConfig.DRA_REGISTRY_DIR, node.pluginRegistryDirectory().toString()),
+                Map.entry(CollectorConfig.DRA_PLUGINS_DIR, node.pluginsDirectory().toString()),
                 Map.entry(CollectorConfig.DRA_REGISTRY_RESCAN_INTERVAL, "500"),
                 Map.entry(CollectorConfig.POD_RESOURCES_SOCKET, node.podResourcesSocket().toString()),
                 Map.entry(CollectorConfig.POD_RESOURCES_POLL_INTERVAL, "500"),
