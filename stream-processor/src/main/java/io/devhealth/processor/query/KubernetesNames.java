@@ -1,5 +1,6 @@
 package io.devhealth.processor.query;
 
+import io.devhealth.schema.DriverNames;
 import java.util.regex.Pattern;
 
 /**
@@ -29,8 +30,12 @@ final class KubernetesNames {
         return subdomain("node name", value, SUBDOMAIN_MAX);
     }
 
+    /** The collector's rule for driver names ({@link DriverNames}): what it accepts is what can be queried. */
     static String driver(String value) {
-        return subdomain("driver", value, LABEL_MAX);
+        DriverNames.violation(value).ifPresent(why -> {
+            throw QueryException.badRequest("driver: " + why + ", got " + Excerpt.of(value));
+        });
+        return value;
     }
 
     static String device(String value) {
