@@ -82,7 +82,7 @@ public final class FlapStormBenchmark {
         Topics topics = new Topics("flap.");
         SchemaRegistryClient registry = SchemaRegistries.inMemory("flap-storm");
         try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start()) {
-            kafka.createTopics(3, topics.nodeEvents(), topics.healthTransitions(), topics.podDeviceStatus(), topics.fleetStats(),
+            kafka.createTopics(3, topics.nodeEvents(), topics.healthTransitions(), topics.podVerdicts(), topics.podDeviceStatus(), topics.fleetStats(),
                     topics.deadLetters());
             String applicationId = "flap-storm-processor";
             ProcessorConfig config = new ProcessorConfig(Map.of(

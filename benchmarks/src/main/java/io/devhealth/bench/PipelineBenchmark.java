@@ -117,7 +117,7 @@ public final class PipelineBenchmark implements Callable<Integer> {
         String registryUrl = "mem://bench-" + UUID.randomUUID();
         try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start();
              FleetKubernetesApi kube = FleetKubernetesApi.start()) {
-            kafka.createTopics(partitions, topics.nodeEvents(), topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
+            kafka.createTopics(partitions, topics.nodeEvents(), topics.healthTransitions(), topics.podVerdicts(), topics.fleetStats(), topics.deadLetters());
             kafka.createCompactedTopics(partitions, topics.podDeviceStatus());
             Map<String, Object> kafkaClient = kafka.clientProperties();
 

@@ -155,7 +155,7 @@ public final class QueryBenchmark implements Callable<Integer> {
         try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start()) {
             // The reports are days old by design: no time-based deletion may remove them while they wait.
             Map<String, String> keepAll = Map.of("retention.ms", "-1");
-            kafka.createTopics(partitions, keepAll, topics.nodeEvents(), topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
+            kafka.createTopics(partitions, keepAll, topics.nodeEvents(), topics.healthTransitions(), topics.podVerdicts(), topics.fleetStats(), topics.deadLetters());
             kafka.createCompactedTopics(partitions, topics.podDeviceStatus());
 
             long t0 = System.nanoTime();

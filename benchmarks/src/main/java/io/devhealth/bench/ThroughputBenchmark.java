@@ -176,7 +176,7 @@ public final class ThroughputBenchmark {
     private static List<Result> runOnce(EmbeddedKafkaCluster kafka, int run, int count, int devices, int partitions) throws Exception {
         Topics topics = new Topics("bench-" + run + ".");
         String passTopic = topics.prefix() + "pass-through";
-        kafka.createTopics(partitions, topics.nodeEvents(), topics.healthTransitions(), passTopic, passTopic + "-streams");
+        kafka.createTopics(partitions, topics.nodeEvents(), topics.healthTransitions(), topics.podVerdicts(), passTopic, passTopic + "-streams");
         kafka.createCompactedTopics(partitions, topics.podDeviceStatus());
         SchemaRegistryClient registry = SchemaRegistries.inMemory("bench-" + run);
         FleetSimulation fleet = new FleetSimulation(devices, 8, 0.001);

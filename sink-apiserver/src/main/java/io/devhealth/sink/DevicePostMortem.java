@@ -102,9 +102,10 @@ public final class DevicePostMortem extends CustomResource<DevicePostMortem.Spec
      * @param resourceID what the kubelet would call it: first CDI id, else driver/pool/device, or the
      *     device-plugin id
      * @param since when this health began (RFC 3339)
+     * @param product the device's product name from the node's inventory, when known
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record DeviceRecord(String request, String driver, String pool, String device, String gpuUUID, String resourceID,
-                               String health, String message, String reason, String since) {
+                               String health, String message, String reason, String since, String product) {
     }
 }

@@ -1,5 +1,6 @@
 package io.devhealth.sink;
 
+import io.devhealth.schema.VerdictWords;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.Verdict;
 
@@ -12,28 +13,29 @@ public enum PodVerdict {
      * A device of the pod was Unhealthy when its containers finished, or turned Unhealthy within the
      * termination window after: the hardware, whatever the exit code said.
      */
-    DEVICE_FAILURE("DeviceFailure"),
+    DEVICE_FAILURE(Verdict.DEVICE_FAILURE),
     /** Every device was Healthy, on fresh reports, when the containers finished: not the hardware. */
-    NO_DEVICE_FAILURE("NoDeviceFailure"),
+    NO_DEVICE_FAILURE(Verdict.NO_DEVICE_FAILURE),
     /** A device's health at the end was not known (no fresh report covered it): no answer either way. */
-    UNKNOWN("Unknown");
+    UNKNOWN(Verdict.UNKNOWN);
 
-    private final String word;
+    private final Verdict avro;
 
-    PodVerdict(String word) {
-        this.word = word;
+    PodVerdict(Verdict avro) {
+        this.avro = avro;
     }
 
-    /** The word in the record ({@code spec.verdict}) and in {@code kubectl get dpm}. */
+    /** The word in the record ({@code spec.verdict}) and in {@code kubectl get dpm} ({@link VerdictWords}). */
     public String word() {
-        return word;
+        return VerdictWords.of(avro);
     }
 
     /** The verdict a record's {@code spec.verdict} names; a word this sink does not know is {@link #UNKNOWN}. */
     static PodVerdict ofWord(String word) {
-        for (PodVerdict verdict : values()) {
-            if (verdict.word.equals(word)) {
-                return verdict;
+        Verdict verdict = VerdictWords.parse(word).orElse(Verdict.UNKNOWN);
+        for (PodVerdict known : values()) {
+            if (known.avro == verdict) {
+                return known;
             }
         }
         return UNKNOWN;
@@ -41,11 +43,7 @@ public enum PodVerdict {
 
     /** The symbol in pod-verdicts ({@link Verdict}): the same three answers. */
     Verdict avro() {
-        return switch (this) {
-            case DEVICE_FAILURE -> Verdict.DEVICE_FAILURE;
-            case NO_DEVICE_FAILURE -> Verdict.NO_DEVICE_FAILURE;
-            case UNKNOWN -> Verdict.UNKNOWN;
-        };
+        return avro;
     }
 
     /**

@@ -171,7 +171,8 @@ final class PostMortemBuilder {
         return new DevicePostMortem.DeviceRecord(request,
                 emptyToNull(device.getDevice().getDriver()), emptyToNull(device.getDevice().getPool()),
                 emptyToNull(device.getDevice().getDevice()), uuid, device.getResourceId(), HealthWords.of(device.getHealth()),
-                message == null || message.isEmpty() ? null : message, device.getReason(), device.getSince().toString());
+                message == null || message.isEmpty() ? null : message, device.getReason(), device.getSince().toString(),
+                device.getProduct());
     }
 
     private static String emptyToNull(String value) {

@@ -169,6 +169,7 @@ final class TerminatedDeviceHealth {
                                 .setMessage(d.message())
                                 .setReason(d.reason())
                                 .setSince(d.since() == null ? device.getSince() : Instant.parse(d.since()))
+                                .setProduct(d.product() == null ? device.getProduct() : d.product())
                                 .build());
                     }
                 }

@@ -75,7 +75,9 @@ final class VerdictEvents {
                         .setHealth(health(device.health()))
                         .setMessage(device.message())
                         .setReason(device.reason())
-                        .setSince(instant(device.since()))
+                        // The sink writes every device with the time its health began (PostMortemBuilder).
+                        .setSince(Instant.parse(device.since()))
+                        .setProduct(device.product())
                         .build());
             }
         }

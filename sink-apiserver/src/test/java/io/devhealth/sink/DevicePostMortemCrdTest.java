@@ -37,7 +37,7 @@ class DevicePostMortemCrdTest {
                 List.of(new DevicePostMortem.ContainerRecord("main", "2026-11-29T10:00:00Z", 1, "Error",
                         List.of(new DevicePostMortem.ResourceRecord("claim:gpu/big", "gpu", "train-0-gpu", "big",
                                 List.of(new DevicePostMortem.DeviceRecord("big", "gpu.example.com", "node-a", "gpu-0", "GPU-1",
-                                        "cdi=gpu-0", "Unhealthy", "XID 79", "XID-79", "2026-11-29T09:59:00Z")))))),
+                                        "cdi=gpu-0", "Unhealthy", "XID 79", "XID-79", "2026-11-29T09:59:00Z", "NVIDIA H200")))))),
                 true, "2026-11-29T10:02:00Z"));
         return record;
     }

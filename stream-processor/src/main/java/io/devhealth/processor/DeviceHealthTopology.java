@@ -3,25 +3,33 @@ package io.devhealth.processor;
 import io.devhealth.processor.internals.CloudEventsMirror;
 import io.devhealth.processor.internals.FleetCounter;
 import io.devhealth.processor.internals.FleetCombiner;
+import io.devhealth.processor.internals.FleetVerdicts;
 import io.devhealth.processor.internals.FleetWindows;
 import io.devhealth.processor.internals.NodeProcessor;
 import io.devhealth.processor.internals.StateGauges;
 import io.devhealth.processor.internals.StateSerdes;
 import io.devhealth.processor.internals.CommitHookKeyValueStore;
 import io.devhealth.processor.internals.TopologyNames;
+import io.devhealth.processor.internals.VerdictRecorder;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.HealthTransition;
 import java.time.Duration;
 import java.util.List;
 import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Grouped;
 import org.apache.kafka.streams.kstream.KStream;
+import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Named;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.kstream.Repartitioned;
+import org.apache.kafka.streams.kstream.TimeWindows;
 import org.apache.kafka.streams.state.Stores;
+import org.apache.kafka.streams.state.WindowStore;
 
 /**
  * The processor's topology, shared by {@code main} and the tests.
@@ -50,6 +58,8 @@ public final class DeviceHealthTopology {
     public static final String POD_HISTORY_STORE = TopologyNames.POD_HISTORY_STORE;
     public static final String FLEET_STATS_STORE = TopologyNames.FLEET_STATS_STORE;
     public static final String FLEET_PENDING_STORE = TopologyNames.FLEET_PENDING_STORE;
+    public static final String POD_VERDICT_STORE = TopologyNames.POD_VERDICT_STORE;
+    public static final String FLEET_VERDICT_STORE = TopologyNames.FLEET_VERDICT_STORE;
 
     static final String EVENTS_SOURCE = "node-events-source";
     static final String NODE_PROCESSOR = "node-processor";
@@ -76,7 +86,7 @@ public final class DeviceHealthTopology {
      * whose records it wrote itself): where bad records come from.
      */
     public static List<String> inputTopics(Topics topics) {
-        return List.of(topics.nodeEvents(), topics.healthTransitions());
+        return List.of(topics.nodeEvents(), topics.healthTransitions(), topics.podVerdicts());
     }
 
     /** The topology with default behaviour settings. */
@@ -87,6 +97,7 @@ public final class DeviceHealthTopology {
     public static Topology build(Topics topics, ProcessorSerdes serdes, TopologyOptions options) {
         StreamsBuilder builder = new StreamsBuilder();
         addTransitionReaders(builder, topics, serdes, options);
+        addVerdictReaders(builder, topics, serdes, options);
         Topology topology = builder.build();
         topology.addSource(EVENTS_SOURCE, Serdes.String().deserializer(), serdes.nodeEvents().deserializer(), topics.nodeEvents());
         // One processor for everything a node says: it all changes the same node's state (see NodeProcessor).
@@ -124,6 +135,35 @@ public final class DeviceHealthTopology {
         return topology;
     }
 
+    /** How long fleet windows are kept: the history retention, and at least one window and its grace. */
+    private static Duration fleetRetention(TopologyOptions options) {
+        return options.historyRetention().compareTo(options.fleetWindow().plus(FLEET_GRACE)) > 0
+                ? options.historyRetention() : options.fleetWindow().plus(FLEET_GRACE);
+    }
+
+    /**
+     * What is computed from the sink's verdicts, read from pod-verdicts (keyed by pod): each pod's verdict
+     * for the query API, in the {@value #POD_VERDICT_STORE} store ({@link VerdictRecorder}, which also drops
+     * a repeated delivery), and the verdicts counted per node and per product of the pod's devices in
+     * tumbling windows of {@link TopologyOptions#fleetWindow()} (by when the verdict became final), keyed
+     * {@code DIMENSION:value|VERDICT} in the {@value #FLEET_VERDICT_STORE} store, and re-partitioned by that
+     * key so each count is fleet-wide. Verdicts come one per terminated pod: plain counting is cheap enough.
+     */
+    private static void addVerdictReaders(StreamsBuilder builder, Topics topics, ProcessorSerdes serdes, TopologyOptions options) {
+        Duration retention = fleetRetention(options);
+        builder.addStateStore(Stores.windowStoreBuilder(
+                Stores.persistentWindowStore(POD_VERDICT_STORE, retention, HISTORY_WINDOW, false),
+                Serdes.String(), serdes.podVerdicts()));
+        builder.stream(topics.podVerdicts(), Consumed.with(Serdes.String(), serdes.podVerdicts()).withName("verdicts-source"))
+                .process(() -> new VerdictRecorder(retention), Named.as("verdict-recorder"), POD_VERDICT_STORE)
+                .flatMap((pod, verdict) -> FleetVerdicts.keys(verdict).stream().map(key -> KeyValue.pair(key, "")).toList(),
+                        Named.as("verdict-dimensions"))
+                .groupByKey(Grouped.with("fleet-verdicts-by-dimension", Serdes.String(), Serdes.String()))
+                .windowedBy(TimeWindows.ofSizeAndGrace(options.fleetWindow(), FLEET_GRACE))
+                .count(Named.as("fleet-verdict-counts"), Materialized.<String, Long, WindowStore<Bytes, byte[]>>as(FLEET_VERDICT_STORE)
+                        .withKeySerde(Serdes.String()).withValueSerde(Serdes.Long()).withRetention(retention));
+    }
+
     /**
      * What is computed from the transitions the topology wrote, read back from health-transitions:
      * the optional CloudEvents mirror ({@link TopologyOptions#cloudEvents()}), and fleet analytics:
@@ -136,8 +176,7 @@ public final class DeviceHealthTopology {
      * {@code DIMENSION:value@windowStart}.
      */
     private static void addTransitionReaders(StreamsBuilder builder, Topics topics, ProcessorSerdes serdes, TopologyOptions options) {
-        Duration retention = options.historyRetention().compareTo(options.fleetWindow().plus(FLEET_GRACE)) > 0
-                ? options.historyRetention() : options.fleetWindow().plus(FLEET_GRACE);
+        Duration retention = fleetRetention(options);
         KStream<String, HealthTransition> transitions = builder.stream(topics.healthTransitions(),
                 Consumed.with(Serdes.String(), serdes.healthTransitions()).withName("transitions-readback-source"));
         if (options.cloudEvents()) {

@@ -52,6 +52,7 @@ public final class PipelineSchemas {
         value(subjects, changelog(applicationId, TopologyNames.POD_STATUS_STORE), PodDeviceStatus.getClassSchema());
         value(subjects, changelog(applicationId, TopologyNames.DEVICE_HISTORY_STORE), HealthTransition.getClassSchema());
         value(subjects, changelog(applicationId, TopologyNames.POD_HISTORY_STORE), PodDeviceStatus.getClassSchema());
+        value(subjects, changelog(applicationId, TopologyNames.POD_VERDICT_STORE), TerminatedPod.getClassSchema());
         return subjects;
     }
 

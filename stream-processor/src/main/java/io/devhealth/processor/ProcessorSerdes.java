@@ -7,6 +7,7 @@ import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.NodeDevices;
 import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.avro.PodDeviceStatus;
+import io.devhealth.schema.avro.TerminatedPod;
 import io.devhealth.processor.internals.SignedRecordDeserializer;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.security.RecordVerifier;
@@ -24,6 +25,7 @@ public record ProcessorSerdes(
         Serde<NodeDevices> nodeDevices,
         Serde<PodDeviceStatus> podDeviceStatus,
         Serde<HealthTransition> healthTransitions,
+        Serde<TerminatedPod> podVerdicts,
         Serde<FleetStats> fleetStats,
         Serde<DeadLetter> deadLetters) {
 
@@ -42,6 +44,7 @@ public record ProcessorSerdes(
                 AvroSerde.of(NodeDevices.class, registry, false, autoRegister),
                 AvroSerde.of(PodDeviceStatus.class, registry, false, autoRegister),
                 AvroSerde.of(HealthTransition.class, registry, false, autoRegister),
+                AvroSerde.of(TerminatedPod.class, registry, false, autoRegister),
                 AvroSerde.of(FleetStats.class, registry, false, autoRegister),
                 AvroSerde.of(DeadLetter.class, registry, false, autoRegister));
     }
@@ -58,7 +61,7 @@ public record ProcessorSerdes(
         RecordVerifier keys = verifier.get();
         return new ProcessorSerdes(
                 verified(nodeEvents, topics.nodeEvents(), "node-events", keys, meters),
-                nodeAllocations, nodeDevices, podDeviceStatus, healthTransitions, fleetStats, deadLetters);
+                nodeAllocations, nodeDevices, podDeviceStatus, healthTransitions, podVerdicts, fleetStats, deadLetters);
     }
 
     private static <T> Serde<T> verified(Serde<T> serde, String topic, String input, RecordVerifier verifier, MeterRegistry meters) {

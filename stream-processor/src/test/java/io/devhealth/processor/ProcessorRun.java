@@ -6,6 +6,7 @@ import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.avro.NodeHeartbeat;
+import io.devhealth.schema.avro.TerminatedPod;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import java.nio.file.Files;
@@ -41,7 +42,7 @@ final class ProcessorRun implements AutoCloseable {
     ProcessorRun(EmbeddedKafkaCluster kafka, String name, int partitions) {
         this.kafka = kafka;
         this.topics = new Topics(EmbeddedKafkaCluster.uniqueName(name) + ".");
-        kafka.createTopics(partitions, topics.nodeEvents(), topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
+        kafka.createTopics(partitions, topics.nodeEvents(), topics.healthTransitions(), topics.podVerdicts(), topics.fleetStats(), topics.deadLetters());
         kafka.createCompactedTopics(partitions, topics.podDeviceStatus());
         this.registryUrl = "mem://" + EmbeddedKafkaCluster.uniqueName("registry");
         this.serdes = ProcessorSerdes.over(SchemaRegistries.fromUrl(registryUrl));
@@ -87,6 +88,12 @@ final class ProcessorRun implements AutoCloseable {
 
     private void sendEvent(String node, Instant at, NodeEvent event) throws Exception {
         send(topics.nodeEvents(), node, at.toEpochMilli(), serdes.nodeEvents().serializer().serialize(topics.nodeEvents(), event));
+    }
+
+    /** A terminated pod's verdict, as the sink publishes it: on pod-verdicts, keyed by pod, stamped with its recordedAt. */
+    void sendVerdict(TerminatedPod verdict) throws Exception {
+        send(topics.podVerdicts(), verdict.getPod().getNamespace() + "/" + verdict.getPod().getName(), verdict.getRecordedAt().toEpochMilli(),
+                serdes.podVerdicts().serializer().serialize(topics.podVerdicts(), verdict));
     }
 
     /** Any bytes: bad input. The record's timestamp is the producer's. */

@@ -15,7 +15,12 @@ import io.devhealth.schema.avro.DeviceRef;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.PodAllocation;
+import io.devhealth.schema.avro.PodRef;
 import io.devhealth.schema.avro.SourceKind;
+import io.devhealth.schema.avro.TerminatedContainer;
+import io.devhealth.schema.avro.TerminatedDevice;
+import io.devhealth.schema.avro.TerminatedPod;
+import io.devhealth.schema.avro.Verdict;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.devhealth.testkit.kafka.KafkaClusterExtension;
 import io.devhealth.testkit.kafka.TopicReader;
@@ -191,6 +196,37 @@ class QueryApiIT {
         assertThat(summary.get("dimensions").get("DRIVER").get(0).get("key").asText()).isEqualTo(DRIVER);
         assertThat(summary.get("dimensions").get("REASON")).extracting(r -> r.get("key").asText()).contains("XID-79");
         assertThat(getJson("/v1/fleet/summary?window=soon", 400).get("message").asText()).contains("window");
+    }
+
+    /** The sink's verdict of the ended pod: in the pod's answer, on its own route, and counted in the fleet summary. */
+    @Test
+    void shouldAnswerATerminatedPodsVerdictAndCountItInTheFleetSummary() throws Exception {
+        awaitUnhealthy();
+        Instant recorded = t2.plusSeconds(1);
+        run.sendVerdict(TerminatedPod.newBuilder().setId("uid-q").setPod(new PodRef("ml", "train-q", "uid-q")).setNode(NODE)
+                .setPhase("Failed").setFinishedAt(t2).setVerdict(Verdict.DEVICE_FAILURE).setHealth(HealthStatus.UNHEALTHY)
+                .setMessage("gpu-0 Unhealthy: XID 79")
+                .setContainers(List.of(TerminatedContainer.newBuilder().setName("main").setExitCode(1).setDevices(List.of(
+                        TerminatedDevice.newBuilder().setDevice(DeviceRef.newBuilder().setDriver(DRIVER).setPool(NODE).setDevice("gpu-0").build())
+                                .setHealth(HealthStatus.UNHEALTHY).setSince(t2).setProduct("NVIDIA H100").build())).build()))
+                .setRecordedAt(recorded).build());
+
+        await("the verdict in the pod's answer").atMost(WAIT).until(() -> get("/v1/pods/ml/train-q/devices").body().contains("DeviceFailure"));
+        JsonNode verdict = getJson("/v1/pods/ml/train-q/devices", 200).get("verdict");
+        assertThat(verdict.get("verdict").asText()).isEqualTo("DeviceFailure");
+        assertThat(verdict.get("uid").asText()).isEqualTo("uid-q");
+        assertThat(verdict.get("finishedAt").asText()).isEqualTo(t2.toString());
+        assertThat(getJson("/v1/pods/ml/train-q/verdict", 200).get("recordedAt").asText()).isEqualTo(recorded.toString());
+        assertThat(getJson("/v1/pods/ml/train-q/devices?at=" + t1.plusSeconds(1), 200).get("verdict").isNull())
+                .as("not known yet at that time").isTrue();
+        assertThat(getJson("/v1/pods/ml/nope/verdict", 404).get("message").asText()).contains("ml/nope");
+
+        await("the verdict counted").atMost(WAIT).until(() -> get("/v1/fleet/summary?window=7d").body().contains("NVIDIA H100"));
+        JsonNode verdicts = getJson("/v1/fleet/summary?window=7d", 200).get("verdicts");
+        assertThat(verdicts.get("NODE").get(0).get("key").asText()).isEqualTo(NODE);
+        assertThat(verdicts.get("NODE").get(0).get("deviceFailure").asLong()).isEqualTo(1);
+        assertThat(verdicts.get("PRODUCT").get(0).get("key").asText()).isEqualTo("NVIDIA H100");
+        assertThat(verdicts.get("PRODUCT").get(0).get("noDeviceFailure").asLong()).isZero();
     }
 
     @Test

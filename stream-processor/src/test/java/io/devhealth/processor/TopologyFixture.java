@@ -22,6 +22,7 @@ import io.devhealth.schema.avro.ReportKind;
 import io.devhealth.schema.avro.SourceKind;
 import io.devhealth.schema.avro.SourceState;
 import io.devhealth.schema.avro.SourceStatus;
+import io.devhealth.schema.avro.TerminatedPod;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Files;
@@ -57,6 +58,8 @@ final class TopologyFixture implements AutoCloseable {
     /** node-events, where collectors write everything about their node. */
     final TestInputTopic<String, NodeEvent> events;
     final TestInputTopic<String, byte[]> rawEvents;
+    /** pod-verdicts, where the sink writes every terminated pod's verdict. */
+    final TestInputTopic<String, TerminatedPod> verdicts;
     final TestOutputTopic<String, PodDeviceStatus> podStatus;
     final TestOutputTopic<String, HealthTransition> transitions;
     final TestOutputTopic<byte[], DeadLetter> deadLetters;
@@ -97,6 +100,7 @@ final class TopologyFixture implements AutoCloseable {
         driver = new TopologyTestDriver(DeviceHealthTopology.build(topics, serdes, options), props, T0);
         events = driver.createInputTopic(topics.nodeEvents(), Serdes.String().serializer(), serdes.nodeEvents().serializer());
         rawEvents = driver.createInputTopic(topics.nodeEvents(), Serdes.String().serializer(), Serdes.ByteArray().serializer());
+        verdicts = driver.createInputTopic(topics.podVerdicts(), Serdes.String().serializer(), serdes.podVerdicts().serializer());
         podStatus = driver.createOutputTopic(topics.podDeviceStatus(), Serdes.String().deserializer(), serdes.podDeviceStatus().deserializer());
         transitions = driver.createOutputTopic(topics.healthTransitions(), Serdes.String().deserializer(),
                 serdes.healthTransitions().deserializer());

@@ -293,7 +293,7 @@ public final class EmbeddedPipeline implements AutoCloseable {
                 kafkaClients.put(service, kafka.clientProperties());
             }
         }
-        kafka.createTopics(options.partitions(), topics.nodeEvents(), topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
+        kafka.createTopics(options.partitions(), topics.nodeEvents(), topics.healthTransitions(), topics.podVerdicts(), topics.fleetStats(), topics.deadLetters());
         kafka.createCompactedTopics(options.partitions(), topics.podDeviceStatus());
         registryUrl = options.serviceOptions().getOrDefault(ServiceConfig.SCHEMA_REGISTRY_URL, "mem://pipeline-" + UUID.randomUUID());
         kube = track(FleetKubernetesApi.start());

@@ -92,7 +92,7 @@ class DriverChurnIT {
     void shouldNeitherFailNorForgetDevicesOfARestartingDriver(@OwnBroker EmbeddedKafkaCluster kafka) throws Exception {
         // A broker of its own: the services run on the default topic names.
         Topics topics = Topics.withDefaultPrefix();
-        kafka.createTopics(3, topics.nodeEvents(), topics.healthTransitions(),
+        kafka.createTopics(3, topics.nodeEvents(), topics.healthTransitions(), topics.podVerdicts(),
                 topics.fleetStats(), topics.deadLetters());
         kafka.createCompactedTopics(3, topics.podDeviceStatus());
         String registry = "mem://churn-" + UUID.randomUUID();

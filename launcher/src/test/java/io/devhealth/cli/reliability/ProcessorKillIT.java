@@ -91,7 +91,7 @@ class ProcessorKillIT {
     @BeforeEach
     void startBroker(@OwnBroker EmbeddedKafkaCluster own) {
         kafka = own;
-        kafka.createTopics(3, topics.nodeEvents(), topics.healthTransitions(),
+        kafka.createTopics(3, topics.nodeEvents(), topics.healthTransitions(), topics.podVerdicts(),
                 topics.deadLetters(), topics.fleetStats());
         kafka.createCompactedTopics(3, topics.podDeviceStatus());
         SharedSchemaIds.registerAll(registryName, topics);

@@ -84,7 +84,7 @@ class SignedPipelineIT {
     @Test
     void shouldApplySignedReportsAndDeadLetterRecordsSignedForAnotherNode() throws Exception {
         Topics topics = new Topics("devhealth-signed-" + UUID.randomUUID().toString().substring(0, 8) + ".");
-        kafka.createTopics(1, topics.nodeEvents(), topics.healthTransitions(), topics.fleetStats(), topics.deadLetters());
+        kafka.createTopics(1, topics.nodeEvents(), topics.healthTransitions(), topics.podVerdicts(), topics.fleetStats(), topics.deadLetters());
         kafka.createCompactedTopics(1, topics.podDeviceStatus());
         String registryUrl = "mem://signed-" + UUID.randomUUID();
         SchemaRegistryClient registry = SchemaRegistries.fromUrl(registryUrl);

@@ -28,6 +28,10 @@ import io.devhealth.schema.avro.SourceKind;
 import io.devhealth.schema.avro.SourceState;
 import io.devhealth.schema.avro.SourceStatus;
 import io.devhealth.schema.avro.StatsDimension;
+import io.devhealth.schema.avro.TerminatedContainer;
+import io.devhealth.schema.avro.TerminatedDevice;
+import io.devhealth.schema.avro.TerminatedPod;
+import io.devhealth.schema.avro.Verdict;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -106,7 +110,7 @@ final class SampleRecords {
     static PodDeviceStatus podDeviceStatus() {
         DeviceStatus status = DeviceStatus.newBuilder().setDevice(gpu0())
                 .setResourceId("k8s.gpu.nvidia.com/device=gpu-0").setHealth(HealthStatus.UNHEALTHY)
-                .setMessage("XID 79").setReason("XID-79").setSince(T0).build();
+                .setMessage("XID 79").setReason("XID-79").setSince(T0).setProduct("NVIDIA H200").build();
         ClaimDeviceStatus claim = ClaimDeviceStatus.newBuilder().setClaimName("train-0-gpu").setClaimNamespace("ml")
                 .setDevices(List.of(status)).build();
         DevicePluginResourceStatus plugin = DevicePluginResourceStatus.newBuilder().setResourceName("nvidia.com/gpu")
@@ -115,6 +119,16 @@ final class SampleRecords {
                 .setDevicePluginResources(List.of(plugin)).build();
         return PodDeviceStatus.newBuilder().setPod(pod()).setCluster("prod-eu").setNode("node-a").setVersion(3L)
                 .setUpdatedAt(T0).setSummary(HealthStatus.UNHEALTHY).setContainers(List.of(container)).build();
+    }
+
+    static TerminatedPod terminatedPod() {
+        TerminatedDevice device = TerminatedDevice.newBuilder().setDevice(gpu0()).setResourceId("k8s.gpu.nvidia.com/device=gpu-0")
+                .setHealth(HealthStatus.UNHEALTHY).setMessage("XID 79").setReason("XID-79").setSince(T0).setProduct("NVIDIA H200").build();
+        return TerminatedPod.newBuilder().setId("3f1c").setPod(pod()).setNode("node-a").setPhase("Failed").setFinishedAt(T0)
+                .setVerdict(Verdict.DEVICE_FAILURE).setHealth(HealthStatus.UNHEALTHY).setMessage("gpu-0 Unhealthy: XID 79")
+                .setContainers(List.of(TerminatedContainer.newBuilder().setName("main").setExitCode(1).setExitReason("Error")
+                        .setDevices(List.of(device)).build()))
+                .setRecordedAt(T0.plusSeconds(120)).build();
     }
 
     static HealthTransition healthTransition() {
@@ -142,7 +156,7 @@ final class SampleRecords {
     static List<SpecificRecord> allTopLevel() {
         List<SpecificRecord> samples = new ArrayList<>(nodeEvents());
         samples.addAll(List.of(deviceHealthReport(), nodeHeartbeat(),
-                nodeAllocations(), nodeDevices(), podDeviceStatus(), healthTransition(), fleetStats(), deadLetter()));
+                nodeAllocations(), nodeDevices(), podDeviceStatus(), healthTransition(), terminatedPod(), fleetStats(), deadLetter()));
         return samples;
     }
 }

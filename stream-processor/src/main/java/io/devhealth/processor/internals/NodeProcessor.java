@@ -429,6 +429,7 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
         Instant now = Instant.ofEpochMilli(timestamp);
         NodeState state = store.node(node);
         Map<String, Long> departed = state == null ? Map.of() : state.departed();
+        NodeDevices inventory = store.inventory(node);
         for (PodAllocation pod : pods) {
             String key = StateKeys.pod(pod.getNamespace(), pod.getName());
             boolean gone = departed.containsKey(key);
@@ -437,7 +438,7 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
             }
             PodDeviceStatus previous = podStatus.get(key);
             PodDeviceStatus next = PodStatusBuilder.build(nodeAllocations.getCluster(), node, pod, deviceKey -> store.device(node, deviceKey),
-                    id -> deviceById(node, id), previous, now);
+                    id -> deviceById(node, id), inventory, previous, now);
             if (gone) {
                 next = PodStatusBuilder.afterDeparture(previous, next);
             }

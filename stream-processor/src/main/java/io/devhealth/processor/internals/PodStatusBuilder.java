@@ -10,6 +10,7 @@ import io.devhealth.schema.avro.DevicePluginResourceStatus;
 import io.devhealth.schema.avro.DeviceRef;
 import io.devhealth.schema.avro.DeviceStatus;
 import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.NodeDevices;
 import io.devhealth.schema.avro.PodAllocation;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.avro.PodRef;
@@ -28,7 +29,7 @@ public final class PodStatusBuilder {
     /** A pod's status from its DRA claims only (device-plugin devices left out): for callers without a UUID mapping. */
     public static PodDeviceStatus build(String cluster, String node, PodAllocation pod, Function<String, DeviceState> health,
                                         PodDeviceStatus previous, Instant now) {
-        return build(cluster, node, pod, health, id -> null, previous, now);
+        return build(cluster, node, pod, health, id -> null, null, previous, now);
     }
 
     /**
@@ -36,11 +37,13 @@ public final class PodStatusBuilder {
      * @param byDeviceId the state a device-plugin device id (GPU UUID) reads its health from; null when no
      *                   source knows the id. Device-plugin devices no source knows are left out rather than
      *                   shown Unknown: devhealth watches GPUs, not every device plugin of the node (RDMA, SR-IOV…)
+     * @param inventory the node's inventory, for each device's product name (fleet counts by product of the
+     *                  pods' verdicts); null when none is known
      * @param previous the last status emitted for this pod, so unchanged devices keep their {@code since}
      */
     public static PodDeviceStatus build(String cluster, String node, PodAllocation pod,
                                         Function<String, DeviceState> health, Function<String, DeviceState> byDeviceId,
-                                        PodDeviceStatus previous, Instant now) {
+                                        NodeDevices inventory, PodDeviceStatus previous, Instant now) {
         Map<String, DeviceStatus> previousDevices = indexDevices(previous);
         List<ContainerDeviceStatus> containers = new ArrayList<>();
         HealthStatus summary = HealthStatus.HEALTHY;
@@ -50,7 +53,7 @@ public final class PodStatusBuilder {
                 List<DeviceStatus> devices = new ArrayList<>();
                 for (ClaimDevice device : claim.getDevices()) {
                     String key = StateKeys.device(node, device.getDriver(), device.getPool(), device.getDevice());
-                    DeviceStatus status = deviceStatus(device, health.apply(key), previousDevices.get(key), now);
+                    DeviceStatus status = deviceStatus(device, health.apply(key), previousDevices.get(key), now, inventory);
                     summary = worse(summary, status.getHealth());
                     devices.add(status);
                 }
@@ -63,7 +66,7 @@ public final class PodStatusBuilder {
                     DeviceState state = byDeviceId.apply(id);
                     if (state != null) {
                         DeviceStatus status = pluginDeviceStatus(id, state,
-                                previousDevices.get(pluginKey(resource.getResourceName(), id)), now);
+                                previousDevices.get(pluginKey(resource.getResourceName(), id)), now, inventory);
                         summary = worse(summary, status.getHealth());
                         devices.add(status);
                     }
@@ -139,7 +142,8 @@ public final class PodStatusBuilder {
                 || !previous.getContainers().equals(next.getContainers());
     }
 
-    private static DeviceStatus deviceStatus(ClaimDevice device, DeviceState state, DeviceStatus previous, Instant now) {
+    private static DeviceStatus deviceStatus(ClaimDevice device, DeviceState state, DeviceStatus previous, Instant now,
+                                             NodeDevices inventory) {
         HealthStatus health = state == null ? HealthStatus.UNKNOWN : state.health();
         String message = state == null ? "no health reported yet by driver " + device.getDriver() : state.message();
         String reason = state == null ? DeviceHealthMerger.REASON_NEVER_REPORTED : state.reason();
@@ -147,22 +151,27 @@ public final class PodStatusBuilder {
         String resourceId = device.getCdiIds().isEmpty()
                 ? device.getDriver() + "/" + device.getPool() + "/" + device.getDevice()
                 : device.getCdiIds().get(0);
+        DeviceRef ref = DeviceRef.newBuilder().setDriver(device.getDriver()).setPool(device.getPool()).setDevice(device.getDevice()).build();
         return DeviceStatus.newBuilder()
-                .setDevice(DeviceRef.newBuilder().setDriver(device.getDriver()).setPool(device.getPool()).setDevice(device.getDevice()).build())
+                .setDevice(ref)
                 .setResourceId(resourceId)
                 .setHealth(health)
                 .setMessage(message)
                 .setReason(reason)
                 .setSince(since)
+                .setProduct(DeviceIdentity.productOf(inventory, ref))
                 .build();
     }
 
-    private static DeviceStatus pluginDeviceStatus(String id, DeviceState state, DeviceStatus previous, Instant now) {
+    private static DeviceStatus pluginDeviceStatus(String id, DeviceState state, DeviceStatus previous, Instant now,
+                                                   NodeDevices inventory) {
         Instant since = previous != null && previous.getHealth() == state.health() ? previous.getSince() : now;
+        // The DRA identity too when the inventory maps the UUID: the query API can then link to its history.
+        DeviceRef ref = DeviceRef.newBuilder().setDriver(state.driver()).setPool(state.pool()).setDevice(state.device())
+                .setUuid(id).build();
         return DeviceStatus.newBuilder()
-                // The DRA identity too when the inventory maps the UUID: the query API can then link to its history.
-                .setDevice(DeviceRef.newBuilder().setDriver(state.driver()).setPool(state.pool()).setDevice(state.device())
-                        .setUuid(id).build())
+                .setDevice(ref)
+                .setProduct(DeviceIdentity.productOf(inventory, ref))
                 .setResourceId(id)
                 .setHealth(state.health())
                 .setMessage(state.message())

@@ -19,6 +19,11 @@ public final class TopologyNames {
     /** The fleet combiner's store ({@link FleetCombiner}). */
     public static final String FLEET_PENDING_STORE = "fleet-pending";
 
+    /** Every terminated pod's verdict, by pod, as of when it became final ({@link VerdictRecorder}). */
+    public static final String POD_VERDICT_STORE = "pod-verdicts";
+    /** Verdicts counted per fleet dimension and window. */
+    public static final String FLEET_VERDICT_STORE = "fleet-verdicts";
+
     /** The child the node processor forwards pod statuses to. */
     public static final String POD_STATUS_SINK = "pod-device-status-sink";
     /** The child the node processor forwards health transitions to. */

@@ -19,10 +19,16 @@ interface ClusterView {
     /** Whether {@code host} is this instance (its advertised {@code application.server}). */
     boolean isSelf(HostInfo host);
 
+    /** The instance that holds the pod's verdict (pod-verdicts is keyed by pod), empty while that is not known. */
+    Optional<HostInfo> ownerOfPodVerdict(String podKey);
+
     /** The other instances that hold pod state. */
     List<HostInfo> otherPodInstances();
 
-    /** The instances that hold a part of the fleet counts (they are partitioned by dimension value). */
+    /**
+     * The instances that hold a part of the fleet counts or of the verdict counts (both are partitioned by
+     * dimension value, in two sub-topologies).
+     */
     List<HostInfo> fleetInstances();
 
     /** Answers from this instance's stores. */

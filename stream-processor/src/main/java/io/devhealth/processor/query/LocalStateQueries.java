@@ -3,13 +3,17 @@ package io.devhealth.processor.query;
 import io.devhealth.processor.DeviceHealthTopology;
 import io.devhealth.processor.internals.DeviceState;
 import io.devhealth.processor.internals.FleetCounts;
+import io.devhealth.processor.internals.FleetVerdicts;
 import io.devhealth.processor.internals.FleetWindowKeys;
 import io.devhealth.processor.internals.StoredNode;
 import io.devhealth.processor.internals.StateKeys;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.PodDeviceStatus;
+import io.devhealth.schema.avro.TerminatedPod;
+import io.devhealth.schema.avro.Verdict;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -19,15 +23,18 @@ import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StoreQueryParameters;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
+import org.apache.kafka.streams.kstream.Windowed;
 import org.apache.kafka.streams.query.QueryResult;
 import org.apache.kafka.streams.query.StateQueryRequest;
 import org.apache.kafka.streams.query.StateQueryResult;
 import org.apache.kafka.streams.query.RangeQuery;
+import org.apache.kafka.streams.query.WindowRangeQuery;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.QueryableStoreType;
 import org.apache.kafka.streams.state.QueryableStoreTypes;
 import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
 import org.apache.kafka.streams.state.ReadOnlyWindowStore;
+import org.apache.kafka.streams.state.ValueAndTimestamp;
 import org.apache.kafka.streams.state.WindowStoreIterator;
 
 /** Answers queries from the stores of this instance only; {@link QueryServer} routes to the instance that owns a key. */
@@ -169,6 +176,43 @@ final class LocalStateQueries implements StateQueries {
             }
             try (KeyValueIterator<String, FleetCounts> entries = partition.getResult()) {
                 entries.forEachRemaining(entry -> sums.merge(FleetWindowKeys.dimensionKey(entry.key), entry.value, FleetCounts::plus));
+            }
+        }
+        return sums;
+    }
+
+    @Override
+    public Optional<QueryViews.PodVerdict> verdict(String namespace, String name, Instant at) {
+        ReadOnlyWindowStore<String, TerminatedPod> verdicts = store(DeviceHealthTopology.POD_VERDICT_STORE, QueryableStoreTypes.windowStore());
+        Instant until = at == null ? Instant.ofEpochMilli(Long.MAX_VALUE) : at;
+        try (WindowStoreIterator<TerminatedPod> latest = verdicts.backwardFetch(StateKeys.pod(namespace, name), Instant.EPOCH, until)) {
+            return latest.hasNext() ? Optional.of(QueryViews.verdict(latest.next().value)) : Optional.empty();
+        }
+    }
+
+    @Override
+    public Map<String, Map<Verdict, Long>> fleetVerdicts(Instant from, Instant to) {
+        // A count the DSL materialized: its window store is timestamped, and IQv2 answers with the timestamps.
+        StateQueryRequest<KeyValueIterator<Windowed<String>, ValueAndTimestamp<Long>>> request = StateQueryRequest
+                .inStore(DeviceHealthTopology.FLEET_VERDICT_STORE)
+                .withQuery(WindowRangeQuery.<String, ValueAndTimestamp<Long>>withWindowStartRange(from, to))
+                .requireActive();
+        StateQueryResult<KeyValueIterator<Windowed<String>, ValueAndTimestamp<Long>>> result;
+        try {
+            result = streams.query(request);
+        } catch (InvalidStateStoreException e) {
+            throw QueryException.unavailable("store " + DeviceHealthTopology.FLEET_VERDICT_STORE + " is not queryable now ("
+                    + streams.state() + "), retry shortly");
+        }
+        Map<String, Map<Verdict, Long>> sums = new TreeMap<>();
+        for (QueryResult<KeyValueIterator<Windowed<String>, ValueAndTimestamp<Long>>> partition : result.getPartitionResults().values()) {
+            if (partition.isFailure()) {
+                throw QueryException.unavailable("store " + DeviceHealthTopology.FLEET_VERDICT_STORE + " is not queryable now ("
+                        + partition.getFailureReason() + "), retry shortly");
+            }
+            try (KeyValueIterator<Windowed<String>, ValueAndTimestamp<Long>> entries = partition.getResult()) {
+                entries.forEachRemaining(entry -> sums.computeIfAbsent(FleetVerdicts.dimensionKey(entry.key.key()),
+                        k -> new EnumMap<>(Verdict.class)).merge(FleetVerdicts.verdict(entry.key.key()), entry.value.value(), Long::sum));
             }
         }
         return sums;

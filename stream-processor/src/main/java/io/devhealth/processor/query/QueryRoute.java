@@ -21,6 +21,14 @@ interface QueryRoute {
         }
     }
 
+    /** {@code /v1/pods/{ns}/{name}/verdict?at=}: a terminated pod's verdict (the pod answer carries it too). */
+    record PodVerdict(String namespace, String name, Instant at) implements QueryRoute {
+        @Override
+        public Permission permission() {
+            return Permission.pod(namespace, name);
+        }
+    }
+
     /** {@code /v1/devices/{node}/{driver}/{pool…}/{device}/history?from=&to=&limit=&continue=}. */
     record DeviceHistory(String node, String driver, String pool, String device, Instant from, Instant to, int limit,
             String continueToken) implements QueryRoute {
@@ -56,6 +64,11 @@ interface QueryRoute {
             String namespace = KubernetesNames.namespace(path.get(1));
             String name = KubernetesNames.podName(path.get(2));
             return new Pod(namespace, name, request.allowOnly("at").instant("at").orElse(null));
+        }
+        if (path.size() == 4 && path.get(0).equals("pods") && path.get(3).equals("verdict")) {
+            String namespace = KubernetesNames.namespace(path.get(1));
+            String name = KubernetesNames.podName(path.get(2));
+            return new PodVerdict(namespace, name, request.allowOnly("at").instant("at").orElse(null));
         }
         if (path.size() >= 6 && path.get(0).equals("devices") && path.get(path.size() - 1).equals("history")) {
             String node = KubernetesNames.nodeName(path.get(1));

@@ -1,17 +1,23 @@
 package io.devhealth.processor.query;
 
 import io.devhealth.processor.internals.FleetCounts;
+import io.devhealth.processor.internals.StateKeys;
 import io.devhealth.schema.ops.HttpLimits;
+import io.devhealth.schema.avro.Verdict;
 import io.devhealth.schema.ops.JettyServers;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -255,6 +261,10 @@ public final class QueryServer implements AutoCloseable {
             StateQueries local = cluster.local();
             if (route instanceof QueryRoute.Pod pod) {
                 pod(exchange, pod.namespace(), pod.name(), pod.at(), forwarded);
+            } else if (route instanceof QueryRoute.PodVerdict verdict) {
+                Responses.json(exchange, 200, verdict(exchange, verdict.namespace(), verdict.name(), verdict.at(), forwarded)
+                        .orElseThrow(() -> QueryException.notFound("no verdict of pod " + verdict.namespace() + "/" + verdict.name()
+                                + (verdict.at() == null ? "" : " at or before " + verdict.at()))));
             } else if (route instanceof QueryRoute.DeviceHistory history) {
                 routeByNode(exchange, history.node(), forwarded, () -> local.deviceHistory(history.node(), history.driver(), history.pool(),
                                 history.device(), history.from(), history.to(), history.limit(), history.continueToken())
@@ -278,7 +288,7 @@ public final class QueryServer implements AutoCloseable {
         StateQueries local = cluster.local();
         Optional<QueryViews.PodDevices> found = local.pod(namespace, name, at);
         if (found.isPresent()) {
-            Responses.json(exchange, 200, found.get());
+            Responses.json(exchange, 200, found.get().withVerdict(verdict(exchange, namespace, name, at, false).orElse(null)));
             return;
         }
         if (!forwarded && !local.knowsPod(namespace, name)) {
@@ -295,6 +305,31 @@ public final class QueryServer implements AutoCloseable {
                 : "no status of pod " + namespace + "/" + name + " at or before " + at);
     }
 
+    /**
+     * The pod's verdict, from the instance that holds it: pod-verdicts is keyed by pod, so that is one
+     * instance, not necessarily the one holding the pod's node. Asked of this instance while the owner
+     * is not known (a rebalance), and when {@code forwarded}.
+     */
+    private Optional<QueryViews.PodVerdict> verdict(Exchange exchange, String namespace, String name, Instant at, boolean forwarded)
+            throws IOException {
+        Optional<HostInfo> owner = forwarded ? Optional.empty() : cluster.ownerOfPodVerdict(StateKeys.pod(namespace, name));
+        if (owner.isEmpty() || cluster.isSelf(owner.get())) {
+            return cluster.local().verdict(namespace, name, at);
+        }
+        // Names are Kubernetes names (checked by QueryRoute): only the time needs encoding.
+        URI target = URI.create(V1 + "pods/" + namespace + "/" + name + "/verdict"
+                + (at == null ? "" : "?at=" + URLEncoder.encode(at.toString(), StandardCharsets.UTF_8)));
+        HttpResponse<String> answer = forwarder.forward(owner.get(), target, authorization(exchange));
+        if (answer.statusCode() == 404) {
+            return Optional.empty();
+        }
+        if (answer.statusCode() != 200) {
+            throw QueryException.unavailable("the instance holding the verdict of pod " + namespace + "/" + name + " answered "
+                    + answer.statusCode() + ", retry shortly");
+        }
+        return Optional.of(FLEET_JSON.readValue(answer.body(), QueryViews.PodVerdict.class));
+    }
+
     private void fleetSummary(Exchange exchange, Duration window, boolean forwarded) throws IOException {
         Instant to = clock.instant();
         Instant from = to.minus(window);
@@ -305,6 +340,10 @@ public final class QueryServer implements AutoCloseable {
         // An instance that holds no fleet-stats partition has no such local store to ask.
         boolean holdsCounts = owners.stream().anyMatch(cluster::isSelf);
         Map<String, FleetCounts> counts = holdsCounts ? new TreeMap<>(cluster.local().fleetCounts(from, to)) : new TreeMap<>();
+        Map<String, Map<Verdict, Long>> verdicts = new TreeMap<>();
+        if (holdsCounts) {
+            cluster.local().fleetVerdicts(from, to).forEach((key, byVerdict) -> addVerdicts(verdicts, key, byVerdict));
+        }
         if (!forwarded) {
             for (HostInfo instance : owners) {
                 if (cluster.isSelf(instance)) {
@@ -318,9 +357,17 @@ public final class QueryServer implements AutoCloseable {
                 QueryViews.FleetSummary part = FLEET_JSON.readValue(answer.body(), QueryViews.FleetSummary.class);
                 part.dimensions().forEach((dimension, entries) -> entries.forEach(e -> counts.merge(dimension + ":" + e.key(),
                         new FleetCounts("", e.toUnhealthy(), e.toUnknown(), e.toHealthy()), FleetCounts::plus)));
+                part.verdicts().forEach((dimension, entries) -> entries.forEach(e -> addVerdicts(verdicts, dimension + ":" + e.key(),
+                        Map.of(Verdict.DEVICE_FAILURE, e.deviceFailure(), Verdict.NO_DEVICE_FAILURE, e.noDeviceFailure(),
+                                Verdict.UNKNOWN, e.unknown()))));
             }
         }
-        Responses.json(exchange, 200, QueryViews.fleetSummary(from, to, window, counts));
+        Responses.json(exchange, 200, QueryViews.fleetSummary(from, to, window, counts, verdicts));
+    }
+
+    private static void addVerdicts(Map<String, Map<Verdict, Long>> sums, String key, Map<Verdict, Long> counts) {
+        Map<Verdict, Long> sum = sums.computeIfAbsent(key, k -> new EnumMap<>(Verdict.class));
+        counts.forEach((verdict, count) -> sum.merge(verdict, count, Long::sum));
     }
 
     static final Duration DEFAULT_FLEET_WINDOW = Duration.ofHours(1);

@@ -6,6 +6,7 @@ import io.devhealth.processor.internals.DeviceState;
 import io.devhealth.processor.internals.Flaps;
 import io.devhealth.processor.internals.SourceReport;
 import io.devhealth.schema.HealthWords;
+import io.devhealth.schema.VerdictWords;
 import io.devhealth.schema.avro.ClaimDeviceStatus;
 import io.devhealth.schema.avro.ContainerDeviceStatus;
 import io.devhealth.schema.avro.DeviceStatus;
@@ -13,6 +14,8 @@ import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.processor.internals.FleetCounts;
 import io.devhealth.schema.avro.StatsDimension;
+import io.devhealth.schema.avro.TerminatedPod;
+import io.devhealth.schema.avro.Verdict;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -29,8 +32,26 @@ final class QueryViews {
 
     private QueryViews() {}
 
+    /**
+     * @param verdict for a terminated pod whose record is final, whether it ended on failed hardware
+     *     (as of {@code at}); null while not known
+     */
     record PodDevices(String namespace, String name, String node, String cluster, String at, long version, String updatedAt,
-                      String summary, List<Container> containers) {}
+                      String summary, List<Container> containers, PodVerdict verdict) {
+
+        PodDevices withVerdict(PodVerdict known) {
+            return new PodDevices(namespace, name, node, cluster, at, version, updatedAt, summary, containers, known);
+        }
+    }
+
+    /**
+     * A terminated pod's verdict, as the sink published it when its post-mortem record became final:
+     * {@code DeviceFailure}, {@code NoDeviceFailure} or {@code Unknown} ({@link VerdictWords}).
+     */
+    record PodVerdict(String verdict, String uid, String phase, String finishedAt, String recordedAt, String message) {}
+
+    /** Terminated pods of one dimension value (a node, a product) by verdict, over the summary's range. */
+    record VerdictEntry(String key, long deviceFailure, long noDeviceFailure, long unknown, long total) {}
 
     record Container(String name, List<Claim> claims) {}
 
@@ -76,10 +97,15 @@ final class QueryViews {
      * {@code GET /v1/fleet/summary}: per dimension (NODE, DRIVER, PRODUCT, REASON), its values with their
      * counts, most transitions to Unhealthy first. Every transition counts once in each dimension.
      */
-    record FleetSummary(String from, String to, String window, FleetTotals totals, Map<String, List<FleetEntry>> dimensions) {}
+    record FleetSummary(String from, String to, String window, FleetTotals totals, Map<String, List<FleetEntry>> dimensions,
+                        Map<String, List<VerdictEntry>> verdicts) {}
 
-    /** The summary of {@code counts} (by {@code DIMENSION:value}); dimensions without transitions are present and empty. */
-    static FleetSummary fleetSummary(Instant from, Instant to, java.time.Duration window, Map<String, FleetCounts> counts) {
+    /**
+     * The summary of {@code counts} (by {@code DIMENSION:value}) and of the terminated pods' {@code verdicts}
+     * (by {@code DIMENSION:value}, then verdict; NODE and PRODUCT); dimensions without counts are present and empty.
+     */
+    static FleetSummary fleetSummary(Instant from, Instant to, java.time.Duration window, Map<String, FleetCounts> counts,
+                                     Map<String, Map<Verdict, Long>> verdicts) {
         Map<String, List<FleetEntry>> dimensions = new LinkedHashMap<>();
         for (StatsDimension dimension : List.of(StatsDimension.NODE, StatsDimension.DRIVER, StatsDimension.PRODUCT, StatsDimension.REASON)) {
             dimensions.put(dimension.name(), new ArrayList<>());
@@ -103,15 +129,37 @@ final class QueryViews {
                 .thenComparing(Comparator.comparingLong(FleetEntry::total).reversed())
                 .thenComparing(FleetEntry::key);
         dimensions.values().forEach(entries -> entries.sort(order));
+        Map<String, List<VerdictEntry>> byVerdict = new LinkedHashMap<>();
+        for (StatsDimension dimension : List.of(StatsDimension.NODE, StatsDimension.PRODUCT)) {
+            byVerdict.put(dimension.name(), new ArrayList<>());
+        }
+        for (Map.Entry<String, Map<Verdict, Long>> entry : verdicts.entrySet()) {
+            int colon = entry.getKey().indexOf(':');
+            String dimension = colon < 0 ? StatsDimension.OTHER.name() : entry.getKey().substring(0, colon);
+            Map<Verdict, Long> c = entry.getValue();
+            long failures = c.getOrDefault(Verdict.DEVICE_FAILURE, 0L);
+            long clean = c.getOrDefault(Verdict.NO_DEVICE_FAILURE, 0L);
+            long notKnown = c.getOrDefault(Verdict.UNKNOWN, 0L);
+            byVerdict.computeIfAbsent(dimension, d -> new ArrayList<>()).add(new VerdictEntry(entry.getKey().substring(colon + 1),
+                    failures, clean, notKnown, failures + clean + notKnown));
+        }
+        byVerdict.values().forEach(entries -> entries.sort(Comparator.comparingLong(VerdictEntry::deviceFailure).reversed()
+                .thenComparing(Comparator.comparingLong(VerdictEntry::total).reversed()).thenComparing(VerdictEntry::key)));
         return new FleetSummary(from.toString(), to.toString(), window.toString(),
-                new FleetTotals(unhealthy, unknown, healthy, unhealthy + unknown + healthy), dimensions);
+                new FleetTotals(unhealthy, unknown, healthy, unhealthy + unknown + healthy), dimensions, byVerdict);
     }
 
     static PodDevices pod(PodDeviceStatus status, Instant at) {
         return new PodDevices(status.getPod().getNamespace(), status.getPod().getName(), status.getNode(), status.getCluster(),
                 at == null ? null : at.toString(), status.getVersion(), status.getUpdatedAt().toString(),
                 HealthWords.of(status.getSummary()),
-                status.getContainers().stream().map(QueryViews::container).toList());
+                status.getContainers().stream().map(QueryViews::container).toList(), null);
+    }
+
+    static PodVerdict verdict(TerminatedPod verdict) {
+        return new PodVerdict(VerdictWords.of(verdict.getVerdict()), verdict.getId(), verdict.getPhase(),
+                verdict.getFinishedAt() == null ? null : verdict.getFinishedAt().toString(), verdict.getRecordedAt().toString(),
+                verdict.getMessage());
     }
 
     private static Container container(ContainerDeviceStatus container) {

@@ -1,6 +1,7 @@
 package io.devhealth.processor.query;
 
 import io.devhealth.processor.internals.FleetCounts;
+import io.devhealth.schema.avro.Verdict;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
@@ -23,4 +24,10 @@ interface StateQueries {
 
     /** This instance's part of the fleet counts (windows that started in [from, to]), by {@code DIMENSION:value}. */
     Map<String, FleetCounts> fleetCounts(Instant from, Instant to);
+
+    /** The pod's verdict as of {@code at} (null: the latest), if this instance holds it. */
+    Optional<QueryViews.PodVerdict> verdict(String namespace, String name, Instant at);
+
+    /** This instance's part of the terminated pods' verdicts (windows that started in [from, to]), by {@code DIMENSION:value}. */
+    Map<String, Map<Verdict, Long>> fleetVerdicts(Instant from, Instant to);
 }

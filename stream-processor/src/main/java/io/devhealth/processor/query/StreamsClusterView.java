@@ -42,6 +42,15 @@ final class StreamsClusterView implements ClusterView {
     }
 
     @Override
+    public Optional<HostInfo> ownerOfPodVerdict(String podKey) {
+        KeyQueryMetadata owner = streams.queryMetadataForKey(DeviceHealthTopology.POD_VERDICT_STORE, podKey, Serdes.String().serializer());
+        if (owner == null || owner.equals(KeyQueryMetadata.NOT_AVAILABLE)) {
+            return Optional.empty();
+        }
+        return Optional.of(owner.activeHost());
+    }
+
+    @Override
     public List<HostInfo> otherPodInstances() {
         return streams.streamsMetadataForStore(DeviceHealthTopology.POD_STATUS_STORE).stream()
                 .map(StreamsMetadata::hostInfo)
@@ -51,8 +60,10 @@ final class StreamsClusterView implements ClusterView {
 
     @Override
     public List<HostInfo> fleetInstances() {
-        return streams.streamsMetadataForStore(DeviceHealthTopology.FLEET_STATS_STORE).stream()
+        return java.util.stream.Stream.concat(streams.streamsMetadataForStore(DeviceHealthTopology.FLEET_STATS_STORE).stream(),
+                        streams.streamsMetadataForStore(DeviceHealthTopology.FLEET_VERDICT_STORE).stream())
                 .map(StreamsMetadata::hostInfo)
+                .distinct()
                 .toList();
     }
 

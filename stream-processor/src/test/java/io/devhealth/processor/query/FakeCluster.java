@@ -45,6 +45,12 @@ final class FakeCluster implements ClusterView {
         return self.equals(host);
     }
 
+    /** Verdicts live with this instance: the fake holds none. */
+    @Override
+    public Optional<HostInfo> ownerOfPodVerdict(String podKey) {
+        return Optional.of(self);
+    }
+
     @Override
     public List<HostInfo> otherPodInstances() {
         return others;
@@ -62,7 +68,7 @@ final class FakeCluster implements ClusterView {
             public Optional<QueryViews.PodDevices> pod(String namespace, String name, Instant at) {
                 return knowsPod(namespace, name)
                         ? Optional.of(new QueryViews.PodDevices(namespace, name, "served-by-" + self.port(), "", null, 1,
-                                "2026-11-29T10:00:00Z", "Healthy", List.of()))
+                                "2026-11-29T10:00:00Z", "Healthy", List.of(), null))
                         : Optional.empty();
             }
 
@@ -87,6 +93,16 @@ final class FakeCluster implements ClusterView {
 
             @Override
             public java.util.Map<String, io.devhealth.processor.internals.FleetCounts> fleetCounts(Instant from, Instant to) {
+                return java.util.Map.of();
+            }
+
+            @Override
+            public Optional<QueryViews.PodVerdict> verdict(String namespace, String name, Instant at) {
+                return Optional.empty();
+            }
+
+            @Override
+            public java.util.Map<String, java.util.Map<io.devhealth.schema.avro.Verdict, Long>> fleetVerdicts(Instant from, Instant to) {
                 return java.util.Map.of();
             }
         };

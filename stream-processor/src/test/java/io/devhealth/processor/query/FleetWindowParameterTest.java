@@ -33,7 +33,7 @@ class FleetWindowParameterTest {
     void shouldSortEachDimensionByTransitionsToUnhealthyAndTotalOnlyTheNodeDimension() {
         QueryViews.FleetSummary summary = QueryViews.fleetSummary(Instant.EPOCH, Instant.EPOCH.plusSeconds(60), Duration.ofMinutes(1),
                 Map.of("NODE:a", new FleetCounts("", 1, 0, 1), "NODE:b", new FleetCounts("", 3, 1, 0),
-                        "REASON:XID-79", new FleetCounts("", 4, 0, 0), "REASON:unknown", new FleetCounts("", 0, 1, 1)));
+                        "REASON:XID-79", new FleetCounts("", 4, 0, 0), "REASON:unknown", new FleetCounts("", 0, 1, 1)), Map.of());
 
         assertThat(summary.dimensions().get("NODE")).extracting(QueryViews.FleetEntry::key).containsExactly("b", "a");
         assertThat(summary.dimensions().get("DRIVER")).isEmpty();
