@@ -3,20 +3,9 @@ package io.devhealth.cli.reliability;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.devhealth.schema.Topics;
-import io.devhealth.schema.avro.ClaimAllocation;
-import io.devhealth.schema.avro.ClaimDevice;
-import io.devhealth.schema.avro.ContainerAllocation;
-import io.devhealth.schema.avro.DeviceHealthReport;
-import io.devhealth.schema.avro.DeviceRef;
-import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.FleetStats;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.StatsDimension;
-import io.devhealth.schema.avro.NodeAllocations;
-import io.devhealth.schema.avro.NodeEvent;
-import io.devhealth.schema.avro.PodAllocation;
-import io.devhealth.schema.avro.ReportKind;
-import io.devhealth.schema.avro.SourceKind;
 import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
@@ -31,25 +20,16 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -71,9 +51,6 @@ class ProcessorKillIT {
     private static final int KILLS = Integer.getInteger("devhealth.fault.kills", LONG ? 10 : 5);
     private static final int NODES = 6;
     private static final int DEVICES_PER_NODE = 20;
-    private static final String DRIVER = "gpu.example.com";
-    /** Health values a scripted report picks from; repeats are allowed (they must not emit anything). */
-    private static final HealthStatus[] HEALTHS = {HealthStatus.HEALTHY, HealthStatus.UNHEALTHY, HealthStatus.UNKNOWN};
 
     @TempDir
     Path tmp;
@@ -114,7 +91,7 @@ class ProcessorKillIT {
         TransitionOracle oracle = new TransitionOracle();
         transitions = TopicReader.of(kafka, topics.healthTransitions()).deserializers(new StringDeserializer(),
                 AvroSerde.of(HealthTransition.class, SchemaRegistries.inMemory(registryName)).deserializer()).open();
-        Load load = new Load(oracle);
+        NodeEventLoad load = new NodeEventLoad(kafka, topics, registryName, oracle, random, NODES, DEVICES_PER_NODE, 40);
         Thread producer = new Thread(load, "reports-producer");
         // A daemon: a failed run must not leave the fork producing.
         producer.setDaemon(true);
@@ -149,39 +126,18 @@ class ProcessorKillIT {
         // Anything emitted twice would show up now.
         List<ConsumerRecord<String, HealthTransition>> received = transitions.readFor(Duration.ofSeconds(3));
 
-        Map<String, List<String>> actual = new LinkedHashMap<>();
-        Set<String> ids = new HashSet<>();
-        Set<String> contents = new HashSet<>();
-        int duplicateIds = 0;
-        int duplicateContents = 0;
-        for (ConsumerRecord<String, HealthTransition> record : received) {
-            HealthTransition t = record.value();
-            if (!ids.add(t.getId())) {
-                duplicateIds++;
-            }
-            if (!contents.add(record.key() + "|" + t.getFrom() + "|" + t.getTo() + "|" + t.getAt())) {
-                duplicateContents++;
-            }
-            actual.computeIfAbsent(record.key(), k -> new ArrayList<>()).add(TransitionOracle.step(t.getFrom(), t.getTo()));
-        }
-        Map<String, List<String>> expected = oracle.expected();
-        int missing = 0;
-        int devicesWrong = 0;
-        for (Map.Entry<String, List<String>> device : expected.entrySet()) {
-            List<String> got = actual.getOrDefault(device.getKey(), List.of());
-            missing += Math.max(0, device.getValue().size() - got.size());
-            devicesWrong += device.getValue().equals(got) ? 0 : 1;
-        }
+        TransitionOracle.Check check = oracle.check(received);
         System.out.printf("processor-kill seed=%d kills=%d reports=%d expectedTransitions=%d receivedTransitions=%d duplicateIds=%d "
                         + "duplicateContents=%d missing=%d devices=%d devicesWithWrongSequence=%d killDelaysMs=%s startupToRunningMs=%s elapsedS=%d%n",
-                seed, KILLS, load.sent(), expectedTotal, received.size(), duplicateIds, duplicateContents, missing, expected.size(), devicesWrong,
+                seed, KILLS, load.sent(), expectedTotal, received.size(), check.duplicateIds(), check.duplicateContents(), check.missing(),
+                check.devices(), check.devicesWithWrongSequence(),
                 killedAfterMs, startupMs, TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started));
 
-        assertThat(duplicateIds).as("transitions with the same id").isZero();
-        assertThat(duplicateContents).as("transitions with the same device, from, to and time").isZero();
-        assertThat(missing).as("expected transitions not emitted").isZero();
+        assertThat(check.duplicateIds()).as("transitions with the same id").isZero();
+        assertThat(check.duplicateContents()).as("transitions with the same device, from, to and time").isZero();
+        assertThat(check.missing()).as("expected transitions not emitted").isZero();
         assertThat(received).hasSize(expectedTotal);
-        assertThat(actual).as("per device, the exact sequence of from->to").isEqualTo(expected);
+        assertThat(check.actual()).as("per device, the exact sequence of from->to").isEqualTo(check.expected());
 
         // The fleet counts, folded before their repartition and kept between flushes in a changelogged
         // store, must count every committed transition exactly once too, across the same kills.
@@ -253,80 +209,5 @@ class ProcessorKillIT {
             Thread.sleep(50);
         }
         return true;
-    }
-
-    /** The collectors of {@value #NODES} nodes: scripted random health changes, and allocation snapshots now and then. */
-    private final class Load implements Runnable {
-        private final TransitionOracle oracle;
-        private final AtomicBoolean running = new AtomicBoolean(true);
-        private final Map<String, Long> sequences = new HashMap<>();
-        private final long epoch = System.currentTimeMillis();
-        private final Instant base = Instant.now();
-        private volatile long sent;
-
-        Load(TransitionOracle oracle) {
-            this.oracle = oracle;
-        }
-
-        void stop() {
-            running.set(false);
-        }
-
-        long sent() {
-            return sent;
-        }
-
-        @Override
-        public void run() {
-            Map<String, Object> props = new HashMap<>(kafka.clientProperties());
-            props.put(ProducerConfig.ACKS_CONFIG, "all");
-            props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-            props.put(ProducerConfig.LINGER_MS_CONFIG, 5);
-            var registry = SchemaRegistries.inMemory(registryName);
-            try (KafkaProducer<String, NodeEvent> events = new KafkaProducer<>(props, new StringSerializer(),
-                    AvroSerde.of(NodeEvent.class, registry).serializer())) {
-                long round = 0;
-                while (running.get()) {
-                    for (int i = 0; i < 40; i++) {
-                        String node = "node-" + random.nextInt(NODES);
-                        String device = "gpu-" + random.nextInt(DEVICES_PER_NODE);
-                        HealthStatus health = HEALTHS[random.nextInt(HEALTHS.length)];
-                        // A third are keep-alives: of the device's current health a refresh the processor keeps in
-                        // its node's state (PendingRefresh), which every restart must restore with the device.
-                        ReportKind kind = random.nextInt(3) == 0 ? ReportKind.KEEPALIVE : ReportKind.CHANGE;
-                        long sequence = sequences.merge(node, 1L, Long::sum);
-                        DeviceHealthReport report = DeviceHealthReport.newBuilder()
-                                .setNode(node).setSource(SourceKind.DRA).setSourceName(DRIVER)
-                                .setDevice(DeviceRef.newBuilder().setDriver(DRIVER).setPool(node).setDevice(device).build())
-                                .setHealth(health).setKind(kind).setMessage(health == HealthStatus.UNHEALTHY ? "XID 79" : null)
-                                .setObservedAt(base.plusMillis(sequence)).setCollectorEpoch(epoch).setSequence(sequence).build();
-                        // Key = node, as the collector writes: per-device order is the partition's order.
-                        events.send(new ProducerRecord<>(topics.nodeEvents(), node, new NodeEvent(report)));
-                        oracle.reported(node + "/" + DRIVER + "/" + node + "/" + device, health);
-                        sent++;
-                    }
-                    if (round++ % 25 == 0) {
-                        String node = "node-" + random.nextInt(NODES);
-                        events.send(new ProducerRecord<>(topics.nodeEvents(), node, new NodeEvent(snapshot(node))));
-                    }
-                    events.flush();
-                    Thread.sleep(50);
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
-
-        private NodeAllocations snapshot(String node) {
-            long sequence = sequences.merge(node, 1L, Long::sum);
-            String device = "gpu-" + random.nextInt(DEVICES_PER_NODE);
-            ClaimDevice claimDevice = ClaimDevice.newBuilder().setDriver(DRIVER).setPool(node).setDevice(device)
-                    .setCdiIds(List.of(DRIVER + "/gpu=" + device)).build();
-            return NodeAllocations.newBuilder().setNode(node).setObservedAt(base.plusMillis(sequence))
-                    .setCollectorEpoch(epoch).setSequence(sequence)
-                    .setPods(List.of(new PodAllocation("ml", "train-" + node, List.of(ContainerAllocation.newBuilder().setName("main")
-                            .setClaims(List.of(new ClaimAllocation("train-gpu", "ml", List.of(claimDevice)))).build()))))
-                    .build();
-        }
     }
 }

@@ -10,17 +10,23 @@ import java.util.Map;
 import org.apache.kafka.streams.KafkaStreams;
 
 /**
- * The stream-processor in its own JVM, for {@link ProcessorKillIT}: exactly the production
- * {@link StreamProcessorApp}, with the shared schema ids registered first. Prints
- * {@code devhealth-processor-state RUNNING} when Kafka Streams runs; runs until killed.
+ * The stream-processor in its own JVM, for {@link ProcessorKillIT} and {@link ProcessorScaleOutIT}:
+ * exactly the production {@link StreamProcessorApp}, with the shared schema ids registered first.
+ * Prints {@code devhealth-processor-state RUNNING} when Kafka Streams runs; runs until killed, and
+ * closes the processor on SIGTERM as a pod's container does.
  *
- * <p>Arguments: bootstrap servers, registry name, state directory, application id.
+ * <p>Arguments: bootstrap servers, registry name, state directory, application id; then, optional,
+ * the member name (its {@code group.instance.id} is {@code <application id>-<member>}, default
+ * {@code 0}; {@value #DYNAMIC_MEMBER} for dynamic membership), the query port (default 0: any free
+ * one) and {@code num.standby.replicas} (default: Kafka Streams' own, 0).
  */
 public final class ProcessorProcessMain {
 
     static final String RUNNING_LINE = "devhealth-processor-state RUNNING";
     /** Long enough that no device goes silent during the test: the oracle has no expiries. */
     static final String TIMEOUT_SECONDS = "86400";
+    /** As the member name: no {@code group.instance.id}, so that a closing instance leaves the group at once. */
+    static final String DYNAMIC_MEMBER = "-";
 
     private ProcessorProcessMain() {}
 
@@ -38,13 +44,19 @@ public final class ProcessorProcessMain {
         settings.put(ProcessorConfig.FLAP_THRESHOLD, "0");
         settings.put(ProcessorConfig.ROCKSDB_MEMORY, Long.toString(32L << 20));
         settings.put(ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1");
-        settings.put(ProcessorConfig.QUERY_PORT, "0");
+        settings.put(ProcessorConfig.QUERY_PORT, args.length > 5 ? args[5] : "0");
         settings.put(ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1");
         settings.put(QuerySecurityConfig.INSECURE, "true");
-        // Static membership, as a StatefulSet pod should run: the restarted instance takes over its
-        // partitions at once instead of waiting for the killed member's session to time out.
-        settings.put(ServiceConfig.KAFKA_PREFIX + "group.instance.id", args[3] + "-0");
+        // Static membership by default, as a StatefulSet pod should run: the restarted instance takes
+        // over its partitions at once instead of waiting for the killed member's session to time out.
+        String member = args.length > 4 ? args[4] : "0";
+        if (!member.equals(DYNAMIC_MEMBER)) {
+            settings.put(ServiceConfig.KAFKA_PREFIX + "group.instance.id", args[3] + "-" + member);
+        }
         settings.put(ServiceConfig.KAFKA_PREFIX + "session.timeout.ms", "10000");
+        if (args.length > 6) {
+            settings.put(ServiceConfig.KAFKA_PREFIX + "num.standby.replicas", args[6]);
+        }
         StreamProcessorApp app = new StreamProcessorApp(new ProcessorConfig(settings));
         app.streams().setStateListener((next, previous) -> {
             if (next == KafkaStreams.State.RUNNING) {

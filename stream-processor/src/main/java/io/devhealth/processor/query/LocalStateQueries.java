@@ -24,6 +24,7 @@ import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StoreQueryParameters;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
 import org.apache.kafka.streams.kstream.Windowed;
+import org.apache.kafka.streams.query.FailureReason;
 import org.apache.kafka.streams.query.QueryResult;
 import org.apache.kafka.streams.query.StateQueryRequest;
 import org.apache.kafka.streams.query.StateQueryResult;
@@ -151,7 +152,9 @@ final class LocalStateQueries implements StateQueries {
      *
      * <p>One range scan of the time-first store ({@link FleetWindowKeys}): only the windows asked for are read. Through
      * an interactive query v2 {@link RangeQuery} on the active tasks, so a partition in the middle of a rebalance fails
-     * the request (503) rather than giving a partial sum.
+     * the request (503) rather than giving a partial sum. A query without partitions reaches every local copy of the
+     * store, standbys too (num.standby.replicas, as deployed): those answer {@link FailureReason#NOT_ACTIVE} and are
+     * skipped, since the instance where the partition is active counts it.
      */
     @Override
     public Map<String, FleetCounts> fleetCounts(Instant from, Instant to) {
@@ -169,8 +172,11 @@ final class LocalStateQueries implements StateQueries {
         }
         Map<String, FleetCounts> sums = new TreeMap<>();
         for (QueryResult<KeyValueIterator<String, FleetCounts>> partition : result.getPartitionResults().values()) {
+            if (partition.isFailure() && partition.getFailureReason() == FailureReason.NOT_ACTIVE) {
+                continue;
+            }
             if (partition.isFailure()) {
-                // Not active here any more (a rebalance), or not restored yet: a partial sum would be wrong, not late.
+                // Not restored yet, or moved away during the query (a rebalance): a partial sum would be wrong, not late.
                 throw QueryException.unavailable("store " + DeviceHealthTopology.FLEET_STATS_STORE + " is not queryable now ("
                         + partition.getFailureReason() + "), retry shortly");
             }
@@ -206,6 +212,10 @@ final class LocalStateQueries implements StateQueries {
         }
         Map<String, Map<Verdict, Long>> sums = new TreeMap<>();
         for (QueryResult<KeyValueIterator<Windowed<String>, ValueAndTimestamp<Long>>> partition : result.getPartitionResults().values()) {
+            // A standby copy: the instance where the partition is active counts it (as in fleetCounts).
+            if (partition.isFailure() && partition.getFailureReason() == FailureReason.NOT_ACTIVE) {
+                continue;
+            }
             if (partition.isFailure()) {
                 throw QueryException.unavailable("store " + DeviceHealthTopology.FLEET_VERDICT_STORE + " is not queryable now ("
                         + partition.getFailureReason() + "), retry shortly");

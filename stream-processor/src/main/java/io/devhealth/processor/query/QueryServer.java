@@ -27,6 +27,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.net.ssl.SSLContext;
 import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.errors.InvalidStateStoreException;
 import org.apache.kafka.streams.state.HostInfo;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.http.UriCompliance;
@@ -278,6 +279,10 @@ public final class QueryServer implements AutoCloseable {
             }
         } catch (QueryException e) {
             Responses.error(exchange, e.status(), e.getMessage());
+        } catch (InvalidStateStoreException e) {
+            // Kafka Streams checks a store's stream thread on every read, not only when it hands the store out: a read
+            // while the thread rebalances fails here, and means what a store not handed out means (503, retry shortly).
+            Responses.error(exchange, 503, "state is not queryable now (" + cluster.state() + "), retry shortly");
         } catch (IOException | RuntimeException e) {
             LOGGER.error("query failed path={} error=\"{}\"", Excerpt.of(exchange.rawPath()), e.toString(), e);
             Responses.error(exchange, 500, "internal error; the processor's log has the details");

@@ -47,6 +47,11 @@ public final class ManagedProcess implements AutoCloseable {
         return managed;
     }
 
+    /** The process {@link #start(String, List, Path, Path)} would start, not started yet: {@link #start()} starts it. */
+    public static ManagedProcess unstarted(String name, List<String> command, Path log, Path directory) {
+        return new ManagedProcess(name, command, log, directory);
+    }
+
     private void launch() {
         try {
             Files.createDirectories(log.getParent());
@@ -85,10 +90,13 @@ public final class ManagedProcess implements AutoCloseable {
         }
     }
 
-    /** SIGTERM, then SIGKILL after a grace period, as the kubelet stops a container. */
-    public void stop() {
+    /**
+     * SIGTERM, then SIGKILL after a grace period, as the kubelet stops a container. Returns the exit code
+     * (a JVM that ran its shutdown hooks exits 143; 137 says the grace period ran out), -1 if it was not running.
+     */
+    public int stop() {
         if (process == null || !process.isAlive()) {
-            return;
+            return -1;
         }
         process.destroy();
         try {
@@ -99,7 +107,37 @@ public final class ManagedProcess implements AutoCloseable {
             Thread.currentThread().interrupt();
             process.destroyForcibly();
         }
-        LOGGER.info("stopped component={}", name);
+        int exitCode = process.isAlive() ? -1 : process.exitValue();
+        LOGGER.info("stopped component={} exitCode={}", name, exitCode);
+        return exitCode;
+    }
+
+    /**
+     * SIGKILL at once, as a node losing power or the kernel's OOM killer ends a container: no shutdown
+     * hook runs. Returns the exit code (137 for a JVM ended this way).
+     */
+    public int kill() {
+        if (process == null) {
+            throw new IllegalStateException(name + " was never started");
+        }
+        try {
+            if (!process.destroyForcibly().waitFor(GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new IllegalStateException(name + " still runs " + GRACE + " after SIGKILL");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while killing " + name, e);
+        }
+        LOGGER.info("killed component={} exitCode={}", name, process.exitValue());
+        return process.exitValue();
+    }
+
+    /** Starts the same command again, after {@link #stop()} or {@link #kill()}, appending to the same log. */
+    public void start() {
+        if (isAlive()) {
+            throw new IllegalStateException(name + " is still running");
+        }
+        launch();
     }
 
     /** Stops the process and starts the same command again, appending to the same log. */

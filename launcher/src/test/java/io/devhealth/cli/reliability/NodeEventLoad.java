@@ -1,0 +1,167 @@
+package io.devhealth.cli.reliability;
+
+import io.devhealth.schema.Topics;
+import io.devhealth.schema.avro.ClaimAllocation;
+import io.devhealth.schema.avro.ClaimDevice;
+import io.devhealth.schema.avro.ContainerAllocation;
+import io.devhealth.schema.avro.DeviceHealthReport;
+import io.devhealth.schema.avro.DeviceRef;
+import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.NodeEvent;
+import io.devhealth.schema.avro.PodAllocation;
+import io.devhealth.schema.avro.ReportKind;
+import io.devhealth.schema.avro.SourceKind;
+import io.devhealth.schema.serde.AvroSerde;
+import io.devhealth.schema.serde.SchemaRegistries;
+import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * The collectors of a few nodes, for the processor's fault tests: every 50 ms a round of scripted
+ * random health reports (Healthy, Unhealthy, Unknown; repeats allowed, so that unchanged reports must
+ * emit nothing; a third of them keep-alives), keyed by node with (epoch, sequence) as the collector
+ * writes, each told to the {@link TransitionOracle}; an allocation snapshot of every node first (so
+ * that every node's pod exists from the start) and of a random node every 25 rounds. Node {@code i}
+ * is {@code node-i}; its one pod, {@code ml/train-node-i}, holds one of its devices.
+ */
+final class NodeEventLoad implements Runnable {
+
+    static final String DRIVER = "gpu.example.com";
+    static final String POD_NAMESPACE = "ml";
+    /** Health values a scripted report picks from; repeats are allowed (they must not emit anything). */
+    private static final HealthStatus[] HEALTHS = {HealthStatus.HEALTHY, HealthStatus.UNHEALTHY, HealthStatus.UNKNOWN};
+
+    private final EmbeddedKafkaCluster kafka;
+    private final Topics topics;
+    private final String registryName;
+    private final TransitionOracle oracle;
+    private final Random random;
+    private final int nodes;
+    private final int devicesPerNode;
+    private final int reportsPerRound;
+    private final AtomicBoolean running = new AtomicBoolean(true);
+    private final Object round = new Object();
+    private final Map<String, Long> sequences = new HashMap<>();
+    private final long epoch = System.currentTimeMillis();
+    private final Instant base = Instant.now();
+    private volatile boolean paused;
+    private volatile long sent;
+
+    NodeEventLoad(EmbeddedKafkaCluster kafka, Topics topics, String registryName, TransitionOracle oracle, Random random, int nodes,
+                  int devicesPerNode, int reportsPerRound) {
+        this.kafka = kafka;
+        this.topics = topics;
+        this.registryName = registryName;
+        this.oracle = oracle;
+        this.random = random;
+        this.nodes = nodes;
+        this.devicesPerNode = devicesPerNode;
+        this.reportsPerRound = reportsPerRound;
+    }
+
+    static String node(int index) {
+        return "node-" + index;
+    }
+
+    static String pod(String node) {
+        return "train-" + node;
+    }
+
+    /** The key of the device as the processor and the oracle name it ({@code node/driver/pool/device}). */
+    static String deviceKey(String node, String device) {
+        return node + "/" + DRIVER + "/" + node + "/" + device;
+    }
+
+    void stop() {
+        running.set(false);
+    }
+
+    /** Returns once no round is in flight: everything sent so far has been acknowledged by the broker. */
+    void pause() {
+        synchronized (round) {
+            paused = true;
+        }
+    }
+
+    void resume() {
+        paused = false;
+    }
+
+    long sent() {
+        return sent;
+    }
+
+    @Override
+    public void run() {
+        Map<String, Object> props = new HashMap<>(kafka.clientProperties());
+        props.put(ProducerConfig.ACKS_CONFIG, "all");
+        props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        props.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        var registry = SchemaRegistries.inMemory(registryName);
+        try (KafkaProducer<String, NodeEvent> events = new KafkaProducer<>(props, new StringSerializer(),
+                AvroSerde.of(NodeEvent.class, registry).serializer())) {
+            for (int i = 0; i < nodes; i++) {
+                events.send(new ProducerRecord<>(topics.nodeEvents(), node(i), new NodeEvent(snapshot(node(i)))));
+            }
+            long rounds = 0;
+            while (running.get()) {
+                synchronized (round) {
+                    if (!paused) {
+                        sendRound(events, rounds++);
+                    }
+                }
+                Thread.sleep(50);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void sendRound(KafkaProducer<String, NodeEvent> events, long rounds) {
+        for (int i = 0; i < reportsPerRound; i++) {
+            String node = node(random.nextInt(nodes));
+            String device = "gpu-" + random.nextInt(devicesPerNode);
+            HealthStatus health = HEALTHS[random.nextInt(HEALTHS.length)];
+            // A third are keep-alives: of the device's current health a refresh the processor keeps in
+            // its node's state (PendingRefresh), which every restart must restore with the device.
+            ReportKind kind = random.nextInt(3) == 0 ? ReportKind.KEEPALIVE : ReportKind.CHANGE;
+            long sequence = sequences.merge(node, 1L, Long::sum);
+            DeviceHealthReport report = DeviceHealthReport.newBuilder()
+                    .setNode(node).setSource(SourceKind.DRA).setSourceName(DRIVER)
+                    .setDevice(DeviceRef.newBuilder().setDriver(DRIVER).setPool(node).setDevice(device).build())
+                    .setHealth(health).setKind(kind).setMessage(health == HealthStatus.UNHEALTHY ? "XID 79" : null)
+                    .setObservedAt(base.plusMillis(sequence)).setCollectorEpoch(epoch).setSequence(sequence).build();
+            // Key = node, as the collector writes: per-device order is the partition's order.
+            events.send(new ProducerRecord<>(topics.nodeEvents(), node, new NodeEvent(report)));
+            oracle.reported(deviceKey(node, device), health);
+            sent++;
+        }
+        if (rounds % 25 == 0) {
+            String node = node(random.nextInt(nodes));
+            events.send(new ProducerRecord<>(topics.nodeEvents(), node, new NodeEvent(snapshot(node))));
+        }
+        events.flush();
+    }
+
+    private NodeAllocations snapshot(String node) {
+        long sequence = sequences.merge(node, 1L, Long::sum);
+        String device = "gpu-" + random.nextInt(devicesPerNode);
+        ClaimDevice claimDevice = ClaimDevice.newBuilder().setDriver(DRIVER).setPool(node).setDevice(device)
+                .setCdiIds(List.of(DRIVER + "/gpu=" + device)).build();
+        return NodeAllocations.newBuilder().setNode(node).setObservedAt(base.plusMillis(sequence))
+                .setCollectorEpoch(epoch).setSequence(sequence)
+                .setPods(List.of(new PodAllocation(POD_NAMESPACE, pod(node), List.of(ContainerAllocation.newBuilder().setName("main")
+                        .setClaims(List.of(new ClaimAllocation("train-gpu", POD_NAMESPACE, List.of(claimDevice)))).build()))))
+                .build();
+    }
+}
