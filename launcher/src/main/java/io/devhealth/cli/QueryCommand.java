@@ -276,6 +276,12 @@ public final class QueryCommand implements Runnable {
                     status.path("name").asText(), status.path("node").asText(), status.path("summary").asText(),
                     status.path("version").asText(), status.path("updatedAt").asText(),
                     status.path("at").isNull() || status.path("at").isMissingNode() ? "" : ", as of " + status.path("at").asText());
+            JsonNode verdict = status.path("verdict");
+            if (verdict.isObject()) {
+                // "Infrastructure or application?", as the pod's post-mortem record says once it is final.
+                out.printf("Verdict: %s (%s, finished %s, final %s): %s%n", verdict.path("verdict").asText(), text(verdict, "phase"),
+                        text(verdict, "finishedAt"), text(verdict, "recordedAt"), text(verdict, "message"));
+            }
             Table table = new Table("CONTAINER", "CLAIM", "DEVICE", "HEALTH", "SINCE", "REASON", "MESSAGE");
             for (JsonNode container : status.path("containers")) {
                 for (JsonNode claim : container.path("claims")) {
@@ -420,6 +426,21 @@ public final class QueryCommand implements Runnable {
                 }
             });
             table.print(out);
+            if (summary.path("verdicts").fields().hasNext()) {
+                out.printf("%nTerminated pods by verdict%n");
+                Table verdicts = new Table("DIMENSION", "VALUE", "DEVICE-FAILURE", "NO-DEVICE-FAILURE", "UNKNOWN", "TOTAL");
+                summary.path("verdicts").fields().forEachRemaining(dimension -> {
+                    int shown = 0;
+                    for (JsonNode entry : dimension.getValue()) {
+                        if (shown++ == top) {
+                            break;
+                        }
+                        verdicts.row(dimension.getKey(), entry.path("key").asText(), entry.path("deviceFailure").asText(),
+                                entry.path("noDeviceFailure").asText(), entry.path("unknown").asText(), entry.path("total").asText());
+                    }
+                });
+                verdicts.print(out);
+            }
         }
     }
 

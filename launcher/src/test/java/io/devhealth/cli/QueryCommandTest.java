@@ -56,7 +56,10 @@ class QueryCommandTest {
                                    {"key":"node-2","toUnhealthy":1,"toUnknown":1,"toHealthy":1,"total":3}],
                            "DRIVER":[{"key":"gpu.nvidia.com","toUnhealthy":3,"toUnknown":1,"toHealthy":2,"total":6}],
                            "PRODUCT":[{"key":"NVIDIA H100 80GB HBM3","toUnhealthy":3,"toUnknown":1,"toHealthy":2,"total":6}],
-                           "REASON":[{"key":"XID-79","toUnhealthy":3,"toUnknown":0,"toHealthy":0,"total":3}]}}""";
+                           "REASON":[{"key":"XID-79","toUnhealthy":3,"toUnknown":0,"toHealthy":0,"total":3}]},
+             "verdicts":{"NODE":[{"key":"node-1","deviceFailure":2,"noDeviceFailure":5,"unknown":0,"total":7},
+                                 {"key":"node-2","deviceFailure":0,"noDeviceFailure":1,"unknown":1,"total":2}],
+                         "PRODUCT":[{"key":"NVIDIA H100 80GB HBM3","deviceFailure":2,"noDeviceFailure":6,"unknown":1,"total":9}]}}""";
 
     private HttpServer server;
     private String scheme = "http";
@@ -164,7 +167,22 @@ class QueryCommandTest {
                 .containsPattern("NODE\\s+node-1\\s+2\\s+0\\s+1\\s+3")
                 .containsPattern("PRODUCT\\s+NVIDIA H100 80GB HBM3\\s+3")
                 .containsPattern("REASON\\s+XID-79\\s+3")
+                .containsPattern("DIMENSION\\s+VALUE\\s+DEVICE-FAILURE\\s+NO-DEVICE-FAILURE\\s+UNKNOWN\\s+TOTAL")
+                .containsPattern("NODE\\s+node-1\\s+2\\s+5\\s+0\\s+7")
+                .containsPattern("PRODUCT\\s+NVIDIA H100 80GB HBM3\\s+2\\s+6\\s+1\\s+9")
                 .doesNotContain("node-2");
+    }
+
+    @Test
+    void shouldPrintATerminatedPodsVerdict() {
+        answers.put("/v1/pods/ml/train-0/devices", POD.substring(0, POD.lastIndexOf('}'))
+                + ",\"verdict\":{\"verdict\":\"DeviceFailure\",\"uid\":\"u-1\",\"phase\":\"Failed\","
+                + "\"finishedAt\":\"2026-11-29T10:00:03Z\",\"recordedAt\":\"2026-11-29T10:02:03Z\",\"message\":\"gpu-0 Unhealthy: XID 79\"}}");
+
+        assertThat(run("pod", "ml/train-0")).isZero();
+
+        assertThat(out.toString()).contains("Verdict: DeviceFailure (Failed, finished 2026-11-29T10:00:03Z, final 2026-11-29T10:02:03Z): "
+                + "gpu-0 Unhealthy: XID 79");
     }
 
     @Test

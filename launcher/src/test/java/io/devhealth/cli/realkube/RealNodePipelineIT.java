@@ -139,6 +139,11 @@ class RealNodePipelineIT {
         });
         // Published just before the record is marked final.
         await("the record final").atMost(WAIT).until(() -> record("train-xid").orElseThrow().getSpec().isFrozen());
+        await("devhealth query pod gives the verdict").atMost(WAIT).untilAsserted(() -> {
+            JsonNode answer = pipeline.query("pod", NAMESPACE + "/train-xid").path("verdict");
+            assertThat(answer.path("verdict").asText()).isEqualTo("DeviceFailure");
+            assertThat(answer.path("uid").asText()).isEqualTo(died.pod().uid());
+        });
     }
 
     /**
