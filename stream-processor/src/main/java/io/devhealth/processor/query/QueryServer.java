@@ -362,9 +362,12 @@ public final class QueryServer implements AutoCloseable {
                 QueryViews.FleetSummary part = FLEET_JSON.readValue(answer.body(), QueryViews.FleetSummary.class);
                 part.dimensions().forEach((dimension, entries) -> entries.forEach(e -> counts.merge(dimension + ":" + e.key(),
                         new FleetCounts("", e.toUnhealthy(), e.toUnknown(), e.toHealthy()), FleetCounts::plus)));
-                part.verdicts().forEach((dimension, entries) -> entries.forEach(e -> addVerdicts(verdicts, dimension + ":" + e.key(),
-                        Map.of(Verdict.DEVICE_FAILURE, e.deviceFailure(), Verdict.NO_DEVICE_FAILURE, e.noDeviceFailure(),
-                                Verdict.UNKNOWN, e.unknown()))));
+                // An instance one release behind (a rolling upgrade) sends no verdicts.
+                if (part.verdicts() != null) {
+                    part.verdicts().forEach((dimension, entries) -> entries.forEach(e -> addVerdicts(verdicts, dimension + ":" + e.key(),
+                            Map.of(Verdict.DEVICE_FAILURE, e.deviceFailure(), Verdict.NO_DEVICE_FAILURE, e.noDeviceFailure(),
+                                    Verdict.UNKNOWN, e.unknown()))));
+                }
             }
         }
         Responses.json(exchange, 200, QueryViews.fleetSummary(from, to, window, counts, verdicts));
