@@ -219,6 +219,7 @@ class ProcessorScaleOutIT {
             assertThat(querier.requests()).as("queries asked during the moves").isGreaterThan(100);
             assertThat(querier.serverErrors()).as("answers that are 5xx but 503 (retry shortly)").isEmpty();
             assertThat(querier.wrongAnswers()).as("200 answers that are not a node's, pod's or fleet's document").isEmpty();
+            assertThat(querier.notFound()).as("404 for nodes and pods that exist (moving partitions are 503, retry)").isEmpty();
             assertThat(querier.regressionsAfterGracefulMoves())
                     .as("node answers older than one answered before, while instances only closed gracefully").isEmpty();
         }
@@ -471,6 +472,10 @@ class ProcessorScaleOutIT {
 
         List<String> serverErrors() {
             return serverErrors;
+        }
+
+        List<String> notFound() {
+            return notFound;
         }
 
         List<String> wrongAnswers() {

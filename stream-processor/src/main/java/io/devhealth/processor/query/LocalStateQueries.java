@@ -20,6 +20,7 @@ import java.util.TreeMap;
 import java.util.Optional;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.KeyQueryMetadata;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StoreQueryParameters;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
@@ -81,8 +82,8 @@ final class LocalStateQueries implements StateQueries {
         // The token is bound to this device: one from another device's history is rejected, not misapplied.
         PageTokens.HistoryPosition resume = token == null ? null : pageTokens.parseHistory(key, token);
         long start = resume == null ? from.toEpochMilli() : Math.max(from.toEpochMilli(), resume.timestamp());
-        ReadOnlyWindowStore<String, HealthTransition> history = store(DeviceHealthTopology.DEVICE_HISTORY_STORE,
-                QueryableStoreTypes.windowStore());
+        ReadOnlyWindowStore<String, HealthTransition> history = nodeStore(DeviceHealthTopology.DEVICE_HISTORY_STORE,
+                QueryableStoreTypes.windowStore(), node);
         List<QueryViews.Transition> items = new ArrayList<>();
         String next = null;
         long runTimestamp = Long.MIN_VALUE;
@@ -107,8 +108,8 @@ final class LocalStateQueries implements StateQueries {
             }
         }
         if (items.isEmpty() && token == null) {
-            ReadOnlyKeyValueStore<String, DeviceState> devices = store(DeviceHealthTopology.DEVICE_STATE_STORE,
-                    QueryableStoreTypes.keyValueStore());
+            ReadOnlyKeyValueStore<String, DeviceState> devices = nodeStore(DeviceHealthTopology.DEVICE_STATE_STORE,
+                    QueryableStoreTypes.keyValueStore(), node);
             if (devices.get(key) == null) {
                 return Optional.empty();
             }
@@ -118,14 +119,15 @@ final class LocalStateQueries implements StateQueries {
 
     @Override
     public Optional<QueryViews.NodeDevices> nodeDevices(String node, int limit, String token) {
-        ReadOnlyKeyValueStore<String, StoredNode> nodes = store(DeviceHealthTopology.NODE_STATE_STORE, QueryableStoreTypes.keyValueStore());
+        ReadOnlyKeyValueStore<String, StoredNode> nodes = nodeStore(DeviceHealthTopology.NODE_STATE_STORE,
+                QueryableStoreTypes.keyValueStore(), node);
         StoredNode nodeState = nodes.get(node);
         if (nodeState == null) {
             return Optional.empty();
         }
         String after = token == null ? null : pageTokens.parseAfterKey(node, token);
-        ReadOnlyKeyValueStore<String, DeviceState> devices = store(DeviceHealthTopology.DEVICE_STATE_STORE,
-                QueryableStoreTypes.keyValueStore());
+        ReadOnlyKeyValueStore<String, DeviceState> devices = nodeStore(DeviceHealthTopology.DEVICE_STATE_STORE,
+                QueryableStoreTypes.keyValueStore(), node);
         List<QueryViews.NodeDevice> items = new ArrayList<>();
         String next = null;
         String lastKey = null;
@@ -226,6 +228,27 @@ final class LocalStateQueries implements StateQueries {
             }
         }
         return sums;
+    }
+
+    /**
+     * The one partition of a node-keyed store that holds {@code node}'s state (every store of the node
+     * processor is partitioned like node-events, by node). Across all partitions, a partition that is
+     * still restoring here, or just moving here, is left out and its node answered "no such node"
+     * (seen while instances restarted); asked by partition, it is an {@code InvalidStateStoreException},
+     * which the query API answers 503, retry shortly.
+     */
+    private <T> T nodeStore(String name, QueryableStoreType<T> type, String node) {
+        KeyQueryMetadata metadata = streams.queryMetadataForKey(name, node, new StringSerializer());
+        if (metadata == null || metadata.equals(KeyQueryMetadata.NOT_AVAILABLE)) {
+            throw QueryException.unavailable("the partition of node " + node + " is not known now (" + streams.state()
+                    + "), retry shortly");
+        }
+        try {
+            return streams.store(StoreQueryParameters.fromNameAndType(name, type).withPartition(metadata.partition()));
+        } catch (InvalidStateStoreException e) {
+            throw QueryException.unavailable("store " + name + " partition " + metadata.partition() + " is not queryable now ("
+                    + streams.state() + "), retry shortly");
+        }
     }
 
     private <T> T store(String name, QueryableStoreType<T> type) {

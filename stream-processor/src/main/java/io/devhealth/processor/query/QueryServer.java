@@ -297,14 +297,39 @@ public final class QueryServer implements AutoCloseable {
             return;
         }
         if (!forwarded && !local.knowsPod(namespace, name)) {
-            // Pods are stored with their node: ask every other instance.
+            // Pods are stored with their node: ask every other instance. The one that has it answers; only when
+            // every instance said "not here" is the pod unknown, and an instance that could not say (moving
+            // partitions, not reachable) makes it "retry shortly" rather than "no such pod".
+            HttpResponse<String> failed = null;
+            QueryException unreachable = null;
             for (HostInfo instance : cluster.otherPodInstances()) {
-                HttpResponse<String> answer = forwarder.forward(instance, exchange.target(), authorization(exchange));
-                if (answer.statusCode() != 404) {
+                HttpResponse<String> answer;
+                try {
+                    answer = forwarder.forward(instance, exchange.target(), authorization(exchange));
+                } catch (QueryException e) {
+                    unreachable = e;
+                    continue;
+                }
+                if (answer.statusCode() == 200) {
                     relay(exchange, answer);
                     return;
                 }
+                if (answer.statusCode() != 404 && failed == null) {
+                    failed = answer;
+                }
             }
+            if (failed != null) {
+                relay(exchange, failed);
+                return;
+            }
+            if (unreachable != null) {
+                throw unreachable;
+            }
+        }
+        if (!cluster.ready()) {
+            // Partitions are moving (a rebalance, a restore): the pod's may be one this instance cannot read yet.
+            throw QueryException.unavailable("pod " + namespace + "/" + name + " not found while the processor is " + cluster.state()
+                    + ", retry shortly");
         }
         throw QueryException.notFound(at == null ? "no pod " + namespace + "/" + name
                 : "no status of pod " + namespace + "/" + name + " at or before " + at);
