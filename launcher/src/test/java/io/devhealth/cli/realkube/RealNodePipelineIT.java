@@ -139,6 +139,9 @@ class RealNodePipelineIT {
         });
         // Published just before the record is marked final.
         await("the record final").atMost(WAIT).until(() -> record("train-xid").orElseThrow().getSpec().isFrozen());
+        // The sink's Events (condition changes, the record) pass the shipped events policy.
+        assertThat(pipeline.sinkCount("events", "result", "created")).as("Events created").isPositive();
+        assertThat(pipeline.sinkCount("events", "result", "failed")).as("Events refused").isZero();
         await("devhealth query pod gives the verdict").atMost(WAIT).untilAsserted(() -> {
             JsonNode answer = pipeline.query("pod", NAMESPACE + "/train-xid").path("verdict");
             assertThat(answer.path("verdict").asText()).isEqualTo("DeviceFailure");

@@ -1,6 +1,7 @@
 package io.devhealth.sink.realkube;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.devhealth.schema.avro.HealthStatus;
@@ -52,6 +53,7 @@ class SinkAdmissionPolicyIT {
 
     private static final String NAMESPACE = "sink-policy";
     private static final String POLICY = "devhealth-sink-pod-status";
+    private static final String EVENTS_POLICY = "devhealth-sink-events";
     private static final Path POLICY_FILE = Path.of("k8s/base/sink-apiserver/admissionpolicy.yaml");
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final String REFUSED = "ValidatingAdmissionPolicy '" + POLICY + "' with binding '" + POLICY + "' denied request: "
@@ -85,8 +87,11 @@ class SinkAdmissionPolicyIT {
                 .containsEntry("hijacked", "by-sink");
         sinkPatch("target", "[{\"op\":\"remove\",\"path\":\"/metadata/labels/hijacked\"}]");
 
+        // RBAC alone: events create takes an Event about any object.
+        sink.v1().events().inNamespace(NAMESPACE).resource(event("Node", "devhealth-node-1", "NodeNotReady", "kubelet")).create();
+
         apply(POLICY_FILE.toString());
-        // Policies are loaded asynchronously: wait until the probe is refused by this one.
+        // Policies are loaded asynchronously: wait until the probes are refused by them.
         await("the policy refuses a probe write").atMost(WAIT).pollInterval(Duration.ofMillis(500)).until(() -> {
             try {
                 probe();
@@ -95,6 +100,27 @@ class SinkAdmissionPolicyIT {
                 return e.getCode() == 403 && String.valueOf(e.getMessage()).contains(REFUSED);
             }
         });
+        await("the events policy refuses a probe Event").atMost(WAIT).pollInterval(Duration.ofMillis(500)).until(() -> {
+            try {
+                sink.v1().events().inNamespace(NAMESPACE).resource(event("Node", "devhealth-node-1", "NodeNotReady", "kubelet")).create();
+                return false;
+            } catch (KubernetesClientException e) {
+                return e.getCode() == 403 && String.valueOf(e.getMessage()).contains(EVENTS_POLICY);
+            }
+        });
+    }
+
+    /** An Event as the sink would post it, about {@code kind}/{@code name} in the test namespace. */
+    private static io.fabric8.kubernetes.api.model.Event event(String kind, String name, String reason, String component) {
+        return new io.fabric8.kubernetes.api.model.EventBuilder()
+                .withNewMetadata().withNamespace(NAMESPACE).withName(name + "." + Long.toHexString(System.nanoTime())).endMetadata()
+                .withNewInvolvedObject().withApiVersion("v1").withKind(kind).withNamespace("Pod".equals(kind) ? NAMESPACE : null)
+                        .withName(name).endInvolvedObject()
+                .withType("Warning").withReason(reason).withMessage("probe")
+                .withNewSource().withComponent(component).endSource()
+                .withReportingComponent("devhealth-sink".equals(component) ? "devhealth.io/sink" : component)
+                .withReportingInstance("probe")
+                .build();
     }
 
     /** The control plane is shared by the module's tests: take the policy away and wait until it no longer applies. */
@@ -103,6 +129,8 @@ class SinkAdmissionPolicyIT {
         if (admin == null) {
             return;
         }
+        admin.resources(ValidatingAdmissionPolicyBinding.class).withName(EVENTS_POLICY).delete();
+        admin.resources(ValidatingAdmissionPolicy.class).withName(EVENTS_POLICY).delete();
         admin.resources(ValidatingAdmissionPolicyBinding.class).withName(POLICY).delete();
         admin.resources(ValidatingAdmissionPolicy.class).withName(POLICY).delete();
         await("the policy no longer applies").atMost(WAIT).pollInterval(Duration.ofMillis(500)).until(() -> {
@@ -118,13 +146,15 @@ class SinkAdmissionPolicyIT {
 
     /** The API server checks the expressions against the Pod schema it serves and reports what does not fit. */
     @Test
-    void shouldTypeCheckAgainstThePodSchemaWithoutWarnings() {
-        await("the policy's type check").atMost(WAIT).until(() -> {
-            ValidatingAdmissionPolicy policy = admin.resources(ValidatingAdmissionPolicy.class).withName(POLICY).get();
-            return policy.getStatus() != null && policy.getStatus().getTypeChecking() != null;
-        });
-        assertThat(admin.resources(ValidatingAdmissionPolicy.class).withName(POLICY).get().getStatus().getTypeChecking()
-                .getExpressionWarnings()).isEmpty();
+    void shouldTypeCheckAgainstThePodAndEventSchemasWithoutWarnings() {
+        for (String name : List.of(POLICY, EVENTS_POLICY)) {
+            await(name + "'s type check").atMost(WAIT).until(() -> {
+                ValidatingAdmissionPolicy policy = admin.resources(ValidatingAdmissionPolicy.class).withName(name).get();
+                return policy.getStatus() != null && policy.getStatus().getTypeChecking() != null;
+            });
+            assertThat(admin.resources(ValidatingAdmissionPolicy.class).withName(name).get().getStatus().getTypeChecking()
+                    .getExpressionWarnings()).as(name).isEmpty();
+        }
     }
 
     @Test
@@ -218,6 +248,31 @@ class SinkAdmissionPolicyIT {
         assertThat(frozen.outcome()).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
         assertThat(condition(pod("written"), PodStatusWriter.FINAL_CONDITION_TYPE)).extracting(PodCondition::getStatus).isEqualTo("True");
         assertThat(condition(pod("written"), PodStatusWriter.CONDITION_TYPE)).extracting(PodCondition::getStatus).isEqualTo("False");
+    }
+
+    /**
+     * RBAC's {@code events create} would let a stolen sink token post an Event about any object with any
+     * reason (shown before the policy was applied); the policy holds it to devhealth's own Events.
+     */
+    @Test
+    void shouldRefuseTheSinkPostingEventsAboutOtherObjectsWithOtherReasonsOrAsAnotherComponent() {
+        for (io.fabric8.kubernetes.api.model.Event hostile : List.of(
+                event("Node", "devhealth-node-1", "NodeNotReady", "kubelet"),
+                event("Secret", "credentials", "DeviceUnhealthy", "devhealth-sink"),
+                event("Pod", "target", "Killing", "devhealth-sink"),
+                event("Pod", "target", "DeviceUnhealthy", "kubelet"))) {
+            assertThatThrownBy(() -> sink.v1().events().inNamespace(NAMESPACE).resource(hostile).create())
+                    .as(hostile.getInvolvedObject().getKind() + " " + hostile.getReason() + " " + hostile.getSource().getComponent())
+                    .isInstanceOfSatisfying(KubernetesClientException.class, e -> {
+                        assertThat(e.getCode()).isEqualTo(403);
+                        assertThat(e.getMessage()).contains("ValidatingAdmissionPolicy '" + EVENTS_POLICY + "'");
+                    });
+        }
+        // The Events PodEventRecorder writes pass (RealNodePipelineIT counts the real sink's through this policy).
+        sink.v1().events().inNamespace(NAMESPACE).resource(event("Pod", "target", "DeviceUnhealthy", "devhealth-sink")).create();
+        sink.v1().events().inNamespace(NAMESPACE).resource(event("Pod", "target", "DevicePostMortemRecorded", "devhealth-sink")).create();
+        // Other users are not evaluated.
+        admin.v1().events().inNamespace(NAMESPACE).resource(event("Node", "devhealth-node-1", "NodeNotReady", "kubelet")).create();
     }
 
     @Test
