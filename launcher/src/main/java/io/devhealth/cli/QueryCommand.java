@@ -1,6 +1,8 @@
 package io.devhealth.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.github.resilience4j.retry.Retry;
+import io.github.resilience4j.retry.RetryConfig;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import java.io.IOException;
@@ -48,7 +50,8 @@ import picocli.CommandLine.ScopeType;
  */
 @Command(name = "query", mixinStandardHelpOptions = true,
         description = "Ask the stream-processor which device failed under which pod, and when.",
-        subcommands = {QueryCommand.Pod.class, QueryCommand.Device.class, QueryCommand.Node.class, QueryCommand.Fleet.class})
+        subcommands = {QueryCommand.Pod.class, QueryCommand.Device.class, QueryCommand.Node.class, QueryCommand.Fleet.class,
+                QueryCommand.NodeKey.class})
 public final class QueryCommand implements Runnable {
 
     /** Where the processor's query API listens unless --server or DEVHEALTH_QUERY_SERVER says otherwise. */
@@ -440,6 +443,80 @@ public final class QueryCommand implements Runnable {
                     }
                 });
                 verdicts.print(out);
+            }
+        }
+    }
+
+    /**
+     * The collector's init step: fetches this node's signing key from the processor with the pod's
+     * projected ServiceAccount token ({@code --token-file}) and writes it where the collector reads it
+     * ({@code node.key.file}). Waits for the processor while it cannot be reached or answers 503 (it may
+     * start after the collector); a refusal (401, 403) ends at once, exit code 4.
+     */
+    @Command(name = "node-key", mixinStandardHelpOptions = true,
+            description = "Fetch this node's signing key from the processor (GET /v1/node-key) into a file, for node.key.file.")
+    static final class NodeKey extends Query {
+
+        @Option(names = "--out", required = true, paramLabel = "FILE", description = "Where to write the key (owner-only permissions).")
+        Path out;
+
+        @Option(names = "--wait", defaultValue = "5m", paramLabel = "DURATION",
+                description = "How long to keep asking while the processor is unreachable or not ready (default: ${DEFAULT-VALUE}).")
+        String wait;
+
+        @Override
+        void query(PrintWriter console) throws QueryFailed {
+            Duration patience = patience(wait);
+            Duration interval = Duration.ofSeconds(2);
+            Retry retry = Retry.of("node-key", RetryConfig.custom()
+                    .maxAttempts((int) Math.max(1, patience.toMillis() / interval.toMillis()))
+                    .waitDuration(interval)
+                    .retryOnException(e -> e instanceof QueryFailed failed && failed.exitCode == 3)
+                    .build());
+            JsonNode issued;
+            try {
+                issued = retry.executeCallable(() -> parent.get("/v1/node-key"));
+            } catch (QueryFailed e) {
+                throw e;
+            } catch (Exception e) {
+                throw new QueryFailed("node key not fetched: " + e.getMessage(), 3);
+            }
+            String credential = issued.path("credential").asText("");
+            if (credential.isEmpty()) {
+                throw new QueryFailed("the processor answered no credential", 3);
+            }
+            try {
+                Path parentDir = out.toAbsolutePath().getParent();
+                Path partial = Files.createTempFile(parentDir, ".node-key", ".tmp");
+                try {
+                    restrict(partial);
+                    Files.writeString(partial, credential + "\n", StandardCharsets.UTF_8);
+                    Files.move(partial, out, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                            java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+                } finally {
+                    Files.deleteIfExists(partial);
+                }
+            } catch (IOException e) {
+                throw new QueryFailed("cannot write --out " + out + " (" + e.getClass().getSimpleName() + ")", 2);
+            }
+            // The key itself is never printed.
+            console.printf("node key of %s written to %s (key id %s)%n", issued.path("node").asText(), out, issued.path("keyId").asText());
+        }
+
+        /** {@code 30s}, {@code 5m}, {@code 1h}, or ISO-8601 ({@code PT90S}). */
+        static Duration patience(String value) {
+            try {
+                return Duration.parse(value.matches("\\d+[smh]") ? "PT" + value.toUpperCase(java.util.Locale.ROOT) : value);
+            } catch (java.time.format.DateTimeParseException e) {
+                throw new IllegalArgumentException("--wait must be a duration such as 30s, 5m or PT90S, got '" + value + "'");
+            }
+        }
+
+        private static void restrict(Path file) throws IOException {
+            try {
+                Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            } catch (UnsupportedOperationException e) {
+                // Not a POSIX file system: the directory's own protection applies.
             }
         }
     }

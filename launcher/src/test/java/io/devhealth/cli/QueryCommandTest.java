@@ -66,6 +66,8 @@ class QueryCommandTest {
     private volatile String requiredToken;
     private Map<String, String> environment = Map.of();
     private final Map<String, String> answers = new ConcurrentHashMap<>();
+    /** How many requests get 503 first (a processor still starting). */
+    private final java.util.concurrent.atomic.AtomicInteger unavailable = new java.util.concurrent.atomic.AtomicInteger();
     private final List<String> requested = new CopyOnWriteArrayList<>();
     private final List<String> authorizations = new CopyOnWriteArrayList<>();
     private final StringWriter out = new StringWriter();
@@ -89,6 +91,14 @@ class QueryCommandTest {
                 exchange.sendResponseHeaders(401, refused.length);
                 try (OutputStream body = exchange.getResponseBody()) {
                     body.write(refused);
+                }
+                return;
+            }
+            if (unavailable.getAndDecrement() > 0) {
+                byte[] retry = "{\"status\":503,\"message\":\"retry shortly\"}".getBytes(StandardCharsets.UTF_8);
+                exchange.sendResponseHeaders(503, retry.length);
+                try (OutputStream body = exchange.getResponseBody()) {
+                    body.write(retry);
                 }
                 return;
             }
@@ -171,6 +181,36 @@ class QueryCommandTest {
                 .containsPattern("NODE\\s+node-1\\s+2\\s+5\\s+0\\s+7")
                 .containsPattern("PRODUCT\\s+NVIDIA H100 80GB HBM3\\s+2\\s+6\\s+1\\s+9")
                 .doesNotContain("node-2");
+    }
+
+    /** The collector's init step: waits while the processor says 503, then writes the key owner-only, and never prints it. */
+    @Test
+    void shouldFetchTheNodeKeyIntoAnOwnerOnlyFileOnceTheProcessorAnswers(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        String credential = "v1:0123456789abcdef:node-1:" + "a".repeat(43);
+        answers.put("/v1/node-key", "{\"node\":\"node-1\",\"keyId\":\"0123456789abcdef\",\"credential\":\"" + credential + "\"}");
+        unavailable.set(2);
+        Path token = dir.resolve("token");
+        Files.writeString(token, TOKEN + "\n");
+        requiredToken = TOKEN;
+        Path out = dir.resolve("node-key");
+
+        assertThat(run("--token-file", token.toString(), "node-key", "--out", out.toString(), "--wait", "30s")).isZero();
+
+        assertThat(Files.readString(out).strip()).isEqualTo(credential);
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(out))).isEqualTo("rw-------");
+        assertThat(requested).hasSize(3);
+        assertThat(this.out.toString()).contains("node key of node-1 written").doesNotContain(credential);
+    }
+
+    @Test
+    void shouldStopAtOnceWhenTheProcessorRefusesTheToken(@org.junit.jupiter.api.io.TempDir Path dir) {
+        requiredToken = TOKEN;
+        Path out = dir.resolve("node-key");
+
+        assertThat(run("--token", "wrong", "node-key", "--out", out.toString(), "--wait", "30s")).isEqualTo(4);
+
+        assertThat(requested).hasSize(1);
+        assertThat(Files.exists(out)).isFalse();
     }
 
     @Test

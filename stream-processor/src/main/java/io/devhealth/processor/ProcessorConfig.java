@@ -198,6 +198,14 @@ public final class ProcessorConfig extends ServiceConfig {
         }
     }
 
+    /**
+     * The current cluster secret ({@value #PRINCIPALS_SECRET} or {@value #PRINCIPALS_SECRET_FILE}), whether
+     * or not records are verified: node keys issued to collectors derive from it.
+     */
+    public Optional<byte[]> clusterSecret() {
+        return secret(PRINCIPALS_SECRET, PRINCIPALS_SECRET_FILE);
+    }
+
     private Optional<byte[]> secret(String option, String fileOption) {
         Password inline = getPassword(option);
         String file = getString(fileOption).strip();

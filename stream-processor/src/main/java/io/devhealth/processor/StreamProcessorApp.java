@@ -47,6 +47,7 @@ public final class StreamProcessorApp implements AutoCloseable {
         // The query port is bound first: with port 0 its number is known only then, and Streams must advertise it.
         this.queryServer = QueryServer.bind(config.queryBindAddress(), config.queryPort(), Clock.systemUTC(), config.querySecurity(),
                 config.httpLimits());
+        queryServer.issueNodeKeysFrom(config.clusterSecret());
         this.advertised = new HostInfo(advertisedHost(config), queryServer.port());
         props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, advertised.host() + ":" + advertised.port());
         try {

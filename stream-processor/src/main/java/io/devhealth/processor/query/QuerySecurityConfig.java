@@ -37,10 +37,11 @@ import org.apache.kafka.common.config.types.Password;
  * @param continueSecret key that signs continue tokens; null = a random key per process
  * @param insecure whether the API may serve without credentials, or take bearer tokens over plain HTTP
  * @param kubernetes whether and how the Kubernetes API server authenticates tokens and authorizes each query
+ * @param nodeKeys whether collectors may fetch their node's signing key here ({@code GET /v1/node-key})
  */
 public record QuerySecurityConfig(Path tokenFile, Password token, Duration tokenReloadInterval, boolean authenticateMetrics,
         Path keystore, Password keystorePassword, Path truststore, Password truststorePassword, List<String> allowedPrincipals,
-        Password continueSecret, boolean insecure, Kubernetes kubernetes) {
+        Password continueSecret, boolean insecure, Kubernetes kubernetes, NodeKeys nodeKeys) {
 
     public static final String TOKEN_FILE = "query.auth.token.file";
     public static final String TOKEN = "query.auth.token";
@@ -59,8 +60,37 @@ public record QuerySecurityConfig(Path tokenFile, Password token, Duration token
     public static final String KUBERNETES_CACHE_TTL = "query.auth.kubernetes.cache.ttl.ms";
     public static final String KUBERNETES_CACHE_SIZE = "query.auth.kubernetes.cache.size";
     public static final String KUBERNETES_TIMEOUT = "query.auth.kubernetes.timeout.ms";
+    public static final String NODE_KEYS_ENABLED = "node.keys.issue.enabled";
+    public static final String NODE_KEYS_AUDIENCE = "node.keys.issue.audience";
+    public static final String NODE_KEYS_SERVICE_ACCOUNTS = "node.keys.issue.service.accounts";
     /** The audience a token for the query API is requested for: {@code kubectl create token <sa> --audience devhealth-query}. */
     public static final String DEFAULT_AUDIENCE = "devhealth-query";
+    /** The audience of the collector's projected ServiceAccount token for fetching its node key. */
+    public static final String DEFAULT_NODE_KEYS_AUDIENCE = "devhealth-node-key";
+    /** The collector's ServiceAccount as k8s/ ships it. */
+    public static final String DEFAULT_NODE_KEYS_SERVICE_ACCOUNT = "system:serviceaccount:devhealth-node:node-collector";
+
+    /**
+     * Issuing node keys to collectors against their ServiceAccount token ({@link NodeKeyIssuer}): the
+     * token is checked with a TokenReview, which names the node the token's pod is bound to; that node's
+     * key, and no other, is the answer. The cluster secret never leaves the processor.
+     *
+     * @param enabled whether {@code GET /v1/node-key} is served (needs the cluster secret and the API server)
+     * @param audience the audience the collector's projected token is issued for
+     * @param serviceAccounts the users (ServiceAccounts) that may fetch a key
+     */
+    public record NodeKeys(boolean enabled, String audience, List<String> serviceAccounts) {
+        public NodeKeys {
+            serviceAccounts = List.copyOf(serviceAccounts);
+            if (enabled && (audience == null || audience.isBlank())) {
+                throw new ConfigException(NODE_KEYS_AUDIENCE, audience, "name the audience of the collectors' projected tokens");
+            }
+            if (enabled && serviceAccounts.isEmpty()) {
+                throw new ConfigException(NODE_KEYS_SERVICE_ACCOUNTS, "", "name the collectors' ServiceAccount "
+                        + "(system:serviceaccount:<namespace>:<name>)");
+            }
+        }
+    }
 
     /**
      * Authentication by {@code TokenReview} and authorization of every /v1 query by
@@ -112,7 +142,8 @@ public record QuerySecurityConfig(Path tokenFile, Password token, Duration token
                     + ") or " + TRUSTSTORE + " (" + ServiceConfig.envName(TRUSTSTORE) + ", mTLS), or " + INSECURE + "=true ("
                     + ServiceConfig.envName(INSECURE) + ") to serve it without (the embedded demo only)");
         }
-        if (!insecure && (tokenFile != null || token != null || kubernetes.enabled()) && keystore == null) {
+        Objects.requireNonNull(nodeKeys);
+        if (!insecure && (tokenFile != null || token != null || kubernetes.enabled() || nodeKeys.enabled()) && keystore == null) {
             throw new ConfigException("bearer tokens would travel in clear text over plain HTTP: set " + KEYSTORE + " ("
                     + ServiceConfig.envName(KEYSTORE) + ") so that the query API speaks HTTPS, or " + INSECURE + "=true ("
                     + ServiceConfig.envName(INSECURE) + ")");
@@ -171,7 +202,15 @@ public record QuerySecurityConfig(Path tokenFile, Password token, Duration token
                 .define(KUBERNETES_CACHE_SIZE, Type.INT, 4096, ConfigDef.Range.between(1, 1_000_000), Importance.LOW,
                         "Answers kept at most per kind of review (tokens and decisions); the least recently used go first.")
                 .define(KUBERNETES_TIMEOUT, Type.INT, 5_000, ConfigDef.Range.between(100, 60_000), Importance.LOW,
-                        "How long one review may take; a query whose review fails or times out gets 503, never the data.");
+                        "How long one review may take; a query whose review fails or times out gets 503, never the data.")
+                .define(NODE_KEYS_ENABLED, Type.BOOLEAN, false, Importance.HIGH,
+                        "Serve GET /v1/node-key: a collector presents its projected ServiceAccount token, a TokenReview names "
+                                + "the node its pod is bound to, and it gets that node's signing key (principals.secret stays "
+                                + "here). Needs principals.secret, create on tokenreviews, and TLS.")
+                .define(NODE_KEYS_AUDIENCE, Type.STRING, DEFAULT_NODE_KEYS_AUDIENCE, Importance.MEDIUM,
+                        "Audience of the collectors' projected tokens (serviceAccountToken.audience in the DaemonSet).")
+                .define(NODE_KEYS_SERVICE_ACCOUNTS, Type.LIST, DEFAULT_NODE_KEYS_SERVICE_ACCOUNT, Importance.MEDIUM,
+                        "ServiceAccounts (system:serviceaccount:<namespace>:<name>) that may fetch node keys.");
     }
 
     /** The query API security settings of a config whose definition went through {@link #define(ConfigDef)}. */
@@ -193,7 +232,9 @@ public record QuerySecurityConfig(Path tokenFile, Password token, Duration token
                         optionalPath(config.getString(KUBERNETES_KUBECONFIG)),
                         Duration.ofMillis(config.getLong(KUBERNETES_CACHE_TTL)),
                         config.getInt(KUBERNETES_CACHE_SIZE),
-                        Duration.ofMillis(config.getInt(KUBERNETES_TIMEOUT))));
+                        Duration.ofMillis(config.getInt(KUBERNETES_TIMEOUT))),
+                new NodeKeys(config.getBoolean(NODE_KEYS_ENABLED), config.getString(NODE_KEYS_AUDIENCE).trim(),
+                        config.getList(NODE_KEYS_SERVICE_ACCOUNTS).stream().map(String::trim).filter(v -> !v.isEmpty()).toList()));
     }
 
     /** Settings from plain key/values (tests, embedding). */

@@ -95,6 +95,7 @@ public final class QueryServer implements AutoCloseable {
     private final ApiServerReviews apiServer;
     private final KubernetesReviews reviews;
     private volatile ClusterView cluster;
+    private byte[] nodeKeyMaster;
 
     private QueryServer(Server server, SSLContext tls, Clock clock, QuerySecurityConfig security) {
         this.server = server;
@@ -105,7 +106,8 @@ public final class QueryServer implements AutoCloseable {
                         security.tokenReloadInterval(), clock)
                 : null;
         QuerySecurityConfig.Kubernetes kubernetes = security.kubernetes();
-        this.apiServer = kubernetes.enabled() ? ApiServerReviews.connect(kubernetes) : null;
+        // Node keys are issued against TokenReviews too, whether or not queries are authorized by Kubernetes.
+        this.apiServer = kubernetes.enabled() || security.nodeKeys().enabled() ? ApiServerReviews.connect(kubernetes) : null;
         this.reviews = apiServer == null ? null : new CachedReviews(apiServer, kubernetes.cacheSize(), kubernetes.cacheTtl(), clock);
         this.policy = new AccessPolicy(security.authenticates(), tokens, security.allowedPrincipals(), reviews, kubernetes.audiences());
         this.forwarder = new Forwarder(tls);
@@ -152,6 +154,18 @@ public final class QueryServer implements AutoCloseable {
         return JettyServers.port(server);
     }
 
+    /**
+     * The cluster secret node keys are derived from, for {@code GET /v1/node-key}; call before serving.
+     *
+     * @throws IllegalStateException when issuing node keys is on and {@code master} is empty
+     */
+    public void issueNodeKeysFrom(java.util.Optional<byte[]> master) {
+        if (security.nodeKeys().enabled() && master.isEmpty()) {
+            throw new IllegalStateException(QuerySecurityConfig.NODE_KEYS_ENABLED + " needs the cluster secret (principals.secret)");
+        }
+        this.nodeKeyMaster = master.map(byte[]::clone).orElse(null);
+    }
+
     /** Starts serving queries over {@code streams}; {@code self} is this instance's {@code application.server}. */
     public void serve(KafkaStreams kafkaStreams, PrometheusMeterRegistry registry, HostInfo advertised) {
         serve(new StreamsClusterView(kafkaStreams, advertised, pageTokens), registry::scrape, registry);
@@ -172,7 +186,17 @@ public final class QueryServer implements AutoCloseable {
         if (apiServer != null) {
             apiServer.countIn(meters);
         }
-        QoSHandler queries = new QoSHandler(new Endpoints(new AccessFilter(policy, reviews, meters), metrics));
+        NodeKeyIssuer nodeKeys = null;
+        if (security.nodeKeys().enabled()) {
+            if (nodeKeyMaster == null) {
+                throw new IllegalStateException(QuerySecurityConfig.NODE_KEYS_ENABLED + " needs the cluster secret (principals.secret)");
+            }
+            QuerySecurityConfig.Kubernetes kubernetes = security.kubernetes();
+            KubernetesReviews tokenReviews = reviews != null ? reviews
+                    : new CachedReviews(apiServer, kubernetes.cacheSize(), kubernetes.cacheTtl(), clock);
+            nodeKeys = new NodeKeyIssuer(tokenReviews, security.nodeKeys(), nodeKeyMaster, meters);
+        }
+        QoSHandler queries = new QoSHandler(new Endpoints(new AccessFilter(policy, reviews, meters), metrics, nodeKeys));
         queries.includePath(V1 + "*");
         queries.setMaxRequestCount(MAX_CONCURRENT_QUERIES);
         queries.setMaxSuspend(MAX_QUERY_WAIT);
@@ -187,10 +211,12 @@ public final class QueryServer implements AutoCloseable {
         private final RequestGuard guard = new RequestGuard();
         private final AccessFilter access;
         private final Supplier<String> metrics;
+        private final NodeKeyIssuer nodeKeys;
 
-        Endpoints(AccessFilter access, Supplier<String> metrics) {
+        Endpoints(AccessFilter access, Supplier<String> metrics, NodeKeyIssuer nodeKeys) {
             this.access = access;
             this.metrics = metrics;
+            this.nodeKeys = nodeKeys;
         }
 
         @Override
@@ -206,6 +232,19 @@ public final class QueryServer implements AutoCloseable {
                 case "/metrics" -> {
                     if (!security.authenticateMetrics() || access.admits(exchange) != null) {
                         Responses.text(exchange, 200, metrics.get(), "text/plain; version=0.0.4; charset=utf-8");
+                    }
+                }
+                case NodeKeyIssuer.PATH -> {
+                    // Its own authentication (the collector's projected token, another audience), not the queries'.
+                    if (nodeKeys == null) {
+                        Responses.error(exchange, 404, "node keys are not issued here (" + QuerySecurityConfig.NODE_KEYS_ENABLED + ")");
+                    } else {
+                        try {
+                            nodeKeys.handle(exchange);
+                        } catch (IOException | RuntimeException e) {
+                            LOGGER.error("node key request failed error=\"{}\"", e.toString());
+                            Responses.error(exchange, 500, "internal error; the processor's log has the details");
+                        }
                     }
                 }
                 default -> {

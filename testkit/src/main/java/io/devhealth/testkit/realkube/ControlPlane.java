@@ -259,6 +259,20 @@ public final class ControlPlane implements AutoCloseable {
                 .getStatus().getToken();
     }
 
+    /**
+     * A token for a ServiceAccount bound to one of its pods, as the kubelet requests it for a projected
+     * {@code serviceAccountToken} volume: the API server embeds the pod and, once the pod is bound to a
+     * node, that node's name and UID (a TokenReview returns them as {@code authentication.kubernetes.io/*}
+     * extra values).
+     */
+    public String podBoundToken(String namespace, String serviceAccount, String pod, List<String> audiences) {
+        io.fabric8.kubernetes.api.model.Pod bound = admin.pods().inNamespace(namespace).withName(pod).get();
+        TokenRequest request = new TokenRequestBuilder().withNewSpec().withExpirationSeconds(3600L).withAudiences(audiences)
+                .withNewBoundObjectRef().withApiVersion("v1").withKind("Pod").withName(pod).withUid(bound.getMetadata().getUid())
+                .endBoundObjectRef().endSpec().build();
+        return admin.serviceAccounts().inNamespace(namespace).withName(serviceAccount).tokenRequest(request).getStatus().getToken();
+    }
+
     /** A client that acts as the ServiceAccount, for proving what a shipped Role lets it do. */
     public KubernetesClient clientFor(String namespace, String serviceAccount) {
         return client(serviceAccountToken(namespace, serviceAccount));
