@@ -35,6 +35,9 @@ final class NodeKeyCommand implements Callable<Integer> {
             + SECRET_ENV + ".")
     Path secretFile;
 
+    @Option(names = "--out", paramLabel = "FILE", description = "Write the key to this file (owner-only) instead of printing it.")
+    Path out;
+
     @Override
     public Integer call() throws Exception {
         String secret = secretFile != null ? Files.readString(secretFile, StandardCharsets.UTF_8).strip() : System.getenv(SECRET_ENV);
@@ -50,7 +53,18 @@ final class NodeKeyCommand implements Callable<Integer> {
             err.println("cluster secret refused: " + e.getMessage());
             return 2;
         }
-        spec.commandLine().getOut().println(NodeKeyCredential.issue(master, node).format());
+        String credential = NodeKeyCredential.issue(master, node).format();
+        if (out == null) {
+            spec.commandLine().getOut().println(credential);
+            return 0;
+        }
+        try {
+            SecretFiles.writeOwnerOnly(out, credential);
+        } catch (java.io.IOException e) {
+            err.println("cannot write --out " + out + " (" + e.getClass().getSimpleName() + ")");
+            return 2;
+        }
+        spec.commandLine().getOut().println("node key of " + node + " written to " + out);
         return 0;
     }
 }

@@ -486,16 +486,7 @@ public final class QueryCommand implements Runnable {
                 throw new QueryFailed("the processor answered no credential", 3);
             }
             try {
-                Path parentDir = out.toAbsolutePath().getParent();
-                Path partial = Files.createTempFile(parentDir, ".node-key", ".tmp");
-                try {
-                    restrict(partial);
-                    Files.writeString(partial, credential + "\n", StandardCharsets.UTF_8);
-                    Files.move(partial, out, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
-                            java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-                } finally {
-                    Files.deleteIfExists(partial);
-                }
+                SecretFiles.writeOwnerOnly(out, credential);
             } catch (IOException e) {
                 throw new QueryFailed("cannot write --out " + out + " (" + e.getClass().getSimpleName() + ")", 2);
             }
@@ -509,14 +500,6 @@ public final class QueryCommand implements Runnable {
                 return Duration.parse(value.matches("\\d+[smh]") ? "PT" + value.toUpperCase(java.util.Locale.ROOT) : value);
             } catch (java.time.format.DateTimeParseException e) {
                 throw new IllegalArgumentException("--wait must be a duration such as 30s, 5m or PT90S, got '" + value + "'");
-            }
-        }
-
-        private static void restrict(Path file) throws IOException {
-            try {
-                Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
-            } catch (UnsupportedOperationException e) {
-                // Not a POSIX file system: the directory's own protection applies.
             }
         }
     }

@@ -40,6 +40,20 @@ class NodeKeyCommandTest {
     }
 
     @Test
+    void shouldWriteTheKeyToAnOwnerOnlyFileAndNotPrintIt(@TempDir Path dir) throws Exception {
+        String secret = "a-cluster-secret-of-at-least-32-bytes-0123456789";
+        Path file = Files.writeString(dir.resolve("secret"), secret + "\n");
+        Path key = dir.resolve("key");
+
+        assertThat(run("node-key", "--node", "gpu-node-7", "--secret-file", file.toString(), "--out", key.toString())).isZero();
+
+        NodeKeyCredential credential = NodeKeyCredential.parse(Files.readString(key).strip());
+        assertThat(credential).isEqualTo(NodeKeyCredential.issue(NodeKeys.masterFromSecret(secret), "gpu-node-7"));
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(key))).isEqualTo("rw-------");
+        assertThat(out.toString()).contains("written to").doesNotContain(credential.format());
+    }
+
+    @Test
     void shouldRefuseAShortSecretWithAClearError(@TempDir Path dir) throws Exception {
         Path file = Files.writeString(dir.resolve("secret"), "too-short");
 
