@@ -169,7 +169,8 @@ class BadInputAndDuplicatesTest {
         assertThat(value.getErrorClass()).isEqualTo(InvalidInputException.class.getName());
         assertThat(bytes(value.getValue())).isEqualTo(original);
         assertThat(fixture.transitions.readValuesToList()).hasSize(1);
-        assertThat(fixture.meters.get("devhealth.processor.dead.letters").tag("kind", "invalid").counter().count()).isEqualTo(1.0);
+        assertThat(fixture.meters.get("devhealth.processor.dead.letters").tag("kind", "invalid").tag("topic", fixture.topics.nodeEvents())
+                .counter().count()).isEqualTo(1.0);
     }
 
     @Test

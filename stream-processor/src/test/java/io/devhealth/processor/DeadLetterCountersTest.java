@@ -27,7 +27,8 @@ class DeadLetterCountersTest {
                     .containsExactlyInAnyOrder(
                             tuple("deserialization", "devhealth.node-events", 0.0), tuple("invalid", "devhealth.node-events", 0.0),
                             tuple("deserialization", "devhealth.health-transitions", 0.0),
-                            tuple("invalid", "devhealth.health-transitions", 0.0));
+                            tuple("invalid", "devhealth.health-transitions", 0.0),
+                            tuple("deserialization", "devhealth.pod-verdicts", 0.0), tuple("invalid", "devhealth.pod-verdicts", 0.0));
         }
     }
 
