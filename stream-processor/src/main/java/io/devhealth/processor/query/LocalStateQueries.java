@@ -31,6 +31,7 @@ import org.apache.kafka.streams.query.StateQueryRequest;
 import org.apache.kafka.streams.query.StateQueryResult;
 import org.apache.kafka.streams.query.RangeQuery;
 import org.apache.kafka.streams.query.WindowRangeQuery;
+import org.apache.kafka.streams.state.HostInfo;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.QueryableStoreType;
 import org.apache.kafka.streams.state.QueryableStoreTypes;
@@ -44,10 +45,12 @@ final class LocalStateQueries implements StateQueries {
 
     private final KafkaStreams streams;
     private final PageTokens pageTokens;
+    private final HostInfo self;
 
-    LocalStateQueries(KafkaStreams streams, PageTokens pageTokens) {
+    LocalStateQueries(KafkaStreams streams, PageTokens pageTokens, HostInfo self) {
         this.streams = streams;
         this.pageTokens = pageTokens;
+        this.self = self;
     }
 
     @Override
@@ -235,13 +238,19 @@ final class LocalStateQueries implements StateQueries {
      * processor is partitioned like node-events, by node). Across all partitions, a partition that is
      * still restoring here, or just moving here, is left out and its node answered "no such node"
      * (seen while instances restarted); asked by partition, it is an {@code InvalidStateStoreException},
-     * which the query API answers 503, retry shortly.
+     * which the query API answers 503, retry shortly. When another instance holds the node's partition
+     * now, a {@link QueryException#notHeld} 404: "not here", which an instance that forwarded here
+     * believing otherwise turns into 503 (the node moved), and a caller asking this instance's own
+     * state takes as it is.
      */
     private <T> T nodeStore(String name, QueryableStoreType<T> type, String node) {
         KeyQueryMetadata metadata = streams.queryMetadataForKey(name, node, new StringSerializer());
         if (metadata == null || metadata.equals(KeyQueryMetadata.NOT_AVAILABLE)) {
             throw QueryException.unavailable("the partition of node " + node + " is not known now (" + streams.state()
                     + "), retry shortly");
+        }
+        if (!self.equals(metadata.activeHost())) {
+            throw QueryException.notHeld("node " + node + " is held by another instance now");
         }
         try {
             return streams.store(StoreQueryParameters.fromNameAndType(name, type).withPartition(metadata.partition()));

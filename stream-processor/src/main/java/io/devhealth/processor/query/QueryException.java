@@ -6,14 +6,29 @@ final class QueryException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
     private final int status;
+    private final boolean notHeld;
 
     QueryException(int status, String message) {
+        this(status, message, false);
+    }
+
+    private QueryException(int status, String message, boolean notHeld) {
         super(message);
         this.status = status;
+        this.notHeld = notHeld;
     }
 
     int status() {
         return status;
+    }
+
+    /** A 404 that means "not on this instance" (another one holds the key now), not "no such thing". */
+    boolean notHeld() {
+        return notHeld;
+    }
+
+    static QueryException notHeld(String message) {
+        return new QueryException(404, message, true);
     }
 
     static QueryException badRequest(String message) {

@@ -79,6 +79,8 @@ public final class QueryServer implements AutoCloseable {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(QueryServer.class);
     static final String V1 = "/v1/";
+    /** On a 404 that means "another instance holds this key now" ({@link QueryException#notHeld}). */
+    static final String NOT_HELD_HEADER = "X-Devhealth-Not-Held";
     static final int MAX_CONCURRENT_QUERIES = 16;
     static final Duration MAX_QUERY_WAIT = Duration.ofSeconds(5);
     /** The /v1 queries, the probes and /metrics beside them, the acceptor and the selector. */
@@ -317,6 +319,9 @@ public final class QueryServer implements AutoCloseable {
                 fleetSummary(exchange, ((QueryRoute.FleetSummary) route).window(), forwarded);
             }
         } catch (QueryException e) {
+            if (e.notHeld()) {
+                exchange.setHeader(NOT_HELD_HEADER, "true");
+            }
             Responses.error(exchange, e.status(), e.getMessage());
         } catch (InvalidStateStoreException e) {
             // Kafka Streams checks a store's stream thread on every read, not only when it hands the store out: a read
@@ -482,7 +487,12 @@ public final class QueryServer implements AutoCloseable {
             HostInfo owner = cluster.ownerOfNode(node).orElseThrow(() ->
                     QueryException.unavailable("the owner of node " + node + " is not known yet (" + cluster.state() + "), retry shortly"));
             if (!cluster.isSelf(owner)) {
-                relay(exchange, forwarder.forward(owner, exchange.target(), authorization(exchange)));
+                HttpResponse<String> fromOwner = forwarder.forward(owner, exchange.target(), authorization(exchange));
+                if (fromOwner.statusCode() == 404 && fromOwner.headers().firstValue(NOT_HELD_HEADER).isPresent()) {
+                    // The owner this instance knew of gave the node away since: it is moving, not missing.
+                    throw QueryException.unavailable("node " + node + " is moving between instances, retry shortly");
+                }
+                relay(exchange, fromOwner);
                 return;
             }
         }

@@ -19,7 +19,7 @@ final class StreamsClusterView implements ClusterView {
     StreamsClusterView(KafkaStreams streams, HostInfo self, PageTokens pageTokens) {
         this.streams = streams;
         this.self = self;
-        this.local = new LocalStateQueries(streams, pageTokens);
+        this.local = new LocalStateQueries(streams, pageTokens, self);
     }
 
     @Override
