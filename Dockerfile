@@ -5,8 +5,18 @@
 # (`devhealth demo`, `simulate-node`) for docker-compose's simulated node:
 #   docker build --target demo -t devhealth-demo:0.1.0 .
 
-# --- build stage: the Maven wrapper pins Maven; the JDK image is pinned by version ---
-FROM eclipse-temurin:17.0.15_6-jdk-jammy AS build
+# Base images are pinned by digest (the multi-platform index of the tag): a tag can be re-pushed, a
+# digest cannot, so a rebuild of a release gets the same JDK and JRE layers. The tag stays in front for
+# the reader and for the updater (.github/dependabot.yml proposes each new digest as a change to review).
+# Build with an image SBOM and provenance attached (BuildKit scans the whole image: OS packages, the
+# JRE and every jar):
+#   docker buildx build --sbom=true --provenance=mode=max -t devhealth:0.1.0 .
+# The production image also carries the application's own CycloneDX SBOM at
+# /opt/devhealth/sbom/devhealth.cdx.json (launcher/target/bom.json, which ProductionArtifactIT checks
+# against lib/ jar by jar), so it can be read without the registry's attestations.
+
+# --- build stage: the Maven wrapper pins Maven ---
+FROM eclipse-temurin:17.0.16_8-jdk-jammy@sha256:47d330891da01c4b17fb6af5018d9a7bad33f7a252a91dde890c10d4de5ebd33 AS build
 WORKDIR /src
 COPY .mvn/ .mvn/
 COPY mvnw pom.xml ./
@@ -27,7 +37,7 @@ RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends gcc lib
 RUN ./mvnw -B -q -Dmaven.test.skip=true -pl launcher,demo -am package
 
 # --- JRE only, non-root: what both images run on ---
-FROM eclipse-temurin:17.0.15_6-jre-jammy AS jre
+FROM eclipse-temurin:17.0.16_8-jre-jammy@sha256:e90fd2b084488c0ffdd22610d44c1579e63b585c7fb83489fd815c0dc5b4e1f7 AS jre
 RUN groupadd --system --gid 65532 devhealth && useradd --system --uid 65532 --gid 65532 --no-create-home devhealth
 WORKDIR /opt/devhealth
 USER 65532:65532
@@ -43,6 +53,11 @@ CMD ["--help"]
 FROM jre AS production
 COPY --from=build /src/launcher/target/devhealth.jar ./devhealth.jar
 COPY --from=build /src/launcher/target/lib/ ./lib/
+COPY --from=build /src/launcher/target/bom.json ./sbom/devhealth.cdx.json
+LABEL org.opencontainers.image.title="devhealth" \
+      org.opencontainers.image.description="devhealth services: collector, processor, sink, query" \
+      org.opencontainers.image.version="0.1.0" \
+      io.devhealth.sbom="/opt/devhealth/sbom/devhealth.cdx.json"
 EXPOSE 8080
 ENTRYPOINT ["java", "-XX:+ExitOnOutOfMemoryError", "-jar", "/opt/devhealth/devhealth.jar"]
 CMD ["--help"]

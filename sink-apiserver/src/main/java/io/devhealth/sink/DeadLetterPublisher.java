@@ -1,20 +1,14 @@
 package io.devhealth.sink;
 
 import io.devhealth.schema.avro.DeadLetter;
-import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.SchemaRegistryClient;
 import java.nio.ByteBuffer;
 import java.time.Clock;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,13 +33,8 @@ final class DeadLetterPublisher implements AutoCloseable {
     }
 
     static DeadLetterPublisher create(SinkConfig config, SchemaRegistryClient registry, Clock clock) {
-        Map<String, Object> props = new HashMap<>(config.kafkaClientProperties());
-        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
-        props.put(ProducerConfig.ACKS_CONFIG, "all");
-        props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-        props.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, config.groupId() + "-dlq");
-        return new DeadLetterPublisher(new KafkaProducer<>(props, new StringSerializer(),
-                AvroSerde.of(DeadLetter.class, registry, false, config.autoRegisterSchemas()).serializer()), config.topics().deadLetters(), clock);
+        return new DeadLetterPublisher(SinkProducers.acknowledged(config, registry, DeadLetter.class, "dlq"), config.topics().deadLetters(),
+                clock);
     }
 
     /** Publishes and waits for the acknowledgement; throws {@link KafkaException} when Kafka does not take it. */
@@ -62,10 +51,7 @@ final class DeadLetterPublisher implements AutoCloseable {
                 .setFailedAt(clock.instant())
                 .build();
         try {
-            producer.send(new ProducerRecord<>(topic, source.key(), letter)).get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new KafkaException("interrupted while dead-lettering", e);
+            SinkProducers.sendAndWait(producer, new ProducerRecord<>(topic, source.key(), letter), "a dead letter");
         } catch (ExecutionException e) {
             throw new KafkaException("dead letter not acknowledged", e.getCause());
         }

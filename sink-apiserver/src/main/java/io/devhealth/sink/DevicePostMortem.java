@@ -52,7 +52,7 @@ public final class DevicePostMortem extends CustomResource<DevicePostMortem.Spec
      * @param phase the pod's phase when recorded (Failed, Succeeded)
      * @param finishedAt when its last container finished (RFC 3339)
      * @param health Healthy, Unhealthy or Unknown: the worst device
-     * @param verdict whether the pod ended on failed hardware ({@link PodVerdict#word()})
+     * @param verdict whether the pod ended on failed hardware ({@link io.devhealth.schema.VerdictWords})
      * @param message one line a human reads: which device, which health, since when, why
      * @param containers per container the devices it used
      * @param frozen true once the post-termination window has passed: the record no longer changes

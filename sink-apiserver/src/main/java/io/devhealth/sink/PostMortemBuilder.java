@@ -2,6 +2,7 @@ package io.devhealth.sink;
 
 import io.devhealth.schema.HealthMessages;
 import io.devhealth.schema.HealthWords;
+import io.devhealth.schema.VerdictWords;
 import io.devhealth.schema.avro.ClaimDeviceStatus;
 import io.devhealth.schema.avro.ContainerDeviceStatus;
 import io.devhealth.schema.avro.DevicePluginResourceStatus;
@@ -63,7 +64,7 @@ final class PostMortemBuilder {
                 pod.getStatus() == null ? null : pod.getStatus().getPhase(),
                 TerminatedDeviceHealth.podFinishedAt(pod).map(Object::toString).orElse(null),
                 HealthWords.of(status.getSummary()),
-                PodVerdict.of(status.getSummary()).word(),
+                VerdictWords.of(PodVerdict.of(status.getSummary())),
                 message(status),
                 containers,
                 null,

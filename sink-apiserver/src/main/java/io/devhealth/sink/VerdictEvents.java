@@ -44,7 +44,7 @@ final class VerdictEvents {
                 .setNode(spec.node() == null ? "" : spec.node())
                 .setPhase(spec.phase() == null ? "" : spec.phase())
                 .setFinishedAt(instant(spec.finishedAt()))
-                .setVerdict(PodVerdict.ofWord(spec.verdict()).avro())
+                .setVerdict(PodVerdict.ofWord(spec.verdict()))
                 .setHealth(health(spec.health()))
                 .setMessage(spec.message())
                 .setContainers(containers)

@@ -1,18 +1,12 @@
 package io.devhealth.sink;
 
 import io.devhealth.schema.avro.TerminatedPod;
-import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.SchemaRegistryClient;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.concurrent.ExecutionException;
-import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.RetriableException;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,13 +35,8 @@ final class VerdictPublisher implements AutoCloseable {
     }
 
     static VerdictPublisher create(SinkConfig config, SchemaRegistryClient registry, SinkMetrics metrics) {
-        Map<String, Object> props = new HashMap<>(config.kafkaClientProperties());
-        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
-        props.put(ProducerConfig.ACKS_CONFIG, "all");
-        props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-        props.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, config.groupId() + "-verdicts");
-        return new VerdictPublisher(new KafkaProducer<>(props, new StringSerializer(),
-                AvroSerde.of(TerminatedPod.class, registry).serializer()), config.topics().podVerdicts(), metrics);
+        return new VerdictPublisher(SinkProducers.acknowledged(config, registry, TerminatedPod.class, "verdicts"),
+                config.topics().podVerdicts(), metrics);
     }
 
     /**
@@ -60,10 +49,8 @@ final class VerdictPublisher implements AutoCloseable {
     void publish(TerminatedPod verdict) {
         String key = verdict.getPod().getNamespace() + "/" + verdict.getPod().getName();
         try {
-            producer.send(new ProducerRecord<>(topic, null, verdict.getRecordedAt().toEpochMilli(), key, verdict)).get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new KafkaException("interrupted while publishing a pod verdict", e);
+            SinkProducers.sendAndWait(producer, new ProducerRecord<>(topic, null, verdict.getRecordedAt().toEpochMilli(), key, verdict),
+                    "a pod verdict");
         } catch (ExecutionException e) {
             if (e.getCause() instanceof RetriableException) {
                 throw new KafkaException("pod verdict not acknowledged", e.getCause());
@@ -71,7 +58,7 @@ final class VerdictPublisher implements AutoCloseable {
             giveUp(key, verdict, e.getCause());
             return;
         } catch (KafkaException e) {
-            if (e instanceof RetriableException) {
+            if (e instanceof RetriableException || Thread.currentThread().isInterrupted()) {
                 throw e;
             }
             // Thrown by send itself: the value could not be serialized, the producer is closed.
