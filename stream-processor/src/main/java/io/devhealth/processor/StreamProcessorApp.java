@@ -58,6 +58,9 @@ public final class StreamProcessorApp implements AutoCloseable {
         }
         this.streamsMetrics = new KafkaStreamsMetrics(streams);
         streamsMetrics.bindTo(meters);
+        RestoreProgress restores = new RestoreProgress(meters);
+        streams.setGlobalStateRestoreListener(restores);
+        streams.setStandbyUpdateListener(restores);
     }
 
     /**

@@ -60,9 +60,9 @@ class KeepAliveRestartIT {
         run.close();
     }
 
-    private void startProcessor(Path stateDir) throws Exception {
+    private StreamProcessorApp startProcessor(Path stateDir) throws Exception {
         // The second instance gets the partition once the first one's session ends (it does not leave the group).
-        run.start(stateDir, Map.of("kafka." + ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "6000"));
+        return run.start(stateDir, Map.of("kafka." + ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "6000"));
     }
 
     @Test
@@ -76,11 +76,16 @@ class KeepAliveRestartIT {
         run.stop();
 
         // A new instance with an empty state directory: every store comes back from its changelog.
-        startProcessor(tmp.resolve("second"));
+        StreamProcessorApp second = startProcessor(tmp.resolve("second"));
         // The node's clock passes the deadline the device was last written with (t0 + 120 s)...
         send(heartbeat(t0.plusSeconds(205)));
         awaitProcessed();
         assertThat(transitions()).as("no spurious Unknown after the restart").containsExactly("UNKNOWN->HEALTHY@" + t0);
+        // What an operator watches meanwhile: records restored, and nothing left to restore once it answers.
+        assertThat(second.meters().get(RestoreProgress.RESTORED).counter().count()).as("changelog records restored").isPositive();
+        assertThat(second.meters().get(RestoreProgress.RESTORE_REMAINING).gauge().value()).isZero();
+        assertThat(second.meters().get(RestoreProgress.RESTORE_PARTITIONS).gauge().value()).isZero();
+        assertThat(second.meters().get(RestoreProgress.RESTORE_TIME).timer().count()).as("store partitions restored").isPositive();
 
         // ...and the device goes Unknown exactly when its latest keep-alive times out.
         send(heartbeat(t0.plusSeconds(321)));
