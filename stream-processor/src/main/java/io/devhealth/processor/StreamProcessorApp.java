@@ -14,6 +14,8 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.Properties;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
@@ -123,6 +125,23 @@ public final class StreamProcessorApp implements AutoCloseable {
         LOGGER.info("processor started queryPort={}", queryServer.port());
     }
 
+    /**
+     * What a graceful close (SIGTERM: a rolling restart, a scale-down) does with this instance's place in
+     * the group. Kafka Streams' own default keeps a member of the classic protocol in the group
+     * ({@code StreamThread#completeShutdown} maps {@code DEFAULT} to {@code REMAIN_IN_GROUP}), so the
+     * partitions of a dynamic member that closed stay assigned to it, unprocessed and unanswerable, until
+     * its session times out (45 s by default) — on every step of a rolling restart. A dynamic member
+     * therefore leaves at once and its partitions move to the standbys. A static member
+     * ({@code group.instance.id}) stays: it comes back under the same id within the session timeout and
+     * gets its partitions back without a rebalance, which is what static membership is for.
+     */
+    static CloseOptions.GroupMembershipOperation membershipOnClose(Properties streamsProperties) {
+        boolean staticMember = streamsProperties.containsKey(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG)
+                || streamsProperties.containsKey(StreamsConfig.mainConsumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG))
+                || streamsProperties.containsKey(StreamsConfig.consumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG));
+        return staticMember ? CloseOptions.GroupMembershipOperation.REMAIN_IN_GROUP : CloseOptions.GroupMembershipOperation.LEAVE_GROUP;
+    }
+
     /** Ready when Kafka Streams runs, as the query API's /readyz says. */
     private HealthServer.Check readiness() {
         KafkaStreams.State state = streams.state();
@@ -153,7 +172,7 @@ public final class StreamProcessorApp implements AutoCloseable {
             operations.close();
         }
         queryServer.close();
-        streams.close(Duration.ofSeconds(10));
+        streams.close(CloseOptions.timeout(Duration.ofSeconds(10)).withGroupMembershipOperation(membershipOnClose(streamsProperties(config))));
         streamsMetrics.close();
         meters.close();
     }

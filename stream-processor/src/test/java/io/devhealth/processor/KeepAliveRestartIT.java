@@ -61,7 +61,8 @@ class KeepAliveRestartIT {
     }
 
     private StreamProcessorApp startProcessor(Path stateDir) throws Exception {
-        // The second instance gets the partition once the first one's session ends (it does not leave the group).
+        // The first instance leaves the group as it closes (StreamProcessorApp.membershipOnClose): the second gets the
+        // partition at once. The short session timeout only bounds the wait should it not.
         return run.start(stateDir, Map.of("kafka." + ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "6000"));
     }
 

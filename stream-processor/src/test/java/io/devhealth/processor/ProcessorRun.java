@@ -26,7 +26,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * The production processor ({@link StreamProcessorApp}) against the in-process broker, as the
  * integration tests run it: topics of its own, an in-memory schema registry, the query server on a
  * free loopback port, and a producer that writes what collectors write. One per test class; the
- * processor may be started again (a restart) with another state directory.
+ * processor may be started again (a restart) with another state directory, and more than one instance
+ * of it may run (each on its own state directory).
  */
 final class ProcessorRun implements AutoCloseable {
 
@@ -36,7 +37,7 @@ final class ProcessorRun implements AutoCloseable {
     final String applicationId;
     private final String registryUrl;
     private KafkaProducer<String, byte[]> producer;
-    private StreamProcessorApp app;
+    private final java.util.List<StreamProcessorApp> apps = new java.util.ArrayList<>();
 
     /** Creates the processor's topics with {@code partitions} partitions each, named after {@code name}. */
     ProcessorRun(EmbeddedKafkaCluster kafka, String name, int partitions) {
@@ -63,16 +64,23 @@ final class ProcessorRun implements AutoCloseable {
                 QuerySecurityConfig.INSECURE, "true",
                 "kafka." + ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"));
         config.putAll(settings);
-        app = new StreamProcessorApp(new ProcessorConfig(config));
+        StreamProcessorApp app = new StreamProcessorApp(new ProcessorConfig(config));
+        apps.add(app);
         app.start();
         return app;
     }
 
-    /** Stops the processor (not the broker: its topics and committed offsets stay for the next start). */
+    /** Stops every instance started (not the broker: its topics and committed offsets stay for the next start). */
     void stop() {
-        if (app != null) {
+        for (int i = apps.size() - 1; i >= 0; i--) {
+            apps.remove(i).close();
+        }
+    }
+
+    /** Stops one instance gracefully, as SIGTERM does. */
+    void stop(StreamProcessorApp app) {
+        if (apps.remove(app)) {
             app.close();
-            app = null;
         }
     }
 
