@@ -7,6 +7,7 @@ import io.devhealth.bench.pipeline.Percentiles;
 import io.devhealth.bench.pipeline.ProcessStats;
 import io.devhealth.processor.DeviceHealthTopology;
 import io.devhealth.processor.ProcessorConfig;
+import io.devhealth.processor.RestoreProgress;
 import io.devhealth.processor.query.QuerySecurityConfig;
 import io.devhealth.processor.StreamProcessorApp;
 import io.devhealth.schema.config.ServiceConfig;
@@ -63,6 +64,7 @@ import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StoreQueryParameters;
+import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.kstream.Windowed;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.QueryableStoreTypes;
@@ -125,6 +127,10 @@ public final class QueryBenchmark implements Callable<Integer> {
 
     @Option(names = "--work-dir", description = "State and broker directory (default: a temporary one, deleted at the end).")
     Path workDir;
+
+    @Option(names = "--restore", description = "After the queries, measure restores from the changelogs: a new instance on an empty "
+            + "state directory, then a takeover of one of two instances' tasks without and with a standby.")
+    boolean restore;
 
     private int nodes;
     private Instant base;
@@ -194,7 +200,7 @@ public final class QueryBenchmark implements Callable<Integer> {
 
                 URI api = URI.create("http://127.0.0.1:" + processor.queryAddress().port());
                 List<String> tables = new ArrayList<>();
-                for (int threadCount : threads) {
+                for (int threadCount : requests == 0 ? List.<Integer>of() : threads) {
                     tables.add(runQueries(api, threadCount));
                 }
 
@@ -211,12 +217,110 @@ public final class QueryBenchmark implements Callable<Integer> {
                 System.out.println("|---:|---|---:|---:|---:|---:|---:|---:|");
                 tables.forEach(System.out::print);
             }
+            if (restore) {
+                new Restores(settings, dir).measure();
+            }
         } finally {
             if (temporary) {
                 ProcessStats.deleteRecursively(dir);
             }
         }
         return 0;
+    }
+
+    // ---------------------------------------------------------------- restores
+
+    /**
+     * Restores from the changelogs the first instance wrote (it has closed, leaving the group): what an
+     * operator waits for when a processor's state directory is lost, or an instance's tasks move to
+     * another one. Each phase's instances have empty state directories of their own.
+     */
+    private record Restores(Map<String, Object> settings, Path dir) {
+
+        void measure() throws Exception {
+            System.out.println();
+            System.out.println("| restore | instances | records restored | store partitions | ready after s | restore time s (sum) | records/s |");
+            System.out.println("|---|---:|---:|---:|---:|---:|---:|");
+            try (StreamProcessorApp alone = start("alone", 0)) {
+                long t0 = System.nanoTime();
+                awaitReady(List.of(alone), null);
+                row("everything, onto an empty state directory", 1, alone, t0, 0);
+            }
+            for (int standbys : new int[] {0, 1}) {
+                try (StreamProcessorApp leaving = start("leaving-" + standbys, standbys);
+                     StreamProcessorApp staying = start("staying-" + standbys, standbys)) {
+                    awaitReady(List.of(leaving, staying), null);
+                    if (standbys > 0) {
+                        awaitUntil("standbys caught up", () -> gauge(staying, RestoreProgress.STANDBY_LAG) == 0
+                                && gauge(leaving, RestoreProgress.STANDBY_LAG) == 0);
+                    }
+                    int tasks = activeTasks(leaving) + activeTasks(staying);
+                    double before = counter(staying, RestoreProgress.RESTORED);
+                    double partitionsBefore = staying.meters().get(RestoreProgress.RESTORE_TIME).timer().count();
+                    long t0 = System.nanoTime();
+                    leaving.close();
+                    awaitReady(List.of(staying), tasks);
+                    row("one instance's tasks taken over, " + (standbys == 0 ? "no standby" : "from a standby"), 2, staying, t0,
+                            before, partitionsBefore);
+                }
+            }
+        }
+
+        private StreamProcessorApp start(String name, int standbys) throws Exception {
+            Map<String, Object> own = new HashMap<>(settings);
+            own.put(ProcessorConfig.STATE_DIR, Files.createDirectories(dir.resolve("restore-" + name)).toString());
+            own.put(ServiceConfig.KAFKA_PREFIX + StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, Integer.toString(standbys));
+            StreamProcessorApp app = new StreamProcessorApp(new ProcessorConfig(own));
+            app.start();
+            return app;
+        }
+
+        /** Until every instance runs, restores nothing, and (when given) the first holds {@code tasks} active tasks. */
+        private static void awaitReady(List<StreamProcessorApp> apps, Integer tasks) throws Exception {
+            awaitUntil("ready", () -> apps.stream().allMatch(app -> app.streams().state() == KafkaStreams.State.RUNNING
+                    && gauge(app, RestoreProgress.RESTORE_PARTITIONS) == 0 && activeTasks(app) > 0)
+                    && (tasks == null || activeTasks(apps.get(0)) == tasks));
+        }
+
+        private static void awaitUntil(String what, java.util.function.BooleanSupplier condition) throws Exception {
+            long deadline = System.nanoTime() + Duration.ofMinutes(30).toNanos();
+            // A few polls in a row: a rebalance can pass through RUNNING before it hands out the last tasks.
+            int inARow = 0;
+            while (inARow < 3) {
+                inARow = condition.getAsBoolean() ? inARow + 1 : 0;
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("not " + what + " within 30 minutes");
+                }
+                Thread.sleep(50);
+            }
+        }
+
+        private static int activeTasks(StreamProcessorApp app) {
+            return app.streams().metadataForLocalThreads().stream().mapToInt(t -> t.activeTasks().size()).sum();
+        }
+
+        private static double gauge(StreamProcessorApp app, String name) {
+            return app.meters().get(name).gauge().value();
+        }
+
+        private static double counter(StreamProcessorApp app, String name) {
+            return app.meters().get(name).counter().count();
+        }
+
+        private static void row(String what, int instances, StreamProcessorApp app, long startNanos, double restoredBefore) {
+            row(what, instances, app, startNanos, restoredBefore, 0);
+        }
+
+        private static void row(String what, int instances, StreamProcessorApp app, long startNanos, double restoredBefore,
+                double partitionsBefore) {
+            double ready = (System.nanoTime() - startNanos) / 1e9;
+            double records = counter(app, RestoreProgress.RESTORED) - restoredBefore;
+            io.micrometer.core.instrument.Timer timer = app.meters().get(RestoreProgress.RESTORE_TIME).timer();
+            double partitions = timer.count() - partitionsBefore;
+            double restoreSeconds = timer.totalTime(java.util.concurrent.TimeUnit.SECONDS);
+            System.out.printf(Locale.ROOT, "| %s | %d | %,.0f | %,.0f | %.1f | %.1f | %,.0f |%n", what, instances, records, partitions, ready,
+                    restoreSeconds, ready > 0 ? records / ready : 0);
+        }
     }
 
     // ---------------------------------------------------------------- prefill

@@ -32,13 +32,13 @@ import org.slf4j.LoggerFactory;
  * </ul>
  * The callbacks come from stream threads and the state updater thread at once.
  */
-final class RestoreProgress implements StateRestoreListener, StandbyUpdateListener {
+public final class RestoreProgress implements StateRestoreListener, StandbyUpdateListener {
 
-    static final String RESTORE_REMAINING = "devhealth.processor.restore.remaining.records";
-    static final String RESTORE_PARTITIONS = "devhealth.processor.restore.partitions";
-    static final String RESTORED = "devhealth.processor.restore.records";
-    static final String RESTORE_TIME = "devhealth.processor.restore.duration";
-    static final String STANDBY_LAG = "devhealth.processor.standby.lag.records";
+    public static final String RESTORE_REMAINING = "devhealth.processor.restore.remaining.records";
+    public static final String RESTORE_PARTITIONS = "devhealth.processor.restore.partitions";
+    public static final String RESTORED = "devhealth.processor.restore.records";
+    public static final String RESTORE_TIME = "devhealth.processor.restore.duration";
+    public static final String STANDBY_LAG = "devhealth.processor.standby.lag.records";
 
     private static final Logger LOGGER = LoggerFactory.getLogger(RestoreProgress.class);
 
