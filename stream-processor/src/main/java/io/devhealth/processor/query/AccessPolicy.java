@@ -105,22 +105,22 @@ final class AccessPolicy {
             return new Allowed("anonymous");
         }
         boolean certificateRefused = verifiedClient != null && !principalAllowed(verifiedClient);
-        if (authorization == null || authorization.isBlank()) {
+        AuthorizationHeader presented = AuthorizationHeader.parse(authorization);
+        if (presented.presented() == AuthorizationHeader.Presented.NONE) {
             if (verifiedClient == null) {
                 return new Denied(401, "authentication required: send Authorization: Bearer <token>", CHALLENGE, "missing");
             }
             return certificateRefused ? forbidden() : certificate(verifiedClient);
         }
-        int space = authorization.indexOf(' ');
-        if (space < 0 || !authorization.substring(0, space).equalsIgnoreCase("Bearer")) {
+        if (presented.presented() == AuthorizationHeader.Presented.OTHER_SCHEME) {
             return new Denied(401, "only bearer tokens are accepted (Authorization: Bearer <token>)",
                     CHALLENGE + ", error=\"invalid_request\"", "scheme");
         }
-        String token = authorization.substring(space + 1).strip();
-        if (tokens != null && tokens.matches(token)) {
+        String token = presented.token();
+        if (token != null && tokens != null && tokens.matches(token)) {
             return new Allowed("token");
         }
-        if (kubernetes != null && !token.isEmpty() && token.length() <= BearerTokens.MAX_TOKEN_LENGTH) {
+        if (token != null && kubernetes != null) {
             Optional<KubernetesUser> user;
             try {
                 user = kubernetes.authenticate(token, audiences);
