@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.devhealth.simulators.kafka.KafkaSecurity;
 import io.devhealth.testkit.process.Ports;
 import io.devhealth.testkit.realkube.ControlPlane;
 import io.devhealth.testkit.realkube.KubeBinaries;
@@ -23,6 +22,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.devhealth.testkit.time.MutableClock;
+import io.devhealth.testkit.tls.TestCertificates;
 import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -30,7 +30,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -41,9 +40,6 @@ import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import javax.net.ssl.KeyManagerFactory;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 import org.apache.kafka.streams.state.HostInfo;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -68,7 +64,9 @@ class KubernetesQueryAuthorizationIT {
 
     @TempDir
     static Path tlsDir;
-    private static KafkaSecurity tls;
+    private static TestCertificates tls;
+    /** Every instance's own certificate, as the shipped StatefulSet has it. */
+    private static Path serverKeystore;
     private static ControlPlane plane;
     private static Path processorKubeconfig;
     private static HttpClient http;
@@ -85,7 +83,9 @@ class KubernetesQueryAuthorizationIT {
     @BeforeAll
     static void grantRbac(ControlPlane controlPlane) throws Exception {
         plane = controlPlane;
-        tls = KafkaSecurity.create(tlsDir);
+        tls = TestCertificates.create(tlsDir);
+        serverKeystore = tls.keyPair("server", "CN=localhost");
+        Path clientKeystore = tls.keyPair("client", "CN=devhealth-client");
         KubernetesClient admin = plane.adminClient();
         for (String namespace : List.of("devhealth", TEAM_A, TEAM_B)) {
             admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build())
@@ -122,26 +122,8 @@ class KubernetesQueryAuthorizationIT {
         awaitAllowed("system:serviceaccount:" + TEAM_A + ":viewer", "get", "", "pods", TEAM_A);
         awaitAllowed("system:serviceaccount:" + TEAM_A + ":node-reader", "get", "", "nodes", null);
         processorKubeconfig = plane.kubeconfigFor("devhealth", "stream-processor");
-
-        char[] password = tls.brokerOverrides().get("ssl.keystore.password").toCharArray();
-        KeyStore trust = KeyStore.getInstance("PKCS12");
-        try (InputStream in = Files.newInputStream(tlsDir.resolve("truststore.p12"))) {
-            trust.load(in, password);
-        }
-        TrustManagerFactory trustManagers = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        trustManagers.init(trust);
-        SSLContext context = SSLContext.getInstance("TLS");
-        context.init(null, trustManagers.getTrustManagers(), null);
-        http = HttpClient.newBuilder().sslContext(context).build();
-        KeyStore client = KeyStore.getInstance("PKCS12");
-        try (InputStream in = Files.newInputStream(tlsDir.resolve("client.p12"))) {
-            client.load(in, password);
-        }
-        KeyManagerFactory keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-        keys.init(client, password);
-        SSLContext certificate = SSLContext.getInstance("TLS");
-        certificate.init(keys.getKeyManagers(), trustManagers.getTrustManagers(), null);
-        withCertificate = HttpClient.newBuilder().sslContext(certificate).build();
+        http = tls.httpClient(null);
+        withCertificate = tls.httpClient(clientKeystore);
     }
 
     private static void applyShipped(KubernetesClient admin, String file) throws Exception {
@@ -174,12 +156,12 @@ class KubernetesQueryAuthorizationIT {
         settings.put(QuerySecurityConfig.KUBERNETES_KUBECONFIG, kubeconfig.toString());
         // Longer than the default so that a burst on a loaded machine stays inside one cache lifetime.
         settings.put(QuerySecurityConfig.KUBERNETES_CACHE_TTL, "60000");
-        settings.put(QuerySecurityConfig.KEYSTORE, tlsDir.resolve("broker.p12").toString());
-        settings.put(QuerySecurityConfig.KEYSTORE_PASSWORD, tls.brokerOverrides().get("ssl.keystore.password"));
+        settings.put(QuerySecurityConfig.KEYSTORE, serverKeystore.toString());
+        settings.put(QuerySecurityConfig.KEYSTORE_PASSWORD, tls.password());
         // Instances trust each other through it, and the forwarding one presents its own certificate as well as the
         // caller's token: what the owner must authorize is the token's user.
-        settings.put(QuerySecurityConfig.TRUSTSTORE, tlsDir.resolve("truststore.p12").toString());
-        settings.put(QuerySecurityConfig.TRUSTSTORE_PASSWORD, tls.brokerOverrides().get("ssl.keystore.password"));
+        settings.put(QuerySecurityConfig.TRUSTSTORE, tls.truststore().toString());
+        settings.put(QuerySecurityConfig.TRUSTSTORE_PASSWORD, tls.password());
         return settings;
     }
 

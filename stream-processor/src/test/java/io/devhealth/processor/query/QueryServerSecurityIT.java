@@ -11,25 +11,21 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.devhealth.simulators.kafka.KafkaSecurity;
 import io.devhealth.testkit.time.MutableClock;
+import io.devhealth.testkit.tls.TestCertificates;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import javax.net.ssl.KeyManagerFactory;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 import org.apache.kafka.streams.state.HostInfo;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -59,11 +55,16 @@ class QueryServerSecurityIT {
     /** Key material is made once (keytool takes seconds): a server and a client certificate for 127.0.0.1, and a truststore of both. */
     @TempDir
     static Path tlsDir;
-    private static KafkaSecurity tls;
+    private static TestCertificates tls;
+    /** The instances' own certificate, as the shipped StatefulSet gives every instance the same one. */
+    private static Path serverKeystore;
+    private static Path clientKeystore;
 
     @BeforeAll
     static void makeCertificates() {
-        tls = KafkaSecurity.create(tlsDir);
+        tls = TestCertificates.create(tlsDir);
+        serverKeystore = tls.keyPair("server", "CN=localhost");
+        clientKeystore = tls.keyPair("client", "CN=devhealth-client");
     }
 
     @AfterEach
@@ -232,7 +233,7 @@ class QueryServerSecurityIT {
         try {
             Map<String, Object> settings = new HashMap<>(tokenFile(dir, TOKEN));
             settings.put(QuerySecurityConfig.TOKEN, OTHER_TOKEN);
-            settings.putAll(tlsSettings(tlsDir, true));
+            settings.putAll(tlsSettings(true));
             startPair(settings, Map.of());
             useClient(false);
             get(a, "/v1/nodes/node-b/devices", TOKEN);
@@ -241,7 +242,7 @@ class QueryServerSecurityIT {
             send(a, "POST", "/v1/nodes/node-a/devices", TOKEN, TOKEN);
             assertThatThrownBy(() -> QueryServer.bind("127.0.0.1", 0, clock, QuerySecurityConfig.from(Map.of(
                     QuerySecurityConfig.INSECURE, "true",
-                    QuerySecurityConfig.KEYSTORE, tlsDir.resolve("broker.p12").toString(),
+                    QuerySecurityConfig.KEYSTORE, serverKeystore.toString(),
                     QuerySecurityConfig.KEYSTORE_PASSWORD, "wrong-" + TOKEN)))).isInstanceOf(IllegalStateException.class)
                     .satisfies(e -> assertThat(e.getMessage()).doesNotContain(TOKEN));
         } finally {
@@ -249,7 +250,7 @@ class QueryServerSecurityIT {
             ((Logger) LoggerFactory.getLogger("io.devhealth")).setLevel(before);
         }
         List<String> secrets = new ArrayList<>(List.of(TOKEN, OTHER_TOKEN));
-        secrets.addAll(tls.secrets());
+        secrets.add(tls.password());
         assertThat(logs.list).as("the run logged something").isNotEmpty();
         for (ILoggingEvent event : logs.list) {
             String text = event.getFormattedMessage() + (event.getThrowableProxy() == null ? "" : ThrowableProxyUtil.asString(event.getThrowableProxy()));
@@ -259,43 +260,31 @@ class QueryServerSecurityIT {
         }
     }
 
-    private static Map<String, Object> tlsSettings(Path dir, boolean clientCertificates) {
-        String password = tls.brokerOverrides().get("ssl.keystore.password");
+    private static Map<String, Object> tlsSettings(boolean clientCertificates) {
         Map<String, Object> settings = new HashMap<>();
-        settings.put(QuerySecurityConfig.KEYSTORE, dir.resolve("broker.p12").toString());
-        settings.put(QuerySecurityConfig.KEYSTORE_PASSWORD, password);
+        settings.put(QuerySecurityConfig.KEYSTORE, serverKeystore.toString());
+        settings.put(QuerySecurityConfig.KEYSTORE_PASSWORD, tls.password());
         if (clientCertificates) {
-            settings.put(QuerySecurityConfig.TRUSTSTORE, dir.resolve("truststore.p12").toString());
-            settings.put(QuerySecurityConfig.TRUSTSTORE_PASSWORD, password);
+            settings.put(QuerySecurityConfig.TRUSTSTORE, tls.truststore().toString());
+            settings.put(QuerySecurityConfig.TRUSTSTORE_PASSWORD, tls.password());
         }
         return settings;
     }
 
-    /** An HTTPS client that trusts the test CA, presenting the client certificate when asked to. */
-    private void useClient(boolean withCertificate) throws Exception {
-        Path dir = tlsDir;
-        char[] password = tls.brokerOverrides().get("ssl.keystore.password").toCharArray();
-        TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        trust.init(load(dir.resolve("truststore.p12"), password));
-        KeyManagerFactory keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-        keys.init(load(dir.resolve("client.p12"), password), password);
-        SSLContext context = SSLContext.getInstance("TLS");
-        context.init(withCertificate ? keys.getKeyManagers() : null, trust.getTrustManagers(), null);
-        http = HttpClient.newBuilder().sslContext(context).build();
-        scheme = "https";
+    /** An HTTPS client that trusts the test certificates, presenting the client certificate when asked to. */
+    private void useClient(boolean withCertificate) {
+        useClient(withCertificate ? clientKeystore : null);
     }
 
-    private static KeyStore load(Path path, char[] password) throws Exception {
-        KeyStore store = KeyStore.getInstance("PKCS12");
-        try (InputStream in = Files.newInputStream(path)) {
-            store.load(in, password);
-        }
-        return store;
+    /** An HTTPS client that trusts the test certificates, presenting {@code keystore}'s certificate (null: none). */
+    private void useClient(Path keystore) {
+        http = tls.httpClient(keystore);
+        scheme = "https";
     }
 
     @Test
     void shouldAuthenticateByClientCertificateOverHttpsAndForwardWithItsOwn(@TempDir Path dir) throws Exception {
-        startPair(tlsSettings(tlsDir, true), Map.of());
+        startPair(tlsSettings(true), Map.of());
 
         useClient(true);
         assertThat(get(a, "/v1/nodes/node-a/devices", null).statusCode()).isEqualTo(200);
@@ -315,7 +304,7 @@ class QueryServerSecurityIT {
 
     @Test
     void shouldAcceptEitherACertificateOrATokenWhenBothAreConfigured(@TempDir Path dir) throws Exception {
-        Map<String, Object> settings = new HashMap<>(tlsSettings(tlsDir, true));
+        Map<String, Object> settings = new HashMap<>(tlsSettings(true));
         settings.putAll(tokenFile(dir, TOKEN));
         startPair(settings, Map.of());
 
@@ -329,7 +318,7 @@ class QueryServerSecurityIT {
 
     @Test
     void shouldForbidACertificateOutsideTheAllowedPrincipals(@TempDir Path dir) throws Exception {
-        Map<String, Object> settings = new HashMap<>(tlsSettings(tlsDir, true));
+        Map<String, Object> settings = new HashMap<>(tlsSettings(true));
         settings.put(QuerySecurityConfig.ALLOWED_PRINCIPALS, "CN=someone-else,O=devhealth");
         startPair(settings, Map.of());
 
