@@ -35,9 +35,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Two {@link QueryServer} instances on loopback (no Kafka: a {@link FakeCluster} says node-a is A's and
- * node-b is B's, and the pod lives on B): authentication, forwarding with the caller's credentials,
- * read-only methods, validation and limits, over HTTP with bearer tokens and over HTTPS with client
- * certificates.
+ * node-b is B's, and the pod lives on B): authentication, forwarding with the caller's credentials (its
+ * token, or its certificate's subject named by the forwarding instance), read-only methods, validation
+ * and limits, over HTTP with bearer tokens and over HTTPS with client certificates.
  */
 class QueryServerSecurityIT {
 
@@ -59,12 +59,15 @@ class QueryServerSecurityIT {
     /** The instances' own certificate, as the shipped StatefulSet gives every instance the same one. */
     private static Path serverKeystore;
     private static Path clientKeystore;
+    /** Another caller the truststore accepts. */
+    private static Path strangerKeystore;
 
     @BeforeAll
     static void makeCertificates() {
         tls = TestCertificates.create(tlsDir);
         serverKeystore = tls.keyPair("server", "CN=localhost");
         clientKeystore = tls.keyPair("client", "CN=devhealth-client");
+        strangerKeystore = tls.keyPair("stranger", "CN=stranger,O=elsewhere");
     }
 
     @AfterEach
@@ -76,8 +79,12 @@ class QueryServerSecurityIT {
         Map<String, Object> all = new HashMap<>(settings);
         all.putAll(metricsSettings);
         QuerySecurityConfig security = QuerySecurityConfig.from(all);
-        a = QueryServer.bind("127.0.0.1", 0, clock, security);
-        b = QueryServer.bind("127.0.0.1", 0, clock, security);
+        startPair(security, security);
+    }
+
+    private void startPair(QuerySecurityConfig securityA, QuerySecurityConfig securityB) {
+        a = QueryServer.bind("127.0.0.1", 0, clock, securityA);
+        b = QueryServer.bind("127.0.0.1", 0, clock, securityB);
         servers.add(a);
         servers.add(b);
         HostInfo hostA = new HostInfo("127.0.0.1", a.port());
@@ -87,18 +94,23 @@ class QueryServerSecurityIT {
         b.serve(new FakeCluster(hostB, owners, List.of(hostA), Set.of("ml/train-0")), () -> "devhealth_up 1\n", new SimpleMeterRegistry());
     }
 
-    private HttpResponse<String> send(QueryServer server, String method, String path, String token, String body) throws Exception {
+    /** @param headers more headers, name and value after each other */
+    private HttpResponse<String> send(QueryServer server, String method, String path, String token, String body, String... headers)
+            throws Exception {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(scheme + "://127.0.0.1:" + server.port() + path))
                 .timeout(Duration.ofSeconds(20))
                 .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
         if (token != null) {
             request.header("Authorization", "Bearer " + token);
         }
+        for (int i = 0; i < headers.length; i += 2) {
+            request.header(headers[i], headers[i + 1]);
+        }
         return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
 
-    private HttpResponse<String> get(QueryServer server, String path, String token) throws Exception {
-        return send(server, "GET", path, token, null);
+    private HttpResponse<String> get(QueryServer server, String path, String token, String... headers) throws Exception {
+        return send(server, "GET", path, token, null, headers);
     }
 
     private JsonNode error(HttpResponse<String> response, int status) throws IOException {
@@ -283,7 +295,7 @@ class QueryServerSecurityIT {
     }
 
     @Test
-    void shouldAuthenticateByClientCertificateOverHttpsAndForwardWithItsOwn(@TempDir Path dir) throws Exception {
+    void shouldAuthenticateByClientCertificateOverHttpsAndForwardForIt(@TempDir Path dir) throws Exception {
         startPair(tlsSettings(true), Map.of());
 
         useClient(true);
@@ -324,5 +336,79 @@ class QueryServerSecurityIT {
 
         useClient(true);
         assertThat(error(get(a, "/v1/nodes/node-a/devices", null), 403).get("message").asText()).contains("certificate");
+    }
+
+    private static Map<String, Object> allowing(String principals) {
+        Map<String, Object> settings = new HashMap<>(tlsSettings(true));
+        settings.put(QuerySecurityConfig.ALLOWED_PRINCIPALS, principals);
+        return settings;
+    }
+
+    /** The instances' own certificate is not among the allowed principals: only the caller's identity can pass at the owner. */
+    @Test
+    void shouldKeepACertificateCallersIdentityWhenForwardingToTheOwner() throws Exception {
+        startPair(allowing("CN=devhealth-client"), Map.of());
+
+        useClient(true);
+        HttpResponse<String> node = get(a, "/v1/nodes/node-b/devices", null);
+        assertThat(node.statusCode()).as(node.body()).isEqualTo(200);
+        assertThat(json.readTree(node.body()).get("node").asText()).as("the owner's answer").isEqualTo("node-b");
+        HttpResponse<String> pod = get(a, "/v1/pods/ml/train-0/devices", null);
+        assertThat(pod.statusCode()).as(pod.body()).isEqualTo(200);
+        assertThat(json.readTree(pod.body()).get("node").asText()).isEqualTo("served-by-" + b.port());
+
+        useClient(serverKeystore);
+        error(get(b, "/v1/nodes/node-b/devices", null), 403);
+    }
+
+    /** Instance 1 lets any certificate of the truststore in, the owner (instance 2) only devhealth-client. */
+    @Test
+    void shouldRefuseACertificateCallerTheOwnerDoesNotAllowEvenThroughAPeer() throws Exception {
+        startPair(QuerySecurityConfig.from(tlsSettings(true)), QuerySecurityConfig.from(allowing("CN=devhealth-client")));
+
+        useClient(strangerKeystore);
+        assertThat(get(a, "/v1/nodes/node-a/devices", null).statusCode()).as("instance 1 lets it in").isEqualTo(200);
+        assertThat(error(get(a, "/v1/nodes/node-b/devices", null), 403).get("message").asText()).as("the owner's refusal")
+                .contains("certificate");
+
+        // What a peer sends when it forwards: the owner takes the caller it names through the same allowed principals.
+        useClient(serverKeystore);
+        error(get(b, "/v1/nodes/node-b/devices", null, AccessPolicy.CALLER_SUBJECT_HEADER, "CN=stranger,O=elsewhere"), 403);
+        assertThat(get(b, "/v1/nodes/node-b/devices", null, AccessPolicy.CALLER_SUBJECT_HEADER, "CN=devhealth-client").statusCode())
+                .isEqualTo(200);
+        error(get(b, "/v1/nodes/node-b/devices", null, AccessPolicy.CALLER_SUBJECT_HEADER, "devhealth-client"), 400);
+    }
+
+    @Test
+    void shouldRefuseACallerNamedByAnyoneButAPeer(@TempDir Path dir) throws Exception {
+        Logger filter = (Logger) LoggerFactory.getLogger(AccessFilter.class);
+        ListAppender<ILoggingEvent> logs = new ListAppender<>();
+        logs.start();
+        filter.addAppender(logs);
+        try {
+            Map<String, Object> settings = allowing("CN=devhealth-client");
+            settings.putAll(tokenFile(dir, TOKEN));
+            startPair(settings, Map.of());
+
+            useClient(true);
+            assertThat(error(get(a, "/v1/nodes/node-a/devices", null, AccessPolicy.CALLER_SUBJECT_HEADER, "CN=devhealth-client"), 403)
+                    .get("message").asText()).as("an allowed certificate, but not a peer's").contains(AccessPolicy.CALLER_SUBJECT_HEADER);
+            useClient(strangerKeystore);
+            error(get(a, "/v1/nodes/node-a/devices", null, AccessPolicy.CALLER_SUBJECT_HEADER, "CN=devhealth-client"), 403);
+            useClient(false);
+            error(get(a, "/v1/nodes/node-a/devices", TOKEN, AccessPolicy.CALLER_SUBJECT_HEADER, "CN=devhealth-client"), 403);
+        } finally {
+            filter.detachAppender(logs);
+        }
+        assertThat(logs.list).extracting(ILoggingEvent::getFormattedMessage).filteredOn(line -> line.contains("reason=caller-subject-from-non-peer"))
+                .hasSize(3).allSatisfy(line -> assertThat(line).doesNotContain(TOKEN));
+    }
+
+    @Test
+    void shouldRefuseACallerNamedOverPlainHttp(@TempDir Path dir) throws Exception {
+        startPair(tokenFileOverHttp(dir, TOKEN), Map.of());
+
+        error(get(a, "/v1/nodes/node-a/devices", TOKEN, AccessPolicy.CALLER_SUBJECT_HEADER, "CN=devhealth-client"), 403);
+        assertThat(get(a, "/v1/nodes/node-b/devices", TOKEN).statusCode()).as("a token caller forwarded names no one").isEqualTo(200);
     }
 }
