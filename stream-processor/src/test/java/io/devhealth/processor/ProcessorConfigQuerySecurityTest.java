@@ -101,4 +101,13 @@ class ProcessorConfigQuerySecurityTest {
         assertThatThrownBy(noTruststore::querySecurity).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("query.tls.peer.principals").hasMessageContaining("query.tls.truststore.location");
     }
+
+    @Test
+    void shouldReadEachAllowedPrincipalAsOneWholeDistinguishedName() {
+        QuerySecurityConfig security = ProcessorConfig.fromEnvironment(environment(
+                "DEVHEALTH_QUERY_TLS_KEYSTORE_LOCATION", "/k.p12", "DEVHEALTH_QUERY_TLS_TRUSTSTORE_LOCATION", "/t.p12",
+                "DEVHEALTH_QUERY_TLS_ALLOWED_PRINCIPALS", "CN=sre-cli,O=example;CN=oncall,O=example"), Map.of()).querySecurity();
+
+        assertThat(security.allowedPrincipals()).containsExactly("CN=sre-cli,O=example", "CN=oncall,O=example");
+    }
 }

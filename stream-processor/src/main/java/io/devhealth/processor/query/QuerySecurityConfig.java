@@ -168,11 +168,12 @@ public record QuerySecurityConfig(Path tokenFile, Password token, Duration token
                                 + "client certificate is then required; with them either one authenticates. Forwarding between "
                                 + "instances presents this instance's own certificate and trusts peers through this store.")
                 .define(TRUSTSTORE_PASSWORD, Type.PASSWORD, null, Importance.HIGH, "Password of " + TRUSTSTORE + ".")
-                .define(ALLOWED_PRINCIPALS, Type.LIST, "", Importance.MEDIUM,
-                        "Client certificate subjects that may query, each a full DN (CN=client,O=example; a bare CN is "
-                                + "refused: another CA could issue it); empty = any certificate the truststore accepts. Others get "
-                                + "403. The processor's own certificate need not be listed: a query it forwards for a certificate "
-                                + "caller names that caller (" + PEER_PRINCIPALS + "), who is authorized here.")
+                .define(ALLOWED_PRINCIPALS, Type.STRING, "", Importance.MEDIUM,
+                        "Client certificate subjects that may query, each a full DN, separated by ';' since a DN holds commas "
+                                + "(CN=sre-cli,O=example;CN=oncall,O=example). A bare CN is refused: another CA could issue it. "
+                                + "Empty = any certificate the truststore accepts. Others get 403. The processor's own certificate "
+                                + "need not be listed: a query it forwards for a certificate caller names that caller ("
+                                + PEER_PRINCIPALS + "), who is authorized here.")
                 .define(PEER_PRINCIPALS, Type.STRING, "", Importance.LOW,
                         "Client certificate subjects of the other instances of this processor, each a full DN, separated by ';' "
                                 + "(a DN holds commas: CN=a,O=x;CN=b,O=x). A query one of "
@@ -230,7 +231,7 @@ public record QuerySecurityConfig(Path tokenFile, Password token, Duration token
                 config.getPassword(KEYSTORE_PASSWORD),
                 optionalPath(config.getString(TRUSTSTORE)),
                 config.getPassword(TRUSTSTORE_PASSWORD),
-                config.getList(ALLOWED_PRINCIPALS).stream().map(String::trim).filter(s -> !s.isEmpty()).toList(),
+                subjects(config.getString(ALLOWED_PRINCIPALS)),
                 subjects(config.getString(PEER_PRINCIPALS)),
                 optionalSecret(config.getPassword(CONTINUE_SECRET)),
                 config.getBoolean(INSECURE),
