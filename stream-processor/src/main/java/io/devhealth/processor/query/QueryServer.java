@@ -352,6 +352,9 @@ public final class QueryServer implements AutoCloseable {
         StateQueries local = cluster.local();
         Optional<QueryViews.PodDevices> found = local.pod(namespace, name, at);
         if (found.isPresent()) {
+            // Not forwarded, even when this request was: pod-verdicts is keyed by pod, not by node, so the instance that
+            // holds the pod may have to ask a third one for its verdict. The hops stay bounded, since the verdict route
+            // answers a forwarded request from local state.
             Responses.json(exchange, 200, found.get().withVerdict(verdict(exchange, caller, namespace, name, at, false).orElse(null)));
             return;
         }

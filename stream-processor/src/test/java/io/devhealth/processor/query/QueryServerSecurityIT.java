@@ -411,4 +411,34 @@ class QueryServerSecurityIT {
         error(get(a, "/v1/nodes/node-a/devices", TOKEN, AccessPolicy.CALLER_SUBJECT_HEADER, "CN=devhealth-client"), 403);
         assertThat(get(a, "/v1/nodes/node-b/devices", TOKEN).statusCode()).as("a token caller forwarded names no one").isEqualTo(200);
     }
+
+    /**
+     * A holds neither the pod nor its verdict: it forwards to B, which holds the pod's node, and B asks C, which holds
+     * the pod's verdict (pod-verdicts is keyed by pod). The caller's identity goes over both hops.
+     */
+    @Test
+    void shouldKeepACertificateCallersIdentityOverTwoHops() throws Exception {
+        QuerySecurityConfig security = QuerySecurityConfig.from(allowing("CN=devhealth-client"));
+        a = QueryServer.bind("127.0.0.1", 0, clock, security);
+        b = QueryServer.bind("127.0.0.1", 0, clock, security);
+        QueryServer c = QueryServer.bind("127.0.0.1", 0, clock, security);
+        servers.addAll(List.of(a, b, c));
+        HostInfo hostA = new HostInfo("127.0.0.1", a.port());
+        HostInfo hostB = new HostInfo("127.0.0.1", b.port());
+        HostInfo hostC = new HostInfo("127.0.0.1", c.port());
+        Map<String, HostInfo> owners = Map.of("node-a", hostA, "node-b", hostB);
+        a.serve(new FakeCluster(hostA, owners, List.of(hostB, hostC), Set.of(), hostC, Set.of()), () -> "", new SimpleMeterRegistry());
+        b.serve(new FakeCluster(hostB, owners, List.of(hostA, hostC), Set.of("ml/train-0"), hostC, Set.of()), () -> "",
+                new SimpleMeterRegistry());
+        c.serve(new FakeCluster(hostC, owners, List.of(hostA, hostB), Set.of(), hostC, Set.of("ml/train-0")), () -> "",
+                new SimpleMeterRegistry());
+
+        useClient(true);
+        HttpResponse<String> pod = get(a, "/v1/pods/ml/train-0/devices", null);
+
+        assertThat(pod.statusCode()).as(pod.body()).isEqualTo(200);
+        JsonNode answer = json.readTree(pod.body());
+        assertThat(answer.get("node").asText()).isEqualTo("served-by-" + b.port());
+        assertThat(answer.path("verdict").path("message").asText()).as("the verdict, from the third instance").isEqualTo("verdict-of-" + c.port());
+    }
 }
