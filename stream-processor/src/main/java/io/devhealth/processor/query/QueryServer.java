@@ -158,7 +158,7 @@ public final class QueryServer implements AutoCloseable {
         return new QueryServer(server, tls, clock, security, peers);
     }
 
-    /** Who may name the caller of a query it forwards: without client certificates nobody, else as set or this instance's own certificate. */
+    /** Who may name the caller of a query it forwards: without client certificates nobody, else as set, or this instance itself. */
     private static List<String> peers(QuerySecurityConfig security) {
         if (security.truststore() == null) {
             return List.of();
@@ -322,12 +322,13 @@ public final class QueryServer implements AutoCloseable {
                         .orElseThrow(() -> QueryException.notFound("no verdict of pod " + verdict.namespace() + "/" + verdict.name()
                                 + (verdict.at() == null ? "" : " at or before " + verdict.at()))));
             } else if (route instanceof QueryRoute.DeviceHistory history) {
-                routeByNode(exchange, caller, history.node(), forwarded, () -> local.deviceHistory(history.node(), history.driver(), history.pool(),
-                                history.device(), history.from(), history.to(), history.limit(), history.continueToken())
+                routeByNode(exchange, caller, history.node(), forwarded, () -> local.deviceHistory(history.node(), history.driver(),
+                                history.pool(), history.device(), history.from(), history.to(), history.limit(), history.continueToken())
                         .orElseThrow(() -> QueryException.notFound("no device " + history.driver() + "/" + history.pool() + "/"
                                 + history.device() + " on node " + history.node())));
             } else if (route instanceof QueryRoute.NodeDevices node) {
-                routeByNode(exchange, caller, node.node(), forwarded, () -> local.nodeDevices(node.node(), node.limit(), node.continueToken())
+                routeByNode(exchange, caller, node.node(), forwarded, () -> local.nodeDevices(node.node(), node.limit(),
+                                node.continueToken())
                         .orElseThrow(() -> QueryException.notFound("no node " + node.node())));
             } else {
                 fleetSummary(exchange, caller, ((QueryRoute.FleetSummary) route).window(), forwarded);

@@ -255,9 +255,11 @@ class AccessPolicyTest {
         AccessPolicy.Allowed atOwner = (AccessPolicy.Allowed) direct.check(null, PEER, named);
 
         assertThat(named).matches("[\\x20-\\x7e]+").contains("\\C3\\A9");
-        assertThat(atOwner.user()).isEqualTo(new KubernetesUser("Jos\u00e9 \u00d1u\u00f1ez", "", List.of("\u00e9quipe, sant\u00e9"), Map.of()));
+        assertThat(atOwner.user()).isEqualTo(new KubernetesUser("Jos\u00e9 \u00d1u\u00f1ez", "", List.of("\u00e9quipe, sant\u00e9"),
+                Map.of()));
         assertThat(atOwner.callerSubject()).as("forwarded again, the same header").isEqualTo(named);
         assertThat(new AccessPolicy(true, null, List.of(accented.getName(X500Principal.RFC2253)), List.of("CN=processor,O=fleet"), null,
-                List.of()).check(null, PEER, named)).as("matches the allowed principal it came from").isInstanceOf(AccessPolicy.Allowed.class);
+                List.of()).check(null, PEER, named)).as("matches the allowed principal it came from")
+                .isInstanceOf(AccessPolicy.Allowed.class);
     }
 }

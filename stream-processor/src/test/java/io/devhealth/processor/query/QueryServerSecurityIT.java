@@ -400,8 +400,8 @@ class QueryServerSecurityIT {
         } finally {
             filter.detachAppender(logs);
         }
-        assertThat(logs.list).extracting(ILoggingEvent::getFormattedMessage).filteredOn(line -> line.contains("reason=caller-subject-from-non-peer"))
-                .hasSize(3).allSatisfy(line -> assertThat(line).doesNotContain(TOKEN));
+        assertThat(logs.list).extracting(ILoggingEvent::getFormattedMessage)
+                .filteredOn(line -> line.contains("reason=caller-subject-from-non-peer")).hasSize(3).allSatisfy(line -> assertThat(line).doesNotContain(TOKEN));
     }
 
     @Test
@@ -439,6 +439,7 @@ class QueryServerSecurityIT {
         assertThat(pod.statusCode()).as(pod.body()).isEqualTo(200);
         JsonNode answer = json.readTree(pod.body());
         assertThat(answer.get("node").asText()).isEqualTo("served-by-" + b.port());
-        assertThat(answer.path("verdict").path("message").asText()).as("the verdict, from the third instance").isEqualTo("verdict-of-" + c.port());
+        assertThat(answer.path("verdict").path("message").asText()).as("the verdict, from the third instance")
+                .isEqualTo("verdict-of-" + c.port());
     }
 }
