@@ -74,4 +74,40 @@ class ProcessorConfigQuerySecurityTest {
 
         assertThatThrownBy(config::querySecurity).isInstanceOf(ConfigException.class).hasMessageContaining("query.auth.kubernetes.audiences");
     }
+
+    @Test
+    void shouldReadPeerPrincipalsAsWholeDistinguishedNamesSeparatedBySemicolons() {
+        QuerySecurityConfig security = ProcessorConfig.fromEnvironment(environment(
+                "DEVHEALTH_QUERY_TLS_KEYSTORE_LOCATION", "/etc/devhealth/query-tls/keystore.p12",
+                "DEVHEALTH_QUERY_TLS_TRUSTSTORE_LOCATION", "/etc/devhealth/query-tls/truststore.p12",
+                "DEVHEALTH_QUERY_TLS_PEER_PRINCIPALS", "CN=stream-processor.devhealth.svc,O=devhealth; CN=a\\;b,O=devhealth;"),
+                Map.of()).querySecurity();
+
+        assertThat(security.peerPrincipals()).containsExactly("CN=stream-processor.devhealth.svc,O=devhealth", "CN=a\\;b,O=devhealth");
+        assertThat(ProcessorConfig.fromEnvironment(environment("DEVHEALTH_QUERY_TLS_KEYSTORE_LOCATION", "/k.p12",
+                "DEVHEALTH_QUERY_TLS_TRUSTSTORE_LOCATION", "/t.p12"), Map.of()).querySecurity().peerPrincipals())
+                .as("empty: the instance's own certificate, read when the server starts").isEmpty();
+    }
+
+    @Test
+    void shouldRefusePeerPrincipalsThatAreNoFullDnOrWithoutClientCertificates() {
+        ProcessorConfig bareName = ProcessorConfig.fromEnvironment(environment("DEVHEALTH_QUERY_TLS_KEYSTORE_LOCATION", "/k.p12",
+                "DEVHEALTH_QUERY_TLS_TRUSTSTORE_LOCATION", "/t.p12", "DEVHEALTH_QUERY_TLS_PEER_PRINCIPALS", "stream-processor"), Map.of());
+        ProcessorConfig noTruststore = ProcessorConfig.fromEnvironment(environment("DEVHEALTH_QUERY_TLS_KEYSTORE_LOCATION", "/k.p12",
+                "DEVHEALTH_QUERY_AUTH_TOKEN", "tok-1234567890", "DEVHEALTH_QUERY_TLS_PEER_PRINCIPALS", "CN=p,O=devhealth"), Map.of());
+
+        assertThatThrownBy(bareName::querySecurity).isInstanceOf(ConfigException.class).hasMessageContaining("query.tls.peer.principals")
+                .hasMessageContaining("full subject DN");
+        assertThatThrownBy(noTruststore::querySecurity).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("query.tls.peer.principals").hasMessageContaining("query.tls.truststore.location");
+    }
+
+    @Test
+    void shouldReadEachAllowedPrincipalAsOneWholeDistinguishedName() {
+        QuerySecurityConfig security = ProcessorConfig.fromEnvironment(environment(
+                "DEVHEALTH_QUERY_TLS_KEYSTORE_LOCATION", "/k.p12", "DEVHEALTH_QUERY_TLS_TRUSTSTORE_LOCATION", "/t.p12",
+                "DEVHEALTH_QUERY_TLS_ALLOWED_PRINCIPALS", "CN=sre-cli,O=example;CN=oncall,O=example"), Map.of()).querySecurity();
+
+        assertThat(security.allowedPrincipals()).containsExactly("CN=sre-cli,O=example", "CN=oncall,O=example");
+    }
 }

@@ -8,6 +8,7 @@
  *       test JVM, or one of the test's own as its parameter declares) and the one topic reader tests consume with;
  *   <li>{@link io.devhealth.testkit.realkube}: {@code @RealKubernetes}, a real control plane and kubelet;
  *   <li>{@link io.devhealth.testkit.assertions}: AssertJ assertions on pod status;
+ *   <li>{@link io.devhealth.testkit.tls}: self-signed certificates, their stores, and HTTPS clients of them;
  *   <li>{@link io.devhealth.testkit.time}: a clock tests move by hand.
  * </ul>
  */

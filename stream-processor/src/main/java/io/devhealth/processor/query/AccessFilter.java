@@ -2,14 +2,17 @@ package io.devhealth.processor.query;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import javax.security.auth.x500.X500Principal;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Lets a request through only when {@link AccessPolicy} allows it: 401 with {@code WWW-Authenticate:
- * Bearer} without valid credentials, 403 for a client certificate that may not query, 503 when the
- * Kubernetes API server cannot be asked. Then, for a caller Kubernetes RBAC decides about, each query
- * is authorized by a {@code SubjectAccessReview} of its {@link Permission}: 403 naming what is missing.
+ * Bearer} without valid credentials, 403 for a client certificate that may not query and for a request
+ * naming its caller ({@value AccessPolicy#CALLER_SUBJECT_HEADER}) that comes from no peer instance, 400
+ * for a caller named by no distinguished name, 503 when the Kubernetes API server cannot be asked.
+ * Then, for a caller Kubernetes RBAC decides about, each query is authorized by a
+ * {@code SubjectAccessReview} of its {@link Permission}: 403 naming what is missing.
  * Refusals are logged with the remote address and the reason, never with what was presented, and counted
  * in {@code devhealth_query_auth_failures_total{reason}}.
  */
@@ -29,7 +32,8 @@ final class AccessFilter {
 
     /** Who the caller is, or null when it may not go on and has been answered. */
     AccessPolicy.Allowed admits(Exchange exchange) {
-        AccessPolicy.Decision decision = policy.check(exchange.header("Authorization"), exchange.verifiedClient());
+        AccessPolicy.Decision decision = policy.check(exchange.header("Authorization"), exchange.verifiedClient(),
+                exchange.header(AccessPolicy.CALLER_SUBJECT_HEADER));
         if (decision instanceof AccessPolicy.Denied denied) {
             refuse(exchange, denied.status(), denied.reason(), null);
             if (denied.challenge() != null) {
@@ -67,8 +71,11 @@ final class AccessFilter {
     }
 
     private void refuse(Exchange exchange, int status, String reason, AccessPolicy.Allowed caller) {
-        LOGGER.warn("query refused status={} reason={} principal={} remote={} path={}", status, reason,
-                caller == null ? "-" : caller.principal(), exchange.remote(), Excerpt.of(exchange.rawPath()));
+        X500Principal client = exchange.verifiedClient();
+        LOGGER.warn("query refused status={} reason={} principal={} client={} remote={} path={}", status, reason,
+                caller == null ? "-" : caller.principal(),
+                client == null ? "-" : Excerpt.of(client.getName(X500Principal.RFC2253)),
+                exchange.remote(), Excerpt.of(exchange.rawPath()));
         if (meters != null) {
             Counter.builder("devhealth.query.auth.failures").description("Query API requests refused for missing or bad credentials")
                     .tag("reason", reason).register(meters).increment();

@@ -1,5 +1,6 @@
 package io.devhealth.processor.query;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -14,11 +15,17 @@ import javax.security.auth.x500.X500Principal;
  * Decides who is asking: by a bearer token ({@link BearerTokens}, or the Kubernetes API server's
  * {@code TokenReview}), or by a client certificate the TLS layer verified against the truststore (and,
  * when configured, whose subject is allowed). Holds no HTTP: the filter hands in the {@code Authorization}
- * header and the verified peer subject.
+ * header, the verified client certificate's subject and the {@value #CALLER_SUBJECT_HEADER} header.
  *
  * <p>A token, when sent, decides; a certificate authenticates only a request without one. An instance
- * that forwards a query presents its own certificate and the caller's token: the owner must authorize the
- * caller, not the forwarding instance.
+ * that forwards a query presents its own certificate, and the caller's credential: a token caller's
+ * {@code Authorization} header, or, for a caller its certificate authenticated, that certificate's
+ * subject in {@value #CALLER_SUBJECT_HEADER} ({@link Allowed#callerSubject()}). The owner authorizes
+ * that caller, never the forwarding instance: a named subject goes through the allowed principals and
+ * Kubernetes RBAC exactly as if the caller had connected itself. Only a peer may name a caller: a
+ * client certificate whose full subject is one of the peer principals (the processor instances' own
+ * certificate). The header from anyone else, with or without a certificate, is refused (403), so that
+ * no caller can claim another's identity by sending it.
  *
  * <p>With Kubernetes authorization on, a caller the API server authenticated carries its
  * {@link KubernetesUser}, and so does a certificate, mapped as the API server maps client certificates
@@ -31,6 +38,13 @@ final class AccessPolicy {
 
     /** What the caller is told in {@code WWW-Authenticate} (RFC 6750). */
     static final String CHALLENGE = "Bearer realm=\"devhealth\"";
+    /**
+     * Names the certificate caller of a forwarded request: its subject as an RFC 2253 DN, every character
+     * outside printable ASCII written as its UTF-8 bytes in {@code \XX} pairs (RFC 2253 section 2.4), so
+     * that any subject travels in an HTTP header unchanged.
+     */
+    static final String CALLER_SUBJECT_HEADER = "X-Devhealth-Caller-Subject";
+    private static final char[] HEX = "0123456789ABCDEF".toCharArray();
 
     sealed interface Decision permits Allowed, Denied {}
 
@@ -38,19 +52,29 @@ final class AccessPolicy {
      * @param principal who is asking, for logs: {@code token}, {@code user:NAME}, {@code cert:CN} or {@code anonymous}
      * @param user whom each query is authorized for by Kubernetes RBAC; null = every query (no Kubernetes authorization,
      *        or a static token)
+     * @param callerSubject the subject of the certificate that authenticated the caller, as a request forwarded on
+     *        its behalf names it in {@value #CALLER_SUBJECT_HEADER}; null when a token did, or nothing
      */
-    record Allowed(String principal, KubernetesUser user) implements Decision {
+    record Allowed(String principal, KubernetesUser user, String callerSubject) implements Decision {
         Allowed(String principal) {
-            this(principal, null);
+            this(principal, null, null);
+        }
+
+        Allowed(String principal, KubernetesUser user) {
+            this(principal, user, null);
         }
     }
 
-    /** @param status 401 or 403; @param message for the caller (never echoes the credentials); @param challenge WWW-Authenticate or null */
+    /**
+     * @param status 400, 401, 403 or 503; @param message for the caller (never echoes the credentials);
+     * @param challenge WWW-Authenticate or null; @param reason for logs and the refusal counter
+     */
     record Denied(int status, String message, String challenge, String reason) implements Decision {}
 
     private final boolean enabled;
     private final BearerTokens tokens;
     private final List<LdapName> allowedPrincipals;
+    private final List<LdapName> peerPrincipals;
     private final KubernetesReviews kubernetes;
     private final List<String> audiences;
 
@@ -66,9 +90,16 @@ final class AccessPolicy {
      */
     AccessPolicy(boolean enabled, BearerTokens tokens, List<String> allowedPrincipals, KubernetesReviews kubernetes,
             List<String> audiences) {
+        this(enabled, tokens, allowedPrincipals, List.of(), kubernetes, audiences);
+    }
+
+    /** @param peerPrincipals full distinguished names of the certificates that may name a forwarded request's caller */
+    AccessPolicy(boolean enabled, BearerTokens tokens, List<String> allowedPrincipals, List<String> peerPrincipals,
+            KubernetesReviews kubernetes, List<String> audiences) {
         this.enabled = enabled;
         this.tokens = tokens;
         this.allowedPrincipals = allowedPrincipals.stream().map(AccessPolicy::distinguishedName).toList();
+        this.peerPrincipals = peerPrincipals.stream().map(AccessPolicy::distinguishedName).toList();
         this.kubernetes = kubernetes;
         this.audiences = List.copyOf(audiences);
     }
@@ -100,27 +131,47 @@ final class AccessPolicy {
         return enabled;
     }
 
+    /** A request without {@value #CALLER_SUBJECT_HEADER}: one not forwarded, or forwarded for a token caller. */
     Decision check(String authorization, X500Principal verifiedClient) {
+        return check(authorization, verifiedClient, null);
+    }
+
+    /**
+     * @param authorization the {@code Authorization} header; null when there is none
+     * @param verifiedClient the subject of the client certificate the TLS layer verified; null when there is none
+     * @param callerSubject the {@value #CALLER_SUBJECT_HEADER} header; null when there is none
+     */
+    Decision check(String authorization, X500Principal verifiedClient, String callerSubject) {
+        LdapName client = verifiedClient == null ? null : nameOf(verifiedClient);
+        // Refused even where nothing else is asked (query.insecure): no caller names itself to this API.
+        if (callerSubject != null && (client == null || !peerPrincipals.contains(client))) {
+            return new Denied(403, "only another instance of this processor may name the caller (" + CALLER_SUBJECT_HEADER + ")",
+                    null, "caller-subject-from-non-peer");
+        }
         if (!enabled) {
             return new Allowed("anonymous");
         }
-        boolean certificateRefused = verifiedClient != null && !principalAllowed(verifiedClient);
-        if (authorization == null || authorization.isBlank()) {
+        AuthorizationHeader presented = AuthorizationHeader.parse(authorization);
+        // A peer names the caller only for one that sent no token; with a token, the token decides.
+        if (callerSubject != null && presented.presented() == AuthorizationHeader.Presented.NONE) {
+            return namedCaller(callerSubject);
+        }
+        boolean certificateRefused = verifiedClient != null && (client == null || !principalAllowed(client));
+        if (presented.presented() == AuthorizationHeader.Presented.NONE) {
             if (verifiedClient == null) {
                 return new Denied(401, "authentication required: send Authorization: Bearer <token>", CHALLENGE, "missing");
             }
-            return certificateRefused ? forbidden() : certificate(verifiedClient);
+            return certificateRefused ? forbidden() : certificate(client);
         }
-        int space = authorization.indexOf(' ');
-        if (space < 0 || !authorization.substring(0, space).equalsIgnoreCase("Bearer")) {
+        if (presented.presented() == AuthorizationHeader.Presented.OTHER_SCHEME) {
             return new Denied(401, "only bearer tokens are accepted (Authorization: Bearer <token>)",
                     CHALLENGE + ", error=\"invalid_request\"", "scheme");
         }
-        String token = authorization.substring(space + 1).strip();
-        if (tokens != null && tokens.matches(token)) {
+        String token = presented.token();
+        if (token != null && tokens != null && tokens.matches(token)) {
             return new Allowed("token");
         }
-        if (kubernetes != null && !token.isEmpty() && token.length() <= BearerTokens.MAX_TOKEN_LENGTH) {
+        if (token != null && kubernetes != null) {
             Optional<KubernetesUser> user;
             try {
                 user = kubernetes.authenticate(token, audiences);
@@ -134,57 +185,80 @@ final class AccessPolicy {
         return certificateRefused ? forbidden() : new Denied(401, "invalid bearer token", CHALLENGE + ", error=\"invalid_token\"", "invalid");
     }
 
-    /** A verified, allowed certificate: everything without Kubernetes authorization, else what RBAC grants its CN and O values. */
-    private Decision certificate(X500Principal subject) {
-        String commonName = commonName(subject);
-        if (kubernetes == null) {
-            return new Allowed("cert:" + commonName);
+    /** The certificate caller a peer named, authorized as if it had connected itself. */
+    private Decision namedCaller(String callerSubject) {
+        LdapName named;
+        try {
+            // Not distinguishedName(): a certificate may have an empty subject (its names in the SAN only), and the
+            // caller it authenticated is named as it is.
+            named = new LdapName(callerSubject);
+        } catch (InvalidNameException e) {
+            return new Denied(400, CALLER_SUBJECT_HEADER + " is not a distinguished name", null, "caller-subject-malformed");
         }
-        return new Allowed("cert:" + commonName, new KubernetesUser(commonName, "", organizations(subject), Map.of()));
+        return principalAllowed(named) ? certificate(named) : forbidden();
+    }
+
+    /**
+     * A verified, allowed certificate, or the one a peer named: everything without Kubernetes authorization, else what
+     * RBAC grants its CN and O values.
+     */
+    private Decision certificate(LdapName subject) {
+        String commonName = commonName(subject);
+        KubernetesUser user = kubernetes == null ? null : new KubernetesUser(commonName, "", organizations(subject), Map.of());
+        return new Allowed("cert:" + commonName, user, forwardable(subject));
     }
 
     private static Denied forbidden() {
         return new Denied(403, "this client certificate may not query", null, "principal");
     }
 
-    private boolean principalAllowed(X500Principal subject) {
-        if (allowedPrincipals.isEmpty()) {
-            return true;
-        }
+    private boolean principalAllowed(LdapName subject) {
+        return allowedPrincipals.isEmpty() || allowedPrincipals.contains(subject);
+    }
+
+    /** The certificate subject as a distinguished name; null when it cannot be read as one, which no list names. */
+    private static LdapName nameOf(X500Principal subject) {
         try {
-            return allowedPrincipals.contains(new LdapName(subject.getName(X500Principal.RFC2253)));
+            return new LdapName(subject.getName(X500Principal.RFC2253));
         } catch (InvalidNameException e) {
-            return false;
+            return null;
         }
     }
 
-    /** The subject's O values, in order: the groups the API server gives a client certificate. */
-    static List<String> organizations(X500Principal subject) {
-        List<String> values = new ArrayList<>();
-        try {
-            for (Rdn rdn : new LdapName(subject.getName(X500Principal.RFC2253)).getRdns()) {
-                if (rdn.getType().toUpperCase(Locale.ROOT).equals("O")) {
-                    values.add(rdn.getValue().toString());
-                }
+    /** {@code subject} as {@value #CALLER_SUBJECT_HEADER} carries it: printable ASCII, the rest in UTF-8 {@code \XX} pairs. */
+    private static String forwardable(LdapName subject) {
+        StringBuilder out = new StringBuilder();
+        for (byte b : subject.toString().getBytes(StandardCharsets.UTF_8)) {
+            int c = b & 0xff;
+            if (c >= 0x20 && c < 0x7f) {
+                out.append((char) c);
+            } else {
+                out.append('\\').append(HEX[c >> 4]).append(HEX[c & 0xf]);
             }
-        } catch (InvalidNameException e) {
-            return List.of();
+        }
+        return out.toString();
+    }
+
+    /** The subject's O values, in order: the groups the API server gives a client certificate. */
+    static List<String> organizations(LdapName subject) {
+        List<String> values = new ArrayList<>();
+        for (Rdn rdn : subject.getRdns()) {
+            if (rdn.getType().toUpperCase(Locale.ROOT).equals("O")) {
+                values.add(rdn.getValue().toString());
+            }
         }
         // LdapName lists RDNs from the last (rightmost) to the first.
         java.util.Collections.reverse(values);
         return values;
     }
 
-    static String commonName(X500Principal subject) {
-        try {
-            for (Rdn rdn : new LdapName(subject.getName(X500Principal.RFC2253)).getRdns()) {
-                if (rdn.getType().toUpperCase(Locale.ROOT).equals("CN")) {
-                    return rdn.getValue().toString();
-                }
+    /** The subject's CN; its whole name when it has none. */
+    static String commonName(LdapName subject) {
+        for (Rdn rdn : subject.getRdns()) {
+            if (rdn.getType().toUpperCase(Locale.ROOT).equals("CN")) {
+                return rdn.getValue().toString();
             }
-        } catch (InvalidNameException e) {
-            // fall through to the full name
         }
-        return subject.getName(X500Principal.RFC2253);
+        return subject.toString();
     }
 }

@@ -11,9 +11,12 @@ import javax.net.ssl.SSLParameters;
 import org.apache.kafka.streams.state.HostInfo;
 
 /**
- * Asks the instance that owns a key. The owner authenticates the forwarded request like any other:
- * the caller's {@code Authorization} header goes along, and over mTLS this instance presents its own
- * certificate (from the shared {@link SSLContext}).
+ * Asks the instance that owns a key, on behalf of the caller. The owner authenticates and authorizes
+ * the forwarded request as the caller's: a token caller's {@code Authorization} header goes along; for
+ * a caller its client certificate authenticated, which this instance cannot present, the certificate's
+ * subject goes in {@value AccessPolicy#CALLER_SUBJECT_HEADER}. Over mTLS this instance presents its own
+ * certificate (from the shared {@link SSLContext}), which is what lets the owner believe that header
+ * ({@link AccessPolicy}).
  */
 final class Forwarder {
 
@@ -33,11 +36,18 @@ final class Forwarder {
         this.scheme = tls == null ? "http" : "https";
     }
 
-    HttpResponse<String> forward(HostInfo host, URI uri, String authorization) {
+    /**
+     * @param caller who asked: the subject of the certificate that authenticated it goes along, or, for anyone else,
+     *        the {@code Authorization} header it sent (a token, or nothing)
+     * @param authorization the caller's {@code Authorization} header; null when it sent none
+     */
+    HttpResponse<String> forward(HostInfo host, URI uri, AccessPolicy.Allowed caller, String authorization) {
         URI target = URI.create(scheme + "://" + host.host() + ":" + host.port() + uri.getRawPath()
                 + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery()));
         HttpRequest.Builder request = HttpRequest.newBuilder(target).timeout(Duration.ofSeconds(10)).header(FORWARDED_HEADER, "1").GET();
-        if (authorization != null) {
+        if (caller.callerSubject() != null) {
+            request.header(AccessPolicy.CALLER_SUBJECT_HEADER, caller.callerSubject());
+        } else if (authorization != null) {
             request.header("Authorization", authorization);
         }
         try {

@@ -85,8 +85,9 @@ final class LocalStateQueries implements StateQueries {
         // The token is bound to this device: one from another device's history is rejected, not misapplied.
         PageTokens.HistoryPosition resume = token == null ? null : pageTokens.parseHistory(key, token);
         long start = resume == null ? from.toEpochMilli() : Math.max(from.toEpochMilli(), resume.timestamp());
+        int partition = nodePartition(node);
         ReadOnlyWindowStore<String, HealthTransition> history = nodeStore(DeviceHealthTopology.DEVICE_HISTORY_STORE,
-                QueryableStoreTypes.windowStore(), node);
+                QueryableStoreTypes.windowStore(), partition);
         List<QueryViews.Transition> items = new ArrayList<>();
         String next = null;
         long runTimestamp = Long.MIN_VALUE;
@@ -112,7 +113,7 @@ final class LocalStateQueries implements StateQueries {
         }
         if (items.isEmpty() && token == null) {
             ReadOnlyKeyValueStore<String, DeviceState> devices = nodeStore(DeviceHealthTopology.DEVICE_STATE_STORE,
-                    QueryableStoreTypes.keyValueStore(), node);
+                    QueryableStoreTypes.keyValueStore(), partition);
             if (devices.get(key) == null) {
                 return Optional.empty();
             }
@@ -122,15 +123,16 @@ final class LocalStateQueries implements StateQueries {
 
     @Override
     public Optional<QueryViews.NodeDevices> nodeDevices(String node, int limit, String token) {
+        int partition = nodePartition(node);
         ReadOnlyKeyValueStore<String, StoredNode> nodes = nodeStore(DeviceHealthTopology.NODE_STATE_STORE,
-                QueryableStoreTypes.keyValueStore(), node);
+                QueryableStoreTypes.keyValueStore(), partition);
         StoredNode nodeState = nodes.get(node);
         if (nodeState == null) {
             return Optional.empty();
         }
         String after = token == null ? null : pageTokens.parseAfterKey(node, token);
         ReadOnlyKeyValueStore<String, DeviceState> devices = nodeStore(DeviceHealthTopology.DEVICE_STATE_STORE,
-                QueryableStoreTypes.keyValueStore(), node);
+                QueryableStoreTypes.keyValueStore(), partition);
         List<QueryViews.NodeDevice> items = new ArrayList<>();
         String next = null;
         String lastKey = null;
@@ -234,17 +236,19 @@ final class LocalStateQueries implements StateQueries {
     }
 
     /**
-     * The one partition of a node-keyed store that holds {@code node}'s state (every store of the node
-     * processor is partitioned like node-events, by node). Across all partitions, a partition that is
-     * still restoring here, or just moving here, is left out and its node answered "no such node"
-     * (seen while instances restarted); asked by partition, it is an {@code InvalidStateStoreException},
-     * which the query API answers 503, retry shortly. When another instance holds the node's partition
+     * The one partition that holds {@code node}'s state in every node-keyed store: they all belong to the
+     * node processor, partitioned like node-events, by node, so a query resolves it once for all the
+     * stores it reads ({@link #nodeStore}). Stores are read by that partition: across all partitions, a
+     * partition that is still restoring here, or just moving here, is left out and its node answered "no
+     * such node" (seen while instances restarted); asked by partition, it is an
+     * {@code InvalidStateStoreException}, which the query API answers 503, retry shortly. When another
+     * instance holds the node's partition
      * now, a {@link QueryException#notHeld} 404: "not here", which an instance that forwarded here
      * believing otherwise turns into 503 (the node moved), and a caller asking this instance's own
      * state takes as it is.
      */
-    private <T> T nodeStore(String name, QueryableStoreType<T> type, String node) {
-        KeyQueryMetadata metadata = streams.queryMetadataForKey(name, node, new StringSerializer());
+    private int nodePartition(String node) {
+        KeyQueryMetadata metadata = streams.queryMetadataForKey(DeviceHealthTopology.NODE_STATE_STORE, node, new StringSerializer());
         if (metadata == null || metadata.equals(KeyQueryMetadata.NOT_AVAILABLE)) {
             throw QueryException.unavailable("the partition of node " + node + " is not known now (" + streams.state()
                     + "), retry shortly");
@@ -252,10 +256,15 @@ final class LocalStateQueries implements StateQueries {
         if (!self.equals(metadata.activeHost())) {
             throw QueryException.notHeld("node " + node + " is held by another instance now");
         }
+        return metadata.partition();
+    }
+
+    /** The node-keyed store {@code name}'s copy of {@code partition} ({@link #nodePartition}). */
+    private <T> T nodeStore(String name, QueryableStoreType<T> type, int partition) {
         try {
-            return streams.store(StoreQueryParameters.fromNameAndType(name, type).withPartition(metadata.partition()));
+            return streams.store(StoreQueryParameters.fromNameAndType(name, type).withPartition(partition));
         } catch (InvalidStateStoreException e) {
-            throw QueryException.unavailable("store " + name + " partition " + metadata.partition() + " is not queryable now ("
+            throw QueryException.unavailable("store " + name + " partition " + partition + " is not queryable now ("
                     + streams.state() + "), retry shortly");
         }
     }

@@ -51,18 +51,20 @@ final class NodeKeyIssuer {
     }
 
     void handle(Exchange exchange) throws IOException {
-        String authorization = exchange.header("Authorization");
-        int space = authorization == null ? -1 : authorization.indexOf(' ');
-        if (space < 0 || !authorization.substring(0, space).equalsIgnoreCase("Bearer")) {
+        AuthorizationHeader presented = AuthorizationHeader.parse(exchange.header("Authorization"));
+        if (presented.presented() == AuthorizationHeader.Presented.NONE
+                || presented.presented() == AuthorizationHeader.Presented.OTHER_SCHEME) {
             refuse(exchange, 401, "missing", "send the collector's ServiceAccount token: Authorization: Bearer <token>");
             return;
         }
-        Optional<KubernetesUser> user;
-        try {
-            user = reviews.authenticate(authorization.substring(space + 1).strip(), List.of(settings.audience()));
-        } catch (KubernetesReviews.Unavailable e) {
-            refuse(exchange, 503, "unavailable", e.getMessage());
-            return;
+        Optional<KubernetesUser> user = Optional.empty();
+        if (presented.token() != null) {
+            try {
+                user = reviews.authenticate(presented.token(), List.of(settings.audience()));
+            } catch (KubernetesReviews.Unavailable e) {
+                refuse(exchange, 503, "unavailable", e.getMessage());
+                return;
+            }
         }
         if (user.isEmpty()) {
             refuse(exchange, 401, "invalid", "the token is not valid for audience " + settings.audience());

@@ -3,6 +3,7 @@ package io.devhealth.processor.query;
 import io.devhealth.schema.config.ServiceConfig;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -34,6 +35,8 @@ import org.apache.kafka.common.config.types.Password;
  * @param truststore PKCS12 truststore of the CAs whose client certificates authenticate (mTLS); null = no client certificates
  * @param truststorePassword its password
  * @param allowedPrincipals full subject DNs of client certificates that may query; empty = any the truststore accepts
+ * @param peerPrincipals full subject DNs of the certificates of other instances of this processor, which may name the
+ *        certificate caller of a query they forward; empty = the subjects of this instance's own keystore certificates
  * @param continueSecret key that signs continue tokens; null = a random key per process
  * @param insecure whether the API may serve without credentials, or take bearer tokens over plain HTTP
  * @param kubernetes whether and how the Kubernetes API server authenticates tokens and authorizes each query
@@ -41,7 +44,7 @@ import org.apache.kafka.common.config.types.Password;
  */
 public record QuerySecurityConfig(Path tokenFile, Password token, Duration tokenReloadInterval, boolean authenticateMetrics,
         Path keystore, Password keystorePassword, Path truststore, Password truststorePassword, List<String> allowedPrincipals,
-        Password continueSecret, boolean insecure, Kubernetes kubernetes, NodeKeys nodeKeys) {
+        List<String> peerPrincipals, Password continueSecret, boolean insecure, Kubernetes kubernetes, NodeKeys nodeKeys) {
 
     public static final String TOKEN_FILE = "query.auth.token.file";
     public static final String TOKEN = "query.auth.token";
@@ -52,6 +55,7 @@ public record QuerySecurityConfig(Path tokenFile, Password token, Duration token
     public static final String TRUSTSTORE = "query.tls.truststore.location";
     public static final String TRUSTSTORE_PASSWORD = "query.tls.truststore.password";
     public static final String ALLOWED_PRINCIPALS = "query.tls.allowed.principals";
+    public static final String PEER_PRINCIPALS = "query.tls.peer.principals";
     public static final String CONTINUE_SECRET = "query.continue.secret";
     public static final String INSECURE = "query.insecure";
     public static final String KUBERNETES_ENABLED = "query.auth.kubernetes.enabled";
@@ -120,20 +124,12 @@ public record QuerySecurityConfig(Path tokenFile, Password token, Duration token
     public QuerySecurityConfig {
         Objects.requireNonNull(tokenReloadInterval);
         allowedPrincipals = List.copyOf(allowedPrincipals);
+        peerPrincipals = List.copyOf(peerPrincipals);
         if (truststore != null && keystore == null) {
             throw new ConfigException(TRUSTSTORE, truststore.toString(), "client certificates need TLS: set " + KEYSTORE + " too");
         }
-        if (!allowedPrincipals.isEmpty() && truststore == null) {
-            throw new ConfigException(ALLOWED_PRINCIPALS, allowedPrincipals, "needs " + TRUSTSTORE);
-        }
-        for (String principal : allowedPrincipals) {
-            try {
-                AccessPolicy.distinguishedName(principal);
-            } catch (IllegalArgumentException e) {
-                throw new ConfigException(ALLOWED_PRINCIPALS, allowedPrincipals, "each entry is a certificate's full subject DN: "
-                        + e.getMessage());
-            }
-        }
+        requireSubjects(ALLOWED_PRINCIPALS, allowedPrincipals, truststore);
+        requireSubjects(PEER_PRINCIPALS, peerPrincipals, truststore);
         Objects.requireNonNull(kubernetes);
         if (!insecure && tokenFile == null && token == null && truststore == null && !kubernetes.enabled()) {
             throw new ConfigException("the query API has no credentials configured and would be open to anyone who reaches it: set "
@@ -172,10 +168,21 @@ public record QuerySecurityConfig(Path tokenFile, Password token, Duration token
                                 + "client certificate is then required; with them either one authenticates. Forwarding between "
                                 + "instances presents this instance's own certificate and trusts peers through this store.")
                 .define(TRUSTSTORE_PASSWORD, Type.PASSWORD, null, Importance.HIGH, "Password of " + TRUSTSTORE + ".")
-                .define(ALLOWED_PRINCIPALS, Type.LIST, "", Importance.MEDIUM,
-                        "Client certificate subjects that may query, each a full DN (CN=client,O=example; a bare CN is "
-                                + "refused: another CA could issue it); empty = any certificate the truststore accepts. Others get "
-                                + "403. Include the processor's own certificate (forwarding).")
+                .define(ALLOWED_PRINCIPALS, Type.STRING, "", Importance.MEDIUM,
+                        "Client certificate subjects that may query, each a full DN, separated by ';' since a DN holds commas "
+                                + "(CN=sre-cli,O=example;CN=oncall,O=example). A bare CN is refused: another CA could issue it. "
+                                + "Empty = any certificate the truststore accepts. Others get 403. The processor's own certificate "
+                                + "need not be listed: a query it forwards for a certificate caller names that caller ("
+                                + PEER_PRINCIPALS + "), who is authorized here.")
+                .define(PEER_PRINCIPALS, Type.STRING, "", Importance.LOW,
+                        "Client certificate subjects of the other instances of this processor, each a full DN, separated by ';' "
+                                + "(a DN holds commas: CN=a,O=x;CN=b,O=x). A query one of "
+                                + "them forwards for a caller its certificate authenticated names that caller in the "
+                                + AccessPolicy.CALLER_SUBJECT_HEADER + " header, and this instance authorizes that caller as if it "
+                                + "had connected itself (" + ALLOWED_PRINCIPALS + ", Kubernetes RBAC); the header from any other "
+                                + "client is refused with 403. Empty = the subject of this instance's own certificate ("
+                                + KEYSTORE + "): k8s/ gives every instance of the StatefulSet the same certificate (the Secret "
+                                + "devhealth-query-tls). Set it when instances have certificates of their own.")
                 .define(CONTINUE_SECRET, Type.PASSWORD, null, Importance.LOW,
                         "Key that signs continue tokens, so they cannot be forged; empty = random per process (a page "
                                 + "token then stops working after the owning instance restarts).")
@@ -224,7 +231,8 @@ public record QuerySecurityConfig(Path tokenFile, Password token, Duration token
                 config.getPassword(KEYSTORE_PASSWORD),
                 optionalPath(config.getString(TRUSTSTORE)),
                 config.getPassword(TRUSTSTORE_PASSWORD),
-                config.getList(ALLOWED_PRINCIPALS).stream().map(String::trim).filter(s -> !s.isEmpty()).toList(),
+                subjects(config.getString(ALLOWED_PRINCIPALS)),
+                subjects(config.getString(PEER_PRINCIPALS)),
                 optionalSecret(config.getPassword(CONTINUE_SECRET)),
                 config.getBoolean(INSECURE),
                 new Kubernetes(config.getBoolean(KUBERNETES_ENABLED),
@@ -264,6 +272,41 @@ public record QuerySecurityConfig(Path tokenFile, Password token, Duration token
     /** Whether tokens and certificates are listed here (static tokens, the DN allow-list), as opposed to only by the API server. */
     public boolean staticTokens() {
         return tokenFile != null || token != null;
+    }
+
+    /**
+     * The DNs of a setting that lists certificate subjects, split at each ';' that is not escaped: a DN is written
+     * with commas between its RDNs, and a ';' inside a value is escaped ({@code \;}, RFC 2253).
+     */
+    static List<String> subjects(String value) {
+        List<String> subjects = new ArrayList<>();
+        StringBuilder current = new StringBuilder();
+        boolean escaped = false;
+        for (char c : (value == null ? "" : value).toCharArray()) {
+            if (c == ';' && !escaped) {
+                subjects.add(current.toString().trim());
+                current.setLength(0);
+            } else {
+                current.append(c);
+            }
+            escaped = c == '\\' && !escaped;
+        }
+        subjects.add(current.toString().trim());
+        return subjects.stream().filter(subject -> !subject.isEmpty()).toList();
+    }
+
+    /** Each of {@code subjects} a certificate's full subject DN, and certificates asked for at all. */
+    private static void requireSubjects(String setting, List<String> subjects, Path truststore) {
+        if (!subjects.isEmpty() && truststore == null) {
+            throw new ConfigException(setting, subjects, "needs " + TRUSTSTORE);
+        }
+        for (String subject : subjects) {
+            try {
+                AccessPolicy.distinguishedName(subject);
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException(setting, subjects, "each entry is a certificate's full subject DN: " + e.getMessage());
+            }
+        }
     }
 
     private static Path optionalPath(String value) {

@@ -99,7 +99,7 @@ public final class QueryServer implements AutoCloseable {
     private volatile ClusterView cluster;
     private byte[] nodeKeyMaster;
 
-    private QueryServer(Server server, SSLContext tls, Clock clock, QuerySecurityConfig security) {
+    private QueryServer(Server server, SSLContext tls, Clock clock, QuerySecurityConfig security, List<String> peers) {
         this.server = server;
         this.clock = clock;
         this.security = security;
@@ -111,7 +111,8 @@ public final class QueryServer implements AutoCloseable {
         // Node keys are issued against TokenReviews too, whether or not queries are authorized by Kubernetes.
         this.apiServer = kubernetes.enabled() || security.nodeKeys().enabled() ? ApiServerReviews.connect(kubernetes) : null;
         this.reviews = apiServer == null ? null : new CachedReviews(apiServer, kubernetes.cacheSize(), kubernetes.cacheTtl(), clock);
-        this.policy = new AccessPolicy(security.authenticates(), tokens, security.allowedPrincipals(), reviews, kubernetes.audiences());
+        this.policy = new AccessPolicy(security.authenticates(), tokens, security.allowedPrincipals(), peers, reviews,
+                kubernetes.audiences());
         this.forwarder = new Forwarder(tls);
         this.pageTokens = PageTokens.withSecret(security.continueSecret() == null ? null : security.continueSecret().value());
     }
@@ -149,7 +150,20 @@ public final class QueryServer implements AutoCloseable {
         server.getConnectors()[0].getConnectionFactory(HttpConnectionFactory.class).getHttpConfiguration().setUriCompliance(
                 UriCompliance.DEFAULT.with("devhealth-query", UriCompliance.Violation.AMBIGUOUS_PATH_SEPARATOR,
                         UriCompliance.Violation.AMBIGUOUS_EMPTY_SEGMENT));
-        return new QueryServer(server, tls, clock, security);
+        List<String> peers = peers(security);
+        if (!peers.isEmpty()) {
+            LOGGER.info("query API takes the caller named by a peer instance peers={} from={}", peers,
+                    security.peerPrincipals().isEmpty() ? QuerySecurityConfig.KEYSTORE : QuerySecurityConfig.PEER_PRINCIPALS);
+        }
+        return new QueryServer(server, tls, clock, security, peers);
+    }
+
+    /** Who may name the caller of a query it forwards: without client certificates nobody, else as set, or this instance itself. */
+    private static List<String> peers(QuerySecurityConfig security) {
+        if (security.truststore() == null) {
+            return List.of();
+        }
+        return security.peerPrincipals().isEmpty() ? TlsContexts.ownSubjects(security) : security.peerPrincipals();
     }
 
     public int port() {
@@ -302,21 +316,22 @@ public final class QueryServer implements AutoCloseable {
             boolean forwarded = exchange.header(Forwarder.FORWARDED_HEADER) != null;
             StateQueries local = cluster.local();
             if (route instanceof QueryRoute.Pod pod) {
-                pod(exchange, pod.namespace(), pod.name(), pod.at(), forwarded);
+                pod(exchange, caller, pod.namespace(), pod.name(), pod.at(), forwarded);
             } else if (route instanceof QueryRoute.PodVerdict verdict) {
-                Responses.json(exchange, 200, verdict(exchange, verdict.namespace(), verdict.name(), verdict.at(), forwarded)
+                Responses.json(exchange, 200, verdict(exchange, caller, verdict.namespace(), verdict.name(), verdict.at(), forwarded)
                         .orElseThrow(() -> QueryException.notFound("no verdict of pod " + verdict.namespace() + "/" + verdict.name()
                                 + (verdict.at() == null ? "" : " at or before " + verdict.at()))));
             } else if (route instanceof QueryRoute.DeviceHistory history) {
-                routeByNode(exchange, history.node(), forwarded, () -> local.deviceHistory(history.node(), history.driver(), history.pool(),
-                                history.device(), history.from(), history.to(), history.limit(), history.continueToken())
+                routeByNode(exchange, caller, history.node(), forwarded, () -> local.deviceHistory(history.node(), history.driver(),
+                                history.pool(), history.device(), history.from(), history.to(), history.limit(), history.continueToken())
                         .orElseThrow(() -> QueryException.notFound("no device " + history.driver() + "/" + history.pool() + "/"
                                 + history.device() + " on node " + history.node())));
             } else if (route instanceof QueryRoute.NodeDevices node) {
-                routeByNode(exchange, node.node(), forwarded, () -> local.nodeDevices(node.node(), node.limit(), node.continueToken())
+                routeByNode(exchange, caller, node.node(), forwarded, () -> local.nodeDevices(node.node(), node.limit(),
+                                node.continueToken())
                         .orElseThrow(() -> QueryException.notFound("no node " + node.node())));
             } else {
-                fleetSummary(exchange, ((QueryRoute.FleetSummary) route).window(), forwarded);
+                fleetSummary(exchange, caller, ((QueryRoute.FleetSummary) route).window(), forwarded);
             }
         } catch (QueryException e) {
             if (e.notHeld()) {
@@ -333,11 +348,15 @@ public final class QueryServer implements AutoCloseable {
         }
     }
 
-    private void pod(Exchange exchange, String namespace, String name, Instant at, boolean forwarded) throws IOException {
+    private void pod(Exchange exchange, AccessPolicy.Allowed caller, String namespace, String name, Instant at, boolean forwarded)
+            throws IOException {
         StateQueries local = cluster.local();
         Optional<QueryViews.PodDevices> found = local.pod(namespace, name, at);
         if (found.isPresent()) {
-            Responses.json(exchange, 200, found.get().withVerdict(verdict(exchange, namespace, name, at, false).orElse(null)));
+            // Not forwarded, even when this request was: pod-verdicts is keyed by pod, not by node, so the instance that
+            // holds the pod may have to ask a third one for its verdict. The hops stay bounded, since the verdict route
+            // answers a forwarded request from local state.
+            Responses.json(exchange, 200, found.get().withVerdict(verdict(exchange, caller, namespace, name, at, false).orElse(null)));
             return;
         }
         if (!forwarded && !local.knowsPod(namespace, name)) {
@@ -349,7 +368,7 @@ public final class QueryServer implements AutoCloseable {
             for (HostInfo instance : cluster.otherPodInstances()) {
                 HttpResponse<String> answer;
                 try {
-                    answer = forwarder.forward(instance, exchange.target(), authorization(exchange));
+                    answer = forward(instance, exchange.target(), exchange, caller);
                 } catch (QueryException e) {
                     unreachable = e;
                     continue;
@@ -384,8 +403,8 @@ public final class QueryServer implements AutoCloseable {
      * instance, not necessarily the one holding the pod's node. Asked of this instance while the owner
      * is not known (a rebalance), and when {@code forwarded}.
      */
-    private Optional<QueryViews.PodVerdict> verdict(Exchange exchange, String namespace, String name, Instant at, boolean forwarded)
-            throws IOException {
+    private Optional<QueryViews.PodVerdict> verdict(Exchange exchange, AccessPolicy.Allowed caller, String namespace, String name,
+            Instant at, boolean forwarded) throws IOException {
         Optional<HostInfo> owner = forwarded ? Optional.empty() : cluster.ownerOfPodVerdict(StateKeys.pod(namespace, name));
         if (owner.isEmpty() || cluster.isSelf(owner.get())) {
             return cluster.local().verdict(namespace, name, at);
@@ -393,7 +412,7 @@ public final class QueryServer implements AutoCloseable {
         // Names are Kubernetes names (checked by QueryRoute): only the time needs encoding.
         URI target = URI.create(V1 + "pods/" + namespace + "/" + name + "/verdict"
                 + (at == null ? "" : "?at=" + URLEncoder.encode(at.toString(), StandardCharsets.UTF_8)));
-        HttpResponse<String> answer = forwarder.forward(owner.get(), target, authorization(exchange));
+        HttpResponse<String> answer = forward(owner.get(), target, exchange, caller);
         if (answer.statusCode() == 404) {
             return Optional.empty();
         }
@@ -404,7 +423,7 @@ public final class QueryServer implements AutoCloseable {
         return Optional.of(FLEET_JSON.readValue(answer.body(), QueryViews.PodVerdict.class));
     }
 
-    private void fleetSummary(Exchange exchange, Duration window, boolean forwarded) throws IOException {
+    private void fleetSummary(Exchange exchange, AccessPolicy.Allowed caller, Duration window, boolean forwarded) throws IOException {
         Instant to = clock.instant();
         Instant from = to.minus(window);
         List<HostInfo> owners = cluster.fleetInstances();
@@ -423,7 +442,7 @@ public final class QueryServer implements AutoCloseable {
                 if (cluster.isSelf(instance)) {
                     continue;
                 }
-                HttpResponse<String> answer = forwarder.forward(instance, exchange.target(), authorization(exchange));
+                HttpResponse<String> answer = forward(instance, exchange.target(), exchange, caller);
                 if (answer.statusCode() != 200) {
                     relay(exchange, answer);
                     return;
@@ -482,12 +501,13 @@ public final class QueryServer implements AutoCloseable {
         Object get();
     }
 
-    private void routeByNode(Exchange exchange, String node, boolean forwarded, LocalAnswer answer) throws IOException {
+    private void routeByNode(Exchange exchange, AccessPolicy.Allowed caller, String node, boolean forwarded, LocalAnswer answer)
+            throws IOException {
         if (!forwarded) {
             HostInfo owner = cluster.ownerOfNode(node).orElseThrow(() ->
                     QueryException.unavailable("the owner of node " + node + " is not known yet (" + cluster.state() + "), retry shortly"));
             if (!cluster.isSelf(owner)) {
-                HttpResponse<String> fromOwner = forwarder.forward(owner, exchange.target(), authorization(exchange));
+                HttpResponse<String> fromOwner = forward(owner, exchange.target(), exchange, caller);
                 if (fromOwner.statusCode() == 404 && fromOwner.headers().firstValue(NOT_HELD_HEADER).isPresent()) {
                     // The owner this instance knew of gave the node away since: it is moving, not missing.
                     throw QueryException.unavailable("node " + node + " is moving between instances, retry shortly");
@@ -499,8 +519,9 @@ public final class QueryServer implements AutoCloseable {
         Responses.json(exchange, 200, answer.get());
     }
 
-    private static String authorization(Exchange exchange) {
-        return exchange.header("Authorization");
+    /** Asks {@code instance} for {@code caller}, who sent {@code exchange}: the owner authorizes the caller, not this instance. */
+    private HttpResponse<String> forward(HostInfo instance, URI target, Exchange exchange, AccessPolicy.Allowed caller) {
+        return forwarder.forward(instance, target, caller, exchange.header("Authorization"));
     }
 
     private static void relay(Exchange exchange, HttpResponse<String> answer) {

@@ -6,9 +6,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
+import java.security.cert.X509Certificate;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
+import javax.security.auth.x500.X500Principal;
 import org.apache.kafka.common.config.types.Password;
 
 /**
@@ -39,6 +44,26 @@ final class TlsContexts {
             // The message names the store and the failure, never its password.
             throw new IllegalStateException("cannot set up TLS for the query API keystore=" + security.keystore() + " truststore="
                     + security.truststore() + ": " + e.getClass().getSimpleName(), e);
+        }
+    }
+
+    /**
+     * The subjects (RFC 2253) of the certificates of the keystore's keys: the identity this instance presents when it
+     * forwards, which is every instance's where they share one certificate, as k8s/ deploys them.
+     */
+    static List<String> ownSubjects(QuerySecurityConfig security) {
+        try {
+            KeyStore keystore = load(security.keystore(), chars(security.keystorePassword()));
+            List<String> subjects = new ArrayList<>();
+            for (String alias : Collections.list(keystore.aliases())) {
+                if (keystore.isKeyEntry(alias) && keystore.getCertificate(alias) instanceof X509Certificate certificate) {
+                    subjects.add(certificate.getSubjectX500Principal().getName(X500Principal.RFC2253));
+                }
+            }
+            return subjects;
+        } catch (GeneralSecurityException | IOException e) {
+            throw new IllegalStateException("cannot read the query API keystore=" + security.keystore() + ": "
+                    + e.getClass().getSimpleName(), e);
         }
     }
 

@@ -60,7 +60,7 @@ class AccessPolicyTest {
     @Test
     void shouldAcceptAVerifiedClientCertificate() {
         assertThat(new AccessPolicy(true, null, List.of()).check(null, OPERATOR))
-                .isEqualTo(new AccessPolicy.Allowed("cert:devhealth-client"));
+                .isEqualTo(new AccessPolicy.Allowed("cert:devhealth-client", null, "CN=devhealth-client,O=sre"));
     }
 
     @Test
@@ -164,8 +164,102 @@ class AccessPolicyTest {
         AccessPolicy policy = new AccessPolicy(true, null, List.of(), new FakeReviews(), List.of("devhealth-query"));
 
         assertThat(policy.check(null, new X500Principal("CN=jane, O=sre, O=oncall"))).isEqualTo(new AccessPolicy.Allowed("cert:jane",
-                new KubernetesUser("jane", "", List.of("sre", "oncall"), Map.of())));
-        assertThat(new AccessPolicy(true, null, List.of()).check(null, OPERATOR)).as("without Kubernetes: every query")
-                .isEqualTo(new AccessPolicy.Allowed("cert:devhealth-client"));
+                new KubernetesUser("jane", "", List.of("sre", "oncall"), Map.of()), "CN=jane,O=sre,O=oncall"));
+        assertThat(((AccessPolicy.Allowed) new AccessPolicy(true, null, List.of()).check(null, OPERATOR)).user())
+                .as("without Kubernetes: every query").isNull();
+    }
+
+    private static final X500Principal PEER = new X500Principal("CN=processor, O=fleet");
+
+    /** Allows the operator's certificate only; the processors' own certificate (the peer) may name callers but not query as itself. */
+    private AccessPolicy withPeers(KubernetesReviews reviews) {
+        return new AccessPolicy(true, tokens, List.of("CN=devhealth-client,O=sre"), List.of("CN=processor,O=fleet"), reviews,
+                List.of("devhealth-query"));
+    }
+
+    @Test
+    void shouldAuthorizeTheCallerAPeerNamesAsIfItHadConnectedItself() {
+        AccessPolicy policy = withPeers(null);
+
+        assertThat(policy.check(null, PEER, "CN=devhealth-client,O=sre")).isEqualTo(new AccessPolicy.Allowed("cert:devhealth-client",
+                null, "CN=devhealth-client,O=sre"));
+        assertThat(policy.check(null, PEER, "cn=devhealth-client, o=sre")).as("compared as a DN, like a certificate's subject")
+                .isInstanceOf(AccessPolicy.Allowed.class);
+        assertThat(policy.check(null, PEER, "CN=collector-node-1,O=fleet")).as("a caller outside the allowed principals")
+                .isInstanceOfSatisfying(AccessPolicy.Denied.class, denied -> {
+                    assertThat(denied.status()).isEqualTo(403);
+                    assertThat(denied.reason()).isEqualTo("principal");
+                });
+        assertThat(policy.check(null, PEER, null)).as("the peer as itself").isInstanceOfSatisfying(AccessPolicy.Denied.class,
+                denied -> assertThat(denied.status()).isEqualTo(403));
+    }
+
+    @Test
+    void shouldRefuseACallerNamedByAnyoneButAPeer() {
+        AccessPolicy policy = withPeers(null);
+
+        for (X500Principal client : new X500Principal[] {OPERATOR, new X500Principal("CN=processor, O=elsewhere"), null}) {
+            assertThat(policy.check(null, client, "CN=devhealth-client,O=sre")).as("from %s", client)
+                    .isInstanceOfSatisfying(AccessPolicy.Denied.class, denied -> {
+                        assertThat(denied.status()).isEqualTo(403);
+                        assertThat(denied.reason()).isEqualTo("caller-subject-from-non-peer");
+                    });
+        }
+        assertThat(policy.check("Bearer s3cret-token", null, "CN=devhealth-client,O=sre")).as("a token caller naming someone")
+                .isInstanceOfSatisfying(AccessPolicy.Denied.class, denied -> assertThat(denied.status()).isEqualTo(403));
+        assertThat(new AccessPolicy(true, null, List.of()).check(null, PEER, "CN=devhealth-client,O=sre")).as("no peers configured")
+                .isInstanceOfSatisfying(AccessPolicy.Denied.class, denied -> assertThat(denied.status()).isEqualTo(403));
+        assertThat(AccessPolicy.open().check(null, null, "CN=devhealth-client,O=sre")).as("even with nothing else asked")
+                .isInstanceOfSatisfying(AccessPolicy.Denied.class, denied -> assertThat(denied.status()).isEqualTo(403));
+    }
+
+    @Test
+    void shouldAnswer400ForACallerSubjectThatIsNoDistinguishedName() {
+        assertThat(withPeers(null).check(null, PEER, "devhealth-client, sre")).isInstanceOfSatisfying(AccessPolicy.Denied.class,
+                denied -> {
+                    assertThat(denied.status()).isEqualTo(400);
+                    assertThat(denied.reason()).isEqualTo("caller-subject-malformed");
+                    assertThat(denied.message()).doesNotContain("devhealth-client");
+                });
+    }
+
+    @Test
+    void shouldLetATokenDecideForAPeerAndNameNoSubjectForIt() {
+        AccessPolicy policy = withPeers(null);
+
+        assertThat(policy.check("Bearer s3cret-token", PEER, null)).isEqualTo(new AccessPolicy.Allowed("token"));
+        assertThat(policy.check("Bearer s3cret-token", PEER, "CN=collector-node-1,O=fleet")).as("the token, not the named subject")
+                .isEqualTo(new AccessPolicy.Allowed("token"));
+        assertThat(((AccessPolicy.Allowed) policy.check("Bearer s3cret-token", PEER, null)).callerSubject())
+                .as("nothing to name when forwarding").isNull();
+    }
+
+    @Test
+    void shouldMapANamedCallerToItsOwnKubernetesUserNotThePeers() {
+        AccessPolicy policy = new AccessPolicy(true, null, List.of(), List.of("CN=processor,O=fleet"), new FakeReviews(),
+                List.of("devhealth-query"));
+
+        assertThat(policy.check(null, PEER, "CN=jane,O=sre,O=oncall")).isEqualTo(new AccessPolicy.Allowed("cert:jane",
+                new KubernetesUser("jane", "", List.of("sre", "oncall"), Map.of()), "CN=jane,O=sre,O=oncall"));
+        assertThat(policy.check(null, PEER, null)).isEqualTo(new AccessPolicy.Allowed("cert:processor",
+                new KubernetesUser("processor", "", List.of("fleet"), Map.of()), "CN=processor,O=fleet"));
+    }
+
+    @Test
+    void shouldNameAnySubjectInPrintableAsciiAndReadItBackUnchanged() {
+        X500Principal accented = new X500Principal("CN=Jos\u00e9 \u00d1u\u00f1ez, O=\u00e9quipe\\, sant\u00e9");
+        AccessPolicy direct = new AccessPolicy(true, null, List.of(), List.of("CN=processor,O=fleet"), new FakeReviews(),
+                List.of("devhealth-query"));
+
+        String named = ((AccessPolicy.Allowed) direct.check(null, accented)).callerSubject();
+        AccessPolicy.Allowed atOwner = (AccessPolicy.Allowed) direct.check(null, PEER, named);
+
+        assertThat(named).matches("[\\x20-\\x7e]+").contains("\\C3\\A9");
+        assertThat(atOwner.user()).isEqualTo(new KubernetesUser("Jos\u00e9 \u00d1u\u00f1ez", "", List.of("\u00e9quipe, sant\u00e9"),
+                Map.of()));
+        assertThat(atOwner.callerSubject()).as("forwarded again, the same header").isEqualTo(named);
+        assertThat(new AccessPolicy(true, null, List.of(accented.getName(X500Principal.RFC2253)), List.of("CN=processor,O=fleet"), null,
+                List.of()).check(null, PEER, named)).as("matches the allowed principal it came from")
+                .isInstanceOf(AccessPolicy.Allowed.class);
     }
 }

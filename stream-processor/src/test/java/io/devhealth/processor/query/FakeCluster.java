@@ -7,7 +7,10 @@ import java.util.Optional;
 import java.util.Set;
 import org.apache.kafka.streams.state.HostInfo;
 
-/** A {@link ClusterView} without Kafka: fixed owners per node; each instance knows only its own nodes and pods. */
+/**
+ * A {@link ClusterView} without Kafka: fixed owners per node; each instance knows only its own nodes and pods, and
+ * pod verdicts live on one instance (this one unless told otherwise), which answers for the pods it is given.
+ */
 final class FakeCluster implements ClusterView {
 
     /** Tokens are checked as the real stores do, so that a forged one is a 400 here too. */
@@ -17,12 +20,22 @@ final class FakeCluster implements ClusterView {
     private final Map<String, HostInfo> owners;
     private final List<HostInfo> others;
     private final Set<String> pods;
+    private final HostInfo verdictOwner;
+    private final Set<String> verdicts;
 
     FakeCluster(HostInfo self, Map<String, HostInfo> owners, List<HostInfo> others, Set<String> pods) {
+        this(self, owners, others, pods, self, Set.of());
+    }
+
+    /** @param verdicts {@code namespace/name} of the pods whose verdict this instance holds, when it is {@code verdictOwner} */
+    FakeCluster(HostInfo self, Map<String, HostInfo> owners, List<HostInfo> others, Set<String> pods, HostInfo verdictOwner,
+            Set<String> verdicts) {
         this.self = self;
         this.owners = owners;
         this.others = others;
         this.pods = pods;
+        this.verdictOwner = verdictOwner;
+        this.verdicts = verdicts;
     }
 
     @Override
@@ -45,10 +58,9 @@ final class FakeCluster implements ClusterView {
         return self.equals(host);
     }
 
-    /** Verdicts live with this instance: the fake holds none. */
     @Override
     public Optional<HostInfo> ownerOfPodVerdict(String podKey) {
-        return Optional.of(self);
+        return Optional.of(verdictOwner);
     }
 
     @Override
@@ -98,7 +110,10 @@ final class FakeCluster implements ClusterView {
 
             @Override
             public Optional<QueryViews.PodVerdict> verdict(String namespace, String name, Instant at) {
-                return Optional.empty();
+                return self.equals(verdictOwner) && verdicts.contains(namespace + "/" + name)
+                        ? Optional.of(new QueryViews.PodVerdict("DeviceFailure", "uid-1", "Failed", "2026-11-29T09:00:00Z",
+                                "2026-11-29T09:00:01Z", "verdict-of-" + self.port()))
+                        : Optional.empty();
             }
 
             @Override

@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.devhealth.simulators.kafka.KafkaSecurity;
 import io.devhealth.testkit.process.Ports;
 import io.devhealth.testkit.realkube.ControlPlane;
 import io.devhealth.testkit.realkube.KubeBinaries;
@@ -23,6 +22,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.devhealth.testkit.time.MutableClock;
+import io.devhealth.testkit.tls.TestCertificates;
 import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -30,7 +30,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -41,9 +40,6 @@ import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import javax.net.ssl.KeyManagerFactory;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 import org.apache.kafka.streams.state.HostInfo;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -63,16 +59,23 @@ class KubernetesQueryAuthorizationIT {
     private static final String TEAM_A = "queryauthz-a";
     private static final String TEAM_B = "queryauthz-b";
     private static final String NODE_READER_ROLE = "queryauthz-node-reader";
+    private static final String POD_READER_CN = "queryauthz-certificate-pod-reader";
     private static final List<String> AUDIENCE = List.of(QuerySecurityConfig.DEFAULT_AUDIENCE);
     private static final Duration WAIT = Duration.ofSeconds(60);
 
     @TempDir
     static Path tlsDir;
-    private static KafkaSecurity tls;
+    private static TestCertificates tls;
+    /** Every instance's own certificate, as the shipped StatefulSet has it. */
+    private static Path serverKeystore;
     private static ControlPlane plane;
     private static Path processorKubeconfig;
     private static HttpClient http;
     private static HttpClient withCertificate;
+    /** A certificate caller with a Role of its own on pods in namespace A, bound to its CN. */
+    private static HttpClient podReaderCertificate;
+    /** Presents the instances' own certificate, as one instance does when it forwards to another. */
+    private static HttpClient asPeer;
 
     private final ObjectMapper json = new ObjectMapper();
     private final MutableClock clock = MutableClock.at("2026-11-29T10:00:00Z");
@@ -85,7 +88,10 @@ class KubernetesQueryAuthorizationIT {
     @BeforeAll
     static void grantRbac(ControlPlane controlPlane) throws Exception {
         plane = controlPlane;
-        tls = KafkaSecurity.create(tlsDir);
+        tls = TestCertificates.create(tlsDir);
+        serverKeystore = tls.keyPair("server", "CN=localhost");
+        Path clientKeystore = tls.keyPair("client", "CN=devhealth-client");
+        Path podReaderKeystore = tls.keyPair("pod-reader", "CN=" + POD_READER_CN + ",O=queryauthz-team");
         KubernetesClient admin = plane.adminClient();
         for (String namespace : List.of("devhealth", TEAM_A, TEAM_B)) {
             admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build())
@@ -104,6 +110,11 @@ class KubernetesQueryAuthorizationIT {
                 .endMetadata().withNewRoleRef().withApiGroup("rbac.authorization.k8s.io").withKind("Role").withName("pod-reader")
                 .endRoleRef().addNewSubject().withKind("ServiceAccount").withName("investigator").withNamespace(TEAM_A).endSubject()
                 .build()).serverSideApply();
+        // The same Role for a client certificate's CN, as the API server names a certificate's user.
+        admin.rbac().roleBindings().inNamespace(TEAM_A).resource(new RoleBindingBuilder().withNewMetadata().withName(POD_READER_CN)
+                .endMetadata().withNewRoleRef().withApiGroup("rbac.authorization.k8s.io").withKind("Role").withName("pod-reader")
+                .endRoleRef().addNewSubject().withApiGroup("rbac.authorization.k8s.io").withKind("User").withName(POD_READER_CN)
+                .endSubject().build()).serverSideApply();
         // viewer: the built-in view role in its namespace, what a team member typically holds.
         admin.rbac().roleBindings().inNamespace(TEAM_A).resource(new RoleBindingBuilder().withNewMetadata().withName("viewer")
                 .endMetadata().withNewRoleRef().withApiGroup("rbac.authorization.k8s.io").withKind("ClusterRole").withName("view")
@@ -121,27 +132,12 @@ class KubernetesQueryAuthorizationIT {
         awaitAllowed("system:serviceaccount:" + TEAM_A + ":investigator", "get", "", "pods", TEAM_A);
         awaitAllowed("system:serviceaccount:" + TEAM_A + ":viewer", "get", "", "pods", TEAM_A);
         awaitAllowed("system:serviceaccount:" + TEAM_A + ":node-reader", "get", "", "nodes", null);
+        awaitAllowed(POD_READER_CN, "get", "", "pods", TEAM_A);
         processorKubeconfig = plane.kubeconfigFor("devhealth", "stream-processor");
-
-        char[] password = tls.brokerOverrides().get("ssl.keystore.password").toCharArray();
-        KeyStore trust = KeyStore.getInstance("PKCS12");
-        try (InputStream in = Files.newInputStream(tlsDir.resolve("truststore.p12"))) {
-            trust.load(in, password);
-        }
-        TrustManagerFactory trustManagers = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        trustManagers.init(trust);
-        SSLContext context = SSLContext.getInstance("TLS");
-        context.init(null, trustManagers.getTrustManagers(), null);
-        http = HttpClient.newBuilder().sslContext(context).build();
-        KeyStore client = KeyStore.getInstance("PKCS12");
-        try (InputStream in = Files.newInputStream(tlsDir.resolve("client.p12"))) {
-            client.load(in, password);
-        }
-        KeyManagerFactory keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-        keys.init(client, password);
-        SSLContext certificate = SSLContext.getInstance("TLS");
-        certificate.init(keys.getKeyManagers(), trustManagers.getTrustManagers(), null);
-        withCertificate = HttpClient.newBuilder().sslContext(certificate).build();
+        http = tls.httpClient(null);
+        withCertificate = tls.httpClient(clientKeystore);
+        podReaderCertificate = tls.httpClient(podReaderKeystore);
+        asPeer = tls.httpClient(serverKeystore);
     }
 
     private static void applyShipped(KubernetesClient admin, String file) throws Exception {
@@ -174,12 +170,12 @@ class KubernetesQueryAuthorizationIT {
         settings.put(QuerySecurityConfig.KUBERNETES_KUBECONFIG, kubeconfig.toString());
         // Longer than the default so that a burst on a loaded machine stays inside one cache lifetime.
         settings.put(QuerySecurityConfig.KUBERNETES_CACHE_TTL, "60000");
-        settings.put(QuerySecurityConfig.KEYSTORE, tlsDir.resolve("broker.p12").toString());
-        settings.put(QuerySecurityConfig.KEYSTORE_PASSWORD, tls.brokerOverrides().get("ssl.keystore.password"));
+        settings.put(QuerySecurityConfig.KEYSTORE, serverKeystore.toString());
+        settings.put(QuerySecurityConfig.KEYSTORE_PASSWORD, tls.password());
         // Instances trust each other through it, and the forwarding one presents its own certificate as well as the
         // caller's token: what the owner must authorize is the token's user.
-        settings.put(QuerySecurityConfig.TRUSTSTORE, tlsDir.resolve("truststore.p12").toString());
-        settings.put(QuerySecurityConfig.TRUSTSTORE_PASSWORD, tls.brokerOverrides().get("ssl.keystore.password"));
+        settings.put(QuerySecurityConfig.TRUSTSTORE, tls.truststore().toString());
+        settings.put(QuerySecurityConfig.TRUSTSTORE_PASSWORD, tls.password());
         return settings;
     }
 
@@ -378,5 +374,26 @@ class KubernetesQueryAuthorizationIT {
 
         assertThat(body(get(withCertificate, a, "/v1/nodes/node-a/devices", null), 200).get("node").asText()).isEqualTo("node-a");
         body(get(withCertificate, a, podPath(TEAM_A), null), 403);
+    }
+
+    @Test
+    void shouldAuthorizeAForwardedCertificateCallerAsItsCommonNameOnTheOwner() throws Exception {
+        startPair();
+        String caller = "CN=" + POD_READER_CN + ",O=queryauthz-team";
+
+        JsonNode pod = body(get(podReaderCertificate, a, podPath(TEAM_A), null), 200);
+        assertThat(pod.get("node").asText()).as("answered by the owner").isEqualTo("served-by-" + b.port());
+        assertThat(reviews(metersB, "subjectaccessreview")).as("the owner authorized the caller itself").isEqualTo(1);
+        assertThat(body(get(podReaderCertificate, a, podPath(TEAM_B), null), 403).get("message").asText())
+                .contains("user \"" + POD_READER_CN + "\"");
+
+        // The owner's decisions for what a forwarding instance sends: the caller's CN, not the instance's, is reviewed.
+        body(get(asPeer, b, podPath(TEAM_A), null, AccessPolicy.CALLER_SUBJECT_HEADER, caller), 200);
+        JsonNode refused = body(get(asPeer, b, podPath(TEAM_B), null, AccessPolicy.CALLER_SUBJECT_HEADER, caller), 403);
+        assertThat(refused.get("message").asText()).contains("user \"" + POD_READER_CN + "\"")
+                .contains("get pods \"train-0\" in namespace \"" + TEAM_B + "\"");
+        assertThat(body(get(asPeer, b, podPath(TEAM_A), null), 403).get("message").asText()).as("the instance as itself")
+                .contains("user \"localhost\"");
+        body(get(podReaderCertificate, b, podPath(TEAM_A), null, AccessPolicy.CALLER_SUBJECT_HEADER, caller), 403);
     }
 }

@@ -7,11 +7,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.devhealth.schema.security.NodeKeyCredential;
 import io.devhealth.schema.security.NodeKeys;
-import io.devhealth.simulators.kafka.KafkaSecurity;
 import io.devhealth.testkit.realkube.ControlPlane;
 import io.devhealth.testkit.realkube.KubeBinaries;
 import io.devhealth.testkit.realkube.RealKubernetes;
 import io.devhealth.testkit.time.MutableClock;
+import io.devhealth.testkit.tls.TestCertificates;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Namespaced;
@@ -28,15 +28,12 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 import org.apache.kafka.streams.state.HostInfo;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -92,28 +89,19 @@ class NodeKeyIssuanceIT {
                         .withVerb("create").withGroup("authentication.k8s.io").withResource("tokenreviews").endResourceAttributes()
                         .endSpec().build()).getStatus().getAllowed()));
 
-        KafkaSecurity tls = KafkaSecurity.create(tlsDir);
-        String password = tls.brokerOverrides().get("ssl.keystore.password");
+        TestCertificates tls = TestCertificates.create(tlsDir);
+        Path serverKeystore = tls.keyPair("server", "CN=localhost");
         Map<String, Object> settings = new HashMap<>();
         settings.put(QuerySecurityConfig.KUBERNETES_ENABLED, "true");
         settings.put(QuerySecurityConfig.KUBERNETES_KUBECONFIG, plane.kubeconfigFor("devhealth", "stream-processor").toString());
         settings.put(QuerySecurityConfig.NODE_KEYS_ENABLED, "true");
-        settings.put(QuerySecurityConfig.KEYSTORE, tlsDir.resolve("broker.p12").toString());
-        settings.put(QuerySecurityConfig.KEYSTORE_PASSWORD, password);
+        settings.put(QuerySecurityConfig.KEYSTORE, serverKeystore.toString());
+        settings.put(QuerySecurityConfig.KEYSTORE_PASSWORD, tls.password());
         server = QueryServer.bind("127.0.0.1", 0, MutableClock.at("2026-11-29T10:00:00Z"), QuerySecurityConfig.from(settings));
         server.issueNodeKeysFrom(Optional.of(NodeKeys.masterFromSecret(SECRET)));
         HostInfo self = new HostInfo("127.0.0.1", server.port());
         server.serve(new FakeCluster(self, Map.of(), List.of(), Set.of()), () -> "", METERS);
-
-        KeyStore trust = KeyStore.getInstance("PKCS12");
-        try (InputStream in = Files.newInputStream(tlsDir.resolve("truststore.p12"))) {
-            trust.load(in, password.toCharArray());
-        }
-        TrustManagerFactory trustManagers = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        trustManagers.init(trust);
-        SSLContext context = SSLContext.getInstance("TLS");
-        context.init(null, trustManagers.getTrustManagers(), null);
-        http = HttpClient.newBuilder().sslContext(context).build();
+        http = tls.httpClient(null);
     }
 
     @AfterAll

@@ -11,25 +11,21 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.devhealth.simulators.kafka.KafkaSecurity;
 import io.devhealth.testkit.time.MutableClock;
+import io.devhealth.testkit.tls.TestCertificates;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import javax.net.ssl.KeyManagerFactory;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 import org.apache.kafka.streams.state.HostInfo;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -39,9 +35,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Two {@link QueryServer} instances on loopback (no Kafka: a {@link FakeCluster} says node-a is A's and
- * node-b is B's, and the pod lives on B): authentication, forwarding with the caller's credentials,
- * read-only methods, validation and limits, over HTTP with bearer tokens and over HTTPS with client
- * certificates.
+ * node-b is B's, and the pod lives on B): authentication, forwarding with the caller's credentials (its
+ * token, or its certificate's subject named by the forwarding instance), read-only methods, validation
+ * and limits, over HTTP with bearer tokens and over HTTPS with client certificates.
  */
 class QueryServerSecurityIT {
 
@@ -59,11 +55,19 @@ class QueryServerSecurityIT {
     /** Key material is made once (keytool takes seconds): a server and a client certificate for 127.0.0.1, and a truststore of both. */
     @TempDir
     static Path tlsDir;
-    private static KafkaSecurity tls;
+    private static TestCertificates tls;
+    /** The instances' own certificate, as the shipped StatefulSet gives every instance the same one. */
+    private static Path serverKeystore;
+    private static Path clientKeystore;
+    /** Another caller the truststore accepts. */
+    private static Path strangerKeystore;
 
     @BeforeAll
     static void makeCertificates() {
-        tls = KafkaSecurity.create(tlsDir);
+        tls = TestCertificates.create(tlsDir);
+        serverKeystore = tls.keyPair("server", "CN=localhost");
+        clientKeystore = tls.keyPair("client", "CN=devhealth-client");
+        strangerKeystore = tls.keyPair("stranger", "CN=stranger,O=elsewhere");
     }
 
     @AfterEach
@@ -75,8 +79,12 @@ class QueryServerSecurityIT {
         Map<String, Object> all = new HashMap<>(settings);
         all.putAll(metricsSettings);
         QuerySecurityConfig security = QuerySecurityConfig.from(all);
-        a = QueryServer.bind("127.0.0.1", 0, clock, security);
-        b = QueryServer.bind("127.0.0.1", 0, clock, security);
+        startPair(security, security);
+    }
+
+    private void startPair(QuerySecurityConfig securityA, QuerySecurityConfig securityB) {
+        a = QueryServer.bind("127.0.0.1", 0, clock, securityA);
+        b = QueryServer.bind("127.0.0.1", 0, clock, securityB);
         servers.add(a);
         servers.add(b);
         HostInfo hostA = new HostInfo("127.0.0.1", a.port());
@@ -86,18 +94,23 @@ class QueryServerSecurityIT {
         b.serve(new FakeCluster(hostB, owners, List.of(hostA), Set.of("ml/train-0")), () -> "devhealth_up 1\n", new SimpleMeterRegistry());
     }
 
-    private HttpResponse<String> send(QueryServer server, String method, String path, String token, String body) throws Exception {
+    /** @param headers more headers, name and value after each other */
+    private HttpResponse<String> send(QueryServer server, String method, String path, String token, String body, String... headers)
+            throws Exception {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(scheme + "://127.0.0.1:" + server.port() + path))
                 .timeout(Duration.ofSeconds(20))
                 .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
         if (token != null) {
             request.header("Authorization", "Bearer " + token);
         }
+        for (int i = 0; i < headers.length; i += 2) {
+            request.header(headers[i], headers[i + 1]);
+        }
         return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
 
-    private HttpResponse<String> get(QueryServer server, String path, String token) throws Exception {
-        return send(server, "GET", path, token, null);
+    private HttpResponse<String> get(QueryServer server, String path, String token, String... headers) throws Exception {
+        return send(server, "GET", path, token, null, headers);
     }
 
     private JsonNode error(HttpResponse<String> response, int status) throws IOException {
@@ -232,7 +245,7 @@ class QueryServerSecurityIT {
         try {
             Map<String, Object> settings = new HashMap<>(tokenFile(dir, TOKEN));
             settings.put(QuerySecurityConfig.TOKEN, OTHER_TOKEN);
-            settings.putAll(tlsSettings(tlsDir, true));
+            settings.putAll(tlsSettings(true));
             startPair(settings, Map.of());
             useClient(false);
             get(a, "/v1/nodes/node-b/devices", TOKEN);
@@ -241,7 +254,7 @@ class QueryServerSecurityIT {
             send(a, "POST", "/v1/nodes/node-a/devices", TOKEN, TOKEN);
             assertThatThrownBy(() -> QueryServer.bind("127.0.0.1", 0, clock, QuerySecurityConfig.from(Map.of(
                     QuerySecurityConfig.INSECURE, "true",
-                    QuerySecurityConfig.KEYSTORE, tlsDir.resolve("broker.p12").toString(),
+                    QuerySecurityConfig.KEYSTORE, serverKeystore.toString(),
                     QuerySecurityConfig.KEYSTORE_PASSWORD, "wrong-" + TOKEN)))).isInstanceOf(IllegalStateException.class)
                     .satisfies(e -> assertThat(e.getMessage()).doesNotContain(TOKEN));
         } finally {
@@ -249,7 +262,7 @@ class QueryServerSecurityIT {
             ((Logger) LoggerFactory.getLogger("io.devhealth")).setLevel(before);
         }
         List<String> secrets = new ArrayList<>(List.of(TOKEN, OTHER_TOKEN));
-        secrets.addAll(tls.secrets());
+        secrets.add(tls.password());
         assertThat(logs.list).as("the run logged something").isNotEmpty();
         for (ILoggingEvent event : logs.list) {
             String text = event.getFormattedMessage() + (event.getThrowableProxy() == null ? "" : ThrowableProxyUtil.asString(event.getThrowableProxy()));
@@ -259,43 +272,31 @@ class QueryServerSecurityIT {
         }
     }
 
-    private static Map<String, Object> tlsSettings(Path dir, boolean clientCertificates) {
-        String password = tls.brokerOverrides().get("ssl.keystore.password");
+    private static Map<String, Object> tlsSettings(boolean clientCertificates) {
         Map<String, Object> settings = new HashMap<>();
-        settings.put(QuerySecurityConfig.KEYSTORE, dir.resolve("broker.p12").toString());
-        settings.put(QuerySecurityConfig.KEYSTORE_PASSWORD, password);
+        settings.put(QuerySecurityConfig.KEYSTORE, serverKeystore.toString());
+        settings.put(QuerySecurityConfig.KEYSTORE_PASSWORD, tls.password());
         if (clientCertificates) {
-            settings.put(QuerySecurityConfig.TRUSTSTORE, dir.resolve("truststore.p12").toString());
-            settings.put(QuerySecurityConfig.TRUSTSTORE_PASSWORD, password);
+            settings.put(QuerySecurityConfig.TRUSTSTORE, tls.truststore().toString());
+            settings.put(QuerySecurityConfig.TRUSTSTORE_PASSWORD, tls.password());
         }
         return settings;
     }
 
-    /** An HTTPS client that trusts the test CA, presenting the client certificate when asked to. */
-    private void useClient(boolean withCertificate) throws Exception {
-        Path dir = tlsDir;
-        char[] password = tls.brokerOverrides().get("ssl.keystore.password").toCharArray();
-        TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        trust.init(load(dir.resolve("truststore.p12"), password));
-        KeyManagerFactory keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-        keys.init(load(dir.resolve("client.p12"), password), password);
-        SSLContext context = SSLContext.getInstance("TLS");
-        context.init(withCertificate ? keys.getKeyManagers() : null, trust.getTrustManagers(), null);
-        http = HttpClient.newBuilder().sslContext(context).build();
+    /** An HTTPS client that trusts the test certificates, presenting the client certificate when asked to. */
+    private void useClient(boolean withCertificate) {
+        useClient(withCertificate ? clientKeystore : null);
+    }
+
+    /** An HTTPS client that trusts the test certificates, presenting {@code keystore}'s certificate (null: none). */
+    private void useClient(Path keystore) {
+        http = tls.httpClient(keystore);
         scheme = "https";
     }
 
-    private static KeyStore load(Path path, char[] password) throws Exception {
-        KeyStore store = KeyStore.getInstance("PKCS12");
-        try (InputStream in = Files.newInputStream(path)) {
-            store.load(in, password);
-        }
-        return store;
-    }
-
     @Test
-    void shouldAuthenticateByClientCertificateOverHttpsAndForwardWithItsOwn(@TempDir Path dir) throws Exception {
-        startPair(tlsSettings(tlsDir, true), Map.of());
+    void shouldAuthenticateByClientCertificateOverHttpsAndForwardForIt(@TempDir Path dir) throws Exception {
+        startPair(tlsSettings(true), Map.of());
 
         useClient(true);
         assertThat(get(a, "/v1/nodes/node-a/devices", null).statusCode()).isEqualTo(200);
@@ -315,7 +316,7 @@ class QueryServerSecurityIT {
 
     @Test
     void shouldAcceptEitherACertificateOrATokenWhenBothAreConfigured(@TempDir Path dir) throws Exception {
-        Map<String, Object> settings = new HashMap<>(tlsSettings(tlsDir, true));
+        Map<String, Object> settings = new HashMap<>(tlsSettings(true));
         settings.putAll(tokenFile(dir, TOKEN));
         startPair(settings, Map.of());
 
@@ -329,11 +330,116 @@ class QueryServerSecurityIT {
 
     @Test
     void shouldForbidACertificateOutsideTheAllowedPrincipals(@TempDir Path dir) throws Exception {
-        Map<String, Object> settings = new HashMap<>(tlsSettings(tlsDir, true));
+        Map<String, Object> settings = new HashMap<>(tlsSettings(true));
         settings.put(QuerySecurityConfig.ALLOWED_PRINCIPALS, "CN=someone-else,O=devhealth");
         startPair(settings, Map.of());
 
         useClient(true);
         assertThat(error(get(a, "/v1/nodes/node-a/devices", null), 403).get("message").asText()).contains("certificate");
+    }
+
+    private static Map<String, Object> allowing(String principals) {
+        Map<String, Object> settings = new HashMap<>(tlsSettings(true));
+        settings.put(QuerySecurityConfig.ALLOWED_PRINCIPALS, principals);
+        return settings;
+    }
+
+    /** The instances' own certificate is not among the allowed principals: only the caller's identity can pass at the owner. */
+    @Test
+    void shouldKeepACertificateCallersIdentityWhenForwardingToTheOwner() throws Exception {
+        startPair(allowing("CN=devhealth-client"), Map.of());
+
+        useClient(true);
+        HttpResponse<String> node = get(a, "/v1/nodes/node-b/devices", null);
+        assertThat(node.statusCode()).as(node.body()).isEqualTo(200);
+        assertThat(json.readTree(node.body()).get("node").asText()).as("the owner's answer").isEqualTo("node-b");
+        HttpResponse<String> pod = get(a, "/v1/pods/ml/train-0/devices", null);
+        assertThat(pod.statusCode()).as(pod.body()).isEqualTo(200);
+        assertThat(json.readTree(pod.body()).get("node").asText()).isEqualTo("served-by-" + b.port());
+
+        useClient(serverKeystore);
+        error(get(b, "/v1/nodes/node-b/devices", null), 403);
+    }
+
+    /** Instance 1 lets any certificate of the truststore in, the owner (instance 2) only devhealth-client. */
+    @Test
+    void shouldRefuseACertificateCallerTheOwnerDoesNotAllowEvenThroughAPeer() throws Exception {
+        startPair(QuerySecurityConfig.from(tlsSettings(true)), QuerySecurityConfig.from(allowing("CN=devhealth-client")));
+
+        useClient(strangerKeystore);
+        assertThat(get(a, "/v1/nodes/node-a/devices", null).statusCode()).as("instance 1 lets it in").isEqualTo(200);
+        assertThat(error(get(a, "/v1/nodes/node-b/devices", null), 403).get("message").asText()).as("the owner's refusal")
+                .contains("certificate");
+
+        // What a peer sends when it forwards: the owner takes the caller it names through the same allowed principals.
+        useClient(serverKeystore);
+        error(get(b, "/v1/nodes/node-b/devices", null, AccessPolicy.CALLER_SUBJECT_HEADER, "CN=stranger,O=elsewhere"), 403);
+        assertThat(get(b, "/v1/nodes/node-b/devices", null, AccessPolicy.CALLER_SUBJECT_HEADER, "CN=devhealth-client").statusCode())
+                .isEqualTo(200);
+        error(get(b, "/v1/nodes/node-b/devices", null, AccessPolicy.CALLER_SUBJECT_HEADER, "devhealth-client"), 400);
+    }
+
+    @Test
+    void shouldRefuseACallerNamedByAnyoneButAPeer(@TempDir Path dir) throws Exception {
+        Logger filter = (Logger) LoggerFactory.getLogger(AccessFilter.class);
+        ListAppender<ILoggingEvent> logs = new ListAppender<>();
+        logs.start();
+        filter.addAppender(logs);
+        try {
+            Map<String, Object> settings = allowing("CN=devhealth-client");
+            settings.putAll(tokenFile(dir, TOKEN));
+            startPair(settings, Map.of());
+
+            useClient(true);
+            assertThat(error(get(a, "/v1/nodes/node-a/devices", null, AccessPolicy.CALLER_SUBJECT_HEADER, "CN=devhealth-client"), 403)
+                    .get("message").asText()).as("an allowed certificate, but not a peer's").contains(AccessPolicy.CALLER_SUBJECT_HEADER);
+            useClient(strangerKeystore);
+            error(get(a, "/v1/nodes/node-a/devices", null, AccessPolicy.CALLER_SUBJECT_HEADER, "CN=devhealth-client"), 403);
+            useClient(false);
+            error(get(a, "/v1/nodes/node-a/devices", TOKEN, AccessPolicy.CALLER_SUBJECT_HEADER, "CN=devhealth-client"), 403);
+        } finally {
+            filter.detachAppender(logs);
+        }
+        assertThat(logs.list).extracting(ILoggingEvent::getFormattedMessage)
+                .filteredOn(line -> line.contains("reason=caller-subject-from-non-peer")).hasSize(3).allSatisfy(line -> assertThat(line).doesNotContain(TOKEN));
+    }
+
+    @Test
+    void shouldRefuseACallerNamedOverPlainHttp(@TempDir Path dir) throws Exception {
+        startPair(tokenFileOverHttp(dir, TOKEN), Map.of());
+
+        error(get(a, "/v1/nodes/node-a/devices", TOKEN, AccessPolicy.CALLER_SUBJECT_HEADER, "CN=devhealth-client"), 403);
+        assertThat(get(a, "/v1/nodes/node-b/devices", TOKEN).statusCode()).as("a token caller forwarded names no one").isEqualTo(200);
+    }
+
+    /**
+     * A holds neither the pod nor its verdict: it forwards to B, which holds the pod's node, and B asks C, which holds
+     * the pod's verdict (pod-verdicts is keyed by pod). The caller's identity goes over both hops.
+     */
+    @Test
+    void shouldKeepACertificateCallersIdentityOverTwoHops() throws Exception {
+        QuerySecurityConfig security = QuerySecurityConfig.from(allowing("CN=devhealth-client"));
+        a = QueryServer.bind("127.0.0.1", 0, clock, security);
+        b = QueryServer.bind("127.0.0.1", 0, clock, security);
+        QueryServer c = QueryServer.bind("127.0.0.1", 0, clock, security);
+        servers.addAll(List.of(a, b, c));
+        HostInfo hostA = new HostInfo("127.0.0.1", a.port());
+        HostInfo hostB = new HostInfo("127.0.0.1", b.port());
+        HostInfo hostC = new HostInfo("127.0.0.1", c.port());
+        Map<String, HostInfo> owners = Map.of("node-a", hostA, "node-b", hostB);
+        a.serve(new FakeCluster(hostA, owners, List.of(hostB, hostC), Set.of(), hostC, Set.of()), () -> "", new SimpleMeterRegistry());
+        b.serve(new FakeCluster(hostB, owners, List.of(hostA, hostC), Set.of("ml/train-0"), hostC, Set.of()), () -> "",
+                new SimpleMeterRegistry());
+        c.serve(new FakeCluster(hostC, owners, List.of(hostA, hostB), Set.of(), hostC, Set.of("ml/train-0")), () -> "",
+                new SimpleMeterRegistry());
+
+        useClient(true);
+        HttpResponse<String> pod = get(a, "/v1/pods/ml/train-0/devices", null);
+
+        assertThat(pod.statusCode()).as(pod.body()).isEqualTo(200);
+        JsonNode answer = json.readTree(pod.body());
+        assertThat(answer.get("node").asText()).isEqualTo("served-by-" + b.port());
+        assertThat(answer.path("verdict").path("message").asText()).as("the verdict, from the third instance")
+                .isEqualTo("verdict-of-" + c.port());
     }
 }
