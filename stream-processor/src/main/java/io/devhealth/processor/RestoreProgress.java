@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
  * <li>{@value #RESTORE_PARTITIONS}: store partitions restoring now; {@value #RESTORED} records restored
  * in all; {@value #RESTORE_TIME} how long each store partition took;</li>
  * <li>{@value #STANDBY_LAG}: records the standby copies here are behind their changelogs' end, summed,
- * as of each copy's last batch: what a takeover by this instance would restore first.</li>
+ * as of each copy's last batch (a copy that has loaded none counts 0): what a takeover by this instance
+ * would restore first.</li>
  * </ul>
  * The callbacks come from stream threads and the state updater thread at once.
  */
@@ -107,10 +108,10 @@ public final class RestoreProgress implements StateRestoreListener, StandbyUpdat
         LOGGER.info("restore suspended store={} changelog={} records={}", store, changelog, totalRestored);
     }
 
+    /** The lag is known with the copy's first batch (Kafka Streams says nothing of the changelog's end here). */
     @Override
     public void onUpdateStart(TopicPartition changelog, String store, long startingOffset) {
-        // The lag is known with the first batch; until then the copy counts as caught up, not as unknown work.
-        standbyLag.put(new StorePartition(changelog, store), 0L);
+        LOGGER.debug("standby update started store={} changelog={} offset={}", store, changelog, startingOffset);
     }
 
     @Override

@@ -64,7 +64,7 @@ class RestoreProgressTest {
         TaskId task = new TaskId(0, 0);
         progress.onUpdateStart(DEVICES_0, "device-state", 0);
         progress.onUpdateStart(NODES_0, "node-state", 0);
-        assertThat(gauge(RestoreProgress.STANDBY_LAG)).isZero();
+        assertThat(gauge(RestoreProgress.STANDBY_LAG)).as("not known before a batch").isZero();
 
         progress.onBatchLoaded(DEVICES_0, "device-state", task, 899, 900, 1_000);
         progress.onBatchLoaded(NODES_0, "node-state", task, 49, 50, 60);
