@@ -61,7 +61,9 @@ final class FleetSimulation {
                 pods.add(new PodAllocation("bench", "job-" + n + "-" + d, List.of(ContainerAllocation.newBuilder().setName("main")
                         .setClaims(List.of(new ClaimAllocation("job-" + n + "-" + d + "-gpu", "bench", List.of(device)))).build())));
             }
-            NodeAllocations value = NodeAllocations.newBuilder().setNode(node(n)).setObservedAt(now).setPods(pods).build();
+            // Epoch and sequence as a collector sets them: a snapshot at (0, 0) is not after the node's initial watermark.
+            NodeAllocations value = NodeAllocations.newBuilder().setNode(node(n)).setObservedAt(now).setCollectorEpoch(1).setSequence(1)
+                    .setPods(pods).build();
             records.add(new ProducerRecord<>(topics.nodeEvents(), node(n), serializer.serialize(topics.nodeEvents(), new NodeEvent(value))));
         }
         return records;

@@ -368,8 +368,9 @@ public final class QueryBenchmark implements Callable<Integer> {
                     pods.add(new PodAllocation(NAMESPACE, pod(n, d), List.of(ContainerAllocation.newBuilder().setName("main")
                             .setClaims(List.of(new ClaimAllocation(pod(n, d) + "-gpu", NAMESPACE, List.of(device)))).build())));
                 }
+                // Epoch and sequence as a collector sets them: a snapshot at (0, 0) is not after the node's initial watermark.
                 NodeAllocations value = NodeAllocations.newBuilder().setNode(node(n)).setObservedAt(Instant.ofEpochMilli(allocatedAt))
-                        .setPods(pods).build();
+                        .setCollectorEpoch(1).setSequence(1).setPods(pods).build();
                 producer.send(new ProducerRecord<>(topics.nodeEvents(), null, allocatedAt, node(n),
                         events.serialize(topics.nodeEvents(), new NodeEvent(value))), (m, e) -> failure.compareAndSet(null, e));
             }
