@@ -57,25 +57,18 @@ final class LocalStateQueries implements StateQueries {
     public Optional<QueryViews.PodDevices> pod(String namespace, String name, Instant at) {
         String key = StateKeys.pod(namespace, name);
         if (at == null) {
-            ReadOnlyKeyValueStore<String, PodDeviceStatus> latest = store(DeviceHealthTopology.POD_STATUS_STORE,
-                    QueryableStoreTypes.keyValueStore());
+            ReadOnlyKeyValueStore<String, PodDeviceStatus> latest = keyedStore(DeviceHealthTopology.POD_STATUS_STORE,
+                    QueryableStoreTypes.keyValueStore(), key, "pod");
             return Optional.ofNullable(latest.get(key)).map(status -> QueryViews.pod(status, null));
         }
-        ReadOnlyWindowStore<String, PodDeviceStatus> history = store(DeviceHealthTopology.POD_HISTORY_STORE,
-                QueryableStoreTypes.windowStore());
+        ReadOnlyWindowStore<String, PodDeviceStatus> history = keyedStore(DeviceHealthTopology.POD_HISTORY_STORE,
+                QueryableStoreTypes.windowStore(), key, "pod");
         try (WindowStoreIterator<PodDeviceStatus> asOf = history.backwardFetch(key, Instant.EPOCH, at)) {
             if (asOf.hasNext()) {
                 return Optional.of(QueryViews.pod(asOf.next().value, at));
             }
         }
         return Optional.empty();
-    }
-
-    @Override
-    public boolean knowsPod(String namespace, String name) {
-        ReadOnlyKeyValueStore<String, PodDeviceStatus> latest = store(DeviceHealthTopology.POD_STATUS_STORE,
-                QueryableStoreTypes.keyValueStore());
-        return latest.get(StateKeys.pod(namespace, name)) != null;
     }
 
     @Override
@@ -233,24 +226,31 @@ final class LocalStateQueries implements StateQueries {
         return sums;
     }
 
-    /**
-     * The one partition of a node-keyed store that holds {@code node}'s state (every store of the node
-     * processor is partitioned like node-events, by node). Across all partitions, a partition that is
-     * still restoring here, or just moving here, is left out and its node answered "no such node"
-     * (seen while instances restarted); asked by partition, it is an {@code InvalidStateStoreException},
-     * which the query API answers 503, retry shortly. When another instance holds the node's partition
-     * now, a {@link QueryException#notHeld} 404: "not here", which an instance that forwarded here
-     * believing otherwise turns into 503 (the node moved), and a caller asking this instance's own
-     * state takes as it is.
-     */
+    /** The partition of a node-keyed store that holds {@code node}'s state ({@link #keyedStore}). */
     private <T> T nodeStore(String name, QueryableStoreType<T> type, String node) {
-        KeyQueryMetadata metadata = streams.queryMetadataForKey(name, node, new StringSerializer());
+        return keyedStore(name, type, node, "node");
+    }
+
+    /**
+     * The one partition of a keyed store that holds {@code key} (every store of the node processor is
+     * partitioned like node-events, by node; the pod claims' like pod-device-status, by pod). Across
+     * all partitions, a partition that is still restoring here, or just moving here, is left out and
+     * its key answered "not found" (seen while instances restarted); asked by partition, it is an
+     * {@code InvalidStateStoreException}, which the query API answers 503, retry shortly. When another
+     * instance holds the key's partition now, a {@link QueryException#notHeld} 404: "not here", which
+     * an instance that forwarded here believing otherwise turns into 503 (the key moved), and a caller
+     * asking this instance's own state takes as it is.
+     *
+     * @param what the kind of key, in messages ({@code node}, {@code pod})
+     */
+    private <T> T keyedStore(String name, QueryableStoreType<T> type, String key, String what) {
+        KeyQueryMetadata metadata = streams.queryMetadataForKey(name, key, new StringSerializer());
         if (metadata == null || metadata.equals(KeyQueryMetadata.NOT_AVAILABLE)) {
-            throw QueryException.unavailable("the partition of node " + node + " is not known now (" + streams.state()
+            throw QueryException.unavailable("the partition of " + what + " " + key + " is not known now (" + streams.state()
                     + "), retry shortly");
         }
         if (!self.equals(metadata.activeHost())) {
-            throw QueryException.notHeld("node " + node + " is held by another instance now");
+            throw QueryException.notHeld(what + " " + key + " is held by another instance now");
         }
         try {
             return streams.store(StoreQueryParameters.fromNameAndType(name, type).withPartition(metadata.partition()));

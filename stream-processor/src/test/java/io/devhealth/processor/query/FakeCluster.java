@@ -7,7 +7,10 @@ import java.util.Optional;
 import java.util.Set;
 import org.apache.kafka.streams.state.HostInfo;
 
-/** A {@link ClusterView} without Kafka: fixed owners per node; each instance knows only its own nodes and pods. */
+/**
+ * A {@link ClusterView} without Kafka: fixed owners per node; each instance knows only its own nodes and pods, and
+ * takes a pod it does not know for the first of its other instances' (the tests run at most two).
+ */
 final class FakeCluster implements ClusterView {
 
     /** Tokens are checked as the real stores do, so that a forged one is a 400 here too. */
@@ -52,8 +55,8 @@ final class FakeCluster implements ClusterView {
     }
 
     @Override
-    public List<HostInfo> otherPodInstances() {
-        return others;
+    public Optional<HostInfo> ownerOfPod(String podKey) {
+        return Optional.of(pods.contains(podKey) || others.isEmpty() ? self : others.get(0));
     }
 
     @Override
@@ -66,15 +69,10 @@ final class FakeCluster implements ClusterView {
         return new StateQueries() {
             @Override
             public Optional<QueryViews.PodDevices> pod(String namespace, String name, Instant at) {
-                return knowsPod(namespace, name)
+                return pods.contains(namespace + "/" + name)
                         ? Optional.of(new QueryViews.PodDevices(namespace, name, "served-by-" + self.port(), "", null, 1,
                                 "2026-11-29T10:00:00Z", "Healthy", List.of(), null))
                         : Optional.empty();
-            }
-
-            @Override
-            public boolean knowsPod(String namespace, String name) {
-                return pods.contains(namespace + "/" + name);
             }
 
             @Override
