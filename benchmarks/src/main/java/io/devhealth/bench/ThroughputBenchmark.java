@@ -191,8 +191,10 @@ public final class ThroughputBenchmark {
         Supplier<Topology> topology = () -> DeviceHealthTopology.build(topics, ProcessorSerdes.over(registry),
                 TopologyOptions.defaults());
         List<String> inputs = List.of(topics.nodeEvents());
-        // Also part of the work: the topology reads its own transitions back for fleet counts.
-        List<String> readBack = List.of(topics.healthTransitions(), "bench-devhealth-" + run + "-fleet-by-dimension-repartition");
+        // Also part of the work: the topology reads its own transitions back for fleet counts, and its pod
+        // statuses for the pod claims.
+        List<String> readBack = List.of(topics.healthTransitions(), "bench-devhealth-" + run + "-fleet-by-dimension-repartition",
+                topics.podDeviceStatus());
 
         List<Result> results = new ArrayList<>();
         produce(kafka, allocations);

@@ -6,6 +6,7 @@ import io.devhealth.processor.internals.FleetCombiner;
 import io.devhealth.processor.internals.FleetVerdicts;
 import io.devhealth.processor.internals.FleetWindows;
 import io.devhealth.processor.internals.NodeProcessor;
+import io.devhealth.processor.internals.PodClaims;
 import io.devhealth.processor.internals.StateGauges;
 import io.devhealth.processor.internals.StateSerdes;
 import io.devhealth.processor.internals.CommitHookKeyValueStore;
@@ -13,6 +14,7 @@ import io.devhealth.processor.internals.TopologyNames;
 import io.devhealth.processor.internals.VerdictRecorder;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.HealthTransition;
+import io.devhealth.schema.avro.PodDeviceStatus;
 import java.time.Duration;
 import java.util.List;
 import org.apache.kafka.common.serialization.Serdes;
@@ -39,13 +41,18 @@ import org.apache.kafka.streams.state.WindowStore;
  * repartition topic. Outputs are re-keyed by pod (pod-device-status) and by device
  * (health-transitions) on the way out.
  *
- * <p>Stores (RocksDB, changelogged): {@value #DEVICE_STATE_STORE} (per device: latest report per
- * source, merged health, deadline), {@value #NODE_STATE_STORE} (per node: its clock, de-duplication
- * watermarks, source liveness), {@value #NODE_ALLOCATIONS_STORE}, {@value #NODE_INVENTORY_STORE} (per node:
- * its latest NodeDevices, which maps GPU UUIDs to DRA devices), {@value #POD_STATUS_STORE} (last
- * emitted status per pod), and two time-indexed history stores kept for the retention window:
- * {@value #DEVICE_HISTORY_STORE} (every transition per device) and {@value #POD_HISTORY_STORE}
- * (every emitted status per pod, including after the pod ended).
+ * <p>Stores of the node processor (RocksDB, changelogged): {@value #DEVICE_STATE_STORE} (per device:
+ * latest report per source, merged health, deadline), {@value #NODE_STATE_STORE} (per node: its clock,
+ * de-duplication watermarks, source liveness), {@value #NODE_ALLOCATIONS_STORE}, {@value #NODE_INVENTORY_STORE}
+ * (per node: its latest NodeDevices, which maps GPU UUIDs to DRA devices), {@value #NODE_POD_STATUS_STORE}
+ * (last emitted status per node and pod), and {@value #DEVICE_HISTORY_STORE} (every transition per
+ * device, for the retention window).
+ *
+ * <p>A pod is keyed by node only on its way out: any node can name any pod. pod-device-status is read
+ * back, by pod, into {@link PodClaims}, which keeps one node's word per pod (the first to claim it,
+ * until it releases it) in {@value #POD_STATUS_STORE} (the accepted latest status per pod) and
+ * {@value #POD_HISTORY_STORE} (every accepted status per pod, including after the pod ended, for the
+ * retention window); pod queries read these two.
  */
 public final class DeviceHealthTopology {
 
@@ -53,6 +60,7 @@ public final class DeviceHealthTopology {
     public static final String NODE_STATE_STORE = TopologyNames.NODE_STATE_STORE;
     public static final String NODE_ALLOCATIONS_STORE = TopologyNames.NODE_ALLOCATIONS_STORE;
     public static final String NODE_INVENTORY_STORE = TopologyNames.NODE_INVENTORY_STORE;
+    public static final String NODE_POD_STATUS_STORE = TopologyNames.NODE_POD_STATUS_STORE;
     public static final String POD_STATUS_STORE = TopologyNames.POD_STATUS_STORE;
     public static final String DEVICE_HISTORY_STORE = TopologyNames.DEVICE_HISTORY_STORE;
     public static final String POD_HISTORY_STORE = TopologyNames.POD_HISTORY_STORE;
@@ -86,7 +94,7 @@ public final class DeviceHealthTopology {
      * whose records it wrote itself): where bad records come from.
      */
     public static List<String> inputTopics(Topics topics) {
-        return List.of(topics.nodeEvents(), topics.healthTransitions(), topics.podVerdicts());
+        return List.of(topics.nodeEvents(), topics.healthTransitions(), topics.podVerdicts(), topics.podDeviceStatus());
     }
 
     /** The topology with default behaviour settings. */
@@ -98,6 +106,7 @@ public final class DeviceHealthTopology {
         StreamsBuilder builder = new StreamsBuilder();
         addTransitionReaders(builder, topics, serdes, options);
         addVerdictReaders(builder, topics, serdes, options);
+        addPodClaims(builder, topics, serdes, options);
         Topology topology = builder.build();
         topology.addSource(EVENTS_SOURCE, Serdes.String().deserializer(), serdes.nodeEvents().deserializer(), topics.nodeEvents());
         // One processor for everything a node says: it all changes the same node's state (see NodeProcessor).
@@ -119,14 +128,11 @@ public final class DeviceHealthTopology {
                 Serdes.String(), serdes.nodeAllocations()), owner);
         topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(NODE_INVENTORY_STORE),
                 Serdes.String(), serdes.nodeDevices()), owner);
-        topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(POD_STATUS_STORE),
+        topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(NODE_POD_STATUS_STORE),
                 Serdes.String(), serdes.podDeviceStatus()), owner);
         topology.addStateStore(Stores.windowStoreBuilder(
                 Stores.persistentWindowStore(DEVICE_HISTORY_STORE, options.historyRetention(), HISTORY_WINDOW, true),
                 Serdes.String(), serdes.healthTransitions()), owner);
-        topology.addStateStore(Stores.windowStoreBuilder(
-                Stores.persistentWindowStore(POD_HISTORY_STORE, options.historyRetention(), HISTORY_WINDOW, true),
-                Serdes.String(), serdes.podDeviceStatus()), owner);
 
         topology.addSink(POD_STATUS_SINK, topics.podDeviceStatus(), Serdes.String().serializer(),
                 serdes.podDeviceStatus().serializer(), NODE_PROCESSOR);
@@ -162,6 +168,22 @@ public final class DeviceHealthTopology {
                 .windowedBy(TimeWindows.ofSizeAndGrace(options.fleetWindow(), FLEET_GRACE))
                 .count(Named.as("fleet-verdict-counts"), Materialized.<String, Long, WindowStore<Bytes, byte[]>>as(FLEET_VERDICT_STORE)
                         .withKeySerde(Serdes.String()).withValueSerde(Serdes.Long()).withRetention(retention));
+    }
+
+    /**
+     * The pods' accepted statuses and histories, read back from pod-device-status (keyed by pod; under
+     * exactly-once only committed statuses): {@link PodClaims} decides which node's statuses of a pod are
+     * kept, in {@value #POD_STATUS_STORE} and {@value #POD_HISTORY_STORE}.
+     */
+    private static void addPodClaims(StreamsBuilder builder, Topics topics, ProcessorSerdes serdes, TopologyOptions options) {
+        builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(POD_STATUS_STORE),
+                Serdes.String(), serdes.podDeviceStatus()));
+        builder.addStateStore(Stores.windowStoreBuilder(
+                Stores.persistentWindowStore(POD_HISTORY_STORE, options.historyRetention(), HISTORY_WINDOW, true),
+                Serdes.String(), serdes.podDeviceStatus()));
+        KStream<String, PodDeviceStatus> statuses = builder.stream(topics.podDeviceStatus(),
+                Consumed.with(Serdes.String(), serdes.podDeviceStatus()).withName("pod-status-readback-source"));
+        statuses.process(() -> new PodClaims(options.meters()), Named.as("pod-claims"), POD_STATUS_STORE, POD_HISTORY_STORE);
     }
 
     /**

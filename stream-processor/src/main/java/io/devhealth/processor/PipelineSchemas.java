@@ -49,6 +49,7 @@ public final class PipelineSchemas {
         // The stores DeviceHealthTopology builds with the registry's serdes (the others use StateSerdes).
         value(subjects, changelog(applicationId, TopologyNames.NODE_ALLOCATIONS_STORE), NodeAllocations.getClassSchema());
         value(subjects, changelog(applicationId, TopologyNames.NODE_INVENTORY_STORE), NodeDevices.getClassSchema());
+        value(subjects, changelog(applicationId, TopologyNames.NODE_POD_STATUS_STORE), PodDeviceStatus.getClassSchema());
         value(subjects, changelog(applicationId, TopologyNames.POD_STATUS_STORE), PodDeviceStatus.getClassSchema());
         value(subjects, changelog(applicationId, TopologyNames.DEVICE_HISTORY_STORE), HealthTransition.getClassSchema());
         value(subjects, changelog(applicationId, TopologyNames.POD_HISTORY_STORE), PodDeviceStatus.getClassSchema());

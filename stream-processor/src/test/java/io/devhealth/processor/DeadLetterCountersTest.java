@@ -28,7 +28,9 @@ class DeadLetterCountersTest {
                             tuple("deserialization", "devhealth.node-events", 0.0), tuple("invalid", "devhealth.node-events", 0.0),
                             tuple("deserialization", "devhealth.health-transitions", 0.0),
                             tuple("invalid", "devhealth.health-transitions", 0.0),
-                            tuple("deserialization", "devhealth.pod-verdicts", 0.0), tuple("invalid", "devhealth.pod-verdicts", 0.0));
+                            tuple("deserialization", "devhealth.pod-verdicts", 0.0), tuple("invalid", "devhealth.pod-verdicts", 0.0),
+                            tuple("deserialization", "devhealth.pod-device-status", 0.0),
+                            tuple("invalid", "devhealth.pod-device-status", 0.0));
         }
     }
 

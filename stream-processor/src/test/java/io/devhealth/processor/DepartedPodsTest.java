@@ -84,6 +84,11 @@ class DepartedPodsTest {
         fixture.send(report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(10).plus(WINDOW)));
         assertThat(fixture.podStatus.readValuesToList()).as("at the end of its window, before another snapshot").isEmpty();
         snapshot(T0.plusSeconds(200), nothing(T0.plusSeconds(200)));
+        assertThat(fixture.podStatus.readRecordsToList()).as("the first snapshot after the window releases the pod")
+                .singleElement().satisfies(release -> {
+                    assertThat(release.key()).isEqualTo("ml/train-0");
+                    assertThat(release.value()).isNull();
+                });
         fixture.send(report("gpu-0", HealthStatus.UNHEALTHY, T0.plusSeconds(201)));
         assertThat(fixture.podStatus.readValuesToList()).as("after the window").isEmpty();
     }

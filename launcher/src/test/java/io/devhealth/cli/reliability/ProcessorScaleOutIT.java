@@ -98,13 +98,14 @@ class ProcessorScaleOutIT {
     @BeforeEach
     void startBroker(@OwnBroker EmbeddedKafkaCluster own) {
         kafka = own;
+        // pod-device-status is compacted, as deployed; created first, the loop below leaves it as it is.
+        kafka.createCompactedTopics(3, topics.podDeviceStatus());
         // Every topic the processor reads (a new input topic joins here by itself), as many partitions as
         // node-events, in case the topology co-partitions it with node-events.
         for (String input : DeviceHealthTopology.inputTopics(topics)) {
             kafka.createTopics(PARTITIONS, input);
         }
         kafka.createTopics(3, topics.deadLetters(), topics.fleetStats());
-        kafka.createCompactedTopics(3, topics.podDeviceStatus());
         SharedSchemaIds.registerAll(registryName, topics);
     }
 

@@ -35,8 +35,11 @@ final class DepartedPods {
     /**
      * @param allocations the snapshot to keep: the new snapshot's pods, then the departed pods still in the window
      * @param departed pod key → node time it left, for the departed pods kept
+     * @param released pod keys of the previous kept snapshot that this one no longer reaches: their window
+     *                 ended, another pod holds one of their devices, or there is no window. The node gives
+     *                 these pods up (a pod of the same name may be scheduled on another node now).
      */
-    record Kept(NodeAllocations allocations, Map<String, Long> departed) {}
+    record Kept(NodeAllocations allocations, Map<String, Long> departed, List<String> released) {}
 
     private DepartedPods() {}
 
@@ -78,8 +81,8 @@ final class DepartedPods {
      * @param windowMs how long a departed pod is kept
      */
     static Kept after(NodeAllocations previous, NodeAllocations next, Map<String, Long> departed, long windowMs) {
-        if (previous == null || windowMs <= 0) {
-            return new Kept(next, Map.of());
+        if (previous == null) {
+            return new Kept(next, Map.of(), List.of());
         }
         long at = next.getObservedAt().toEpochMilli();
         Set<String> present = new HashSet<>();
@@ -90,20 +93,23 @@ final class DepartedPods {
         }
         List<PodAllocation> pods = new ArrayList<>(next.getPods());
         Map<String, Long> stillDeparted = new HashMap<>();
+        List<String> released = new ArrayList<>();
         for (PodAllocation pod : previous.getPods()) {
             String key = StateKeys.pod(pod.getNamespace(), pod.getName());
-            if (present.contains(key) || devices(next.getNode(), pod).stream().anyMatch(held::contains)) {
+            if (present.contains(key)) {
                 continue;
             }
             long leftAt = departed.getOrDefault(key, at);
-            if (inWindow(leftAt, at, windowMs)) {
+            if (windowMs > 0 && inWindow(leftAt, at, windowMs) && devices(next.getNode(), pod).stream().noneMatch(held::contains)) {
                 pods.add(pod);
                 stillDeparted.put(key, leftAt);
+            } else {
+                released.add(key);
             }
         }
         if (stillDeparted.isEmpty()) {
-            return new Kept(next, Map.of());
+            return new Kept(next, Map.of(), released);
         }
-        return new Kept(NodeAllocations.newBuilder(next).setPods(pods).build(), stillDeparted);
+        return new Kept(NodeAllocations.newBuilder(next).setPods(pods).build(), stillDeparted, released);
     }
 }

@@ -45,8 +45,11 @@ import org.slf4j.LoggerFactory;
  * class keeps the rest: dispatch by kind of record, the node's identity ({@link NodeIdentityCheck}),
  * de-duplication by (collector epoch, sequence), and what a change is forwarded as: every change of a
  * device's effective health emits exactly one HealthTransition, is kept in the device's history, and
- * re-emits the status of every pod using the device. Output values are PodDeviceStatus or
- * HealthTransition, routed by child name ({@link TopologyNames}).
+ * re-emits the status of every pod using the device. Output values are PodDeviceStatus (null: the
+ * node released the pod) or HealthTransition, routed by child name ({@link TopologyNames}).
+ *
+ * <p>Each node's pod statuses are its own view, kept by node and pod: whether the query API shows a
+ * node's view of a pod is {@link PodClaims}' decision, made on what was emitted here.
  *
  * <p>Silence is judged on the node's own clock ({@link SilenceClock}): from the records of the node as
  * they are processed (stream time, so a replayed backlog expires exactly what was silent then), and
@@ -80,8 +83,8 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
     private final Map<String, Counter> duplicates = new HashMap<>();
     private ProcessorContext<String, Object> context;
     private NodeStore store;
+    /** The last status this task's nodes emitted, by node and pod ({@link StateKeys#nodePod}). */
     private KeyValueStore<String, PodDeviceStatus> podStatus;
-    private WindowStore<String, PodDeviceStatus> podHistory;
     private WindowStore<String, HealthTransition> deviceHistory;
     private SilenceClock clock;
     private NodeIdentityCheck identity;
@@ -96,8 +99,7 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
     public void init(ProcessorContext<String, Object> context) {
         this.context = context;
         this.store = new NodeStore(context, gauges.tally());
-        this.podStatus = context.getStateStore(TopologyNames.POD_STATUS_STORE);
-        this.podHistory = context.getStateStore(TopologyNames.POD_HISTORY_STORE);
+        this.podStatus = context.getStateStore(TopologyNames.NODE_POD_STATUS_STORE);
         this.deviceHistory = context.getStateStore(TopologyNames.DEVICE_HISTORY_STORE);
         transitionCounters = new TransitionCounters(options.meters());
         // By the kind of record, as the node's watermarks are kept (NodeState): not by topic, since
@@ -272,6 +274,27 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
         // Pods that left the node keep their last status, and for the termination window their devices'
         // changes too (DepartedPods); then the last status is the post-mortem record.
         refreshPods(node, pod -> true, timestamp);
+        for (String pod : kept.released()) {
+            release(node, pod, timestamp);
+        }
+    }
+
+    /**
+     * The node gives the pod up: it forgets what it emitted for it and says so with a tombstone for the
+     * pod, naming itself in the {@value NodeIdentityCheck#NODE_HEADER} header (a tombstone has no value to
+     * name it), so that another node may claim the pod ({@link PodClaims}). The pod's accepted record and
+     * history stay where the claims keep them.
+     */
+    private void release(String node, String pod, long timestamp) {
+        String key = StateKeys.nodePod(node, pod);
+        if (podStatus.get(key) == null) {
+            return;
+        }
+        podStatus.delete(key);
+        Headers headers = new RecordHeaders();
+        headers.add(NodeIdentityCheck.NODE_HEADER, node.getBytes(StandardCharsets.UTF_8));
+        context.forward(new Record<>(pod, null, timestamp, headers), TopologyNames.POD_STATUS_SINK);
+        LOGGER.debug("pod released node={} pod={}", node, pod);
     }
 
     private void onHeartbeat(String node, NodeHeartbeat heartbeat) {
@@ -436,15 +459,15 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
             if (gone && !DepartedPods.reaches(departed, key, state.nodeTime(), options.terminationWindow().toMillis())) {
                 continue;
             }
-            PodDeviceStatus previous = podStatus.get(key);
+            String nodeKey = StateKeys.nodePod(node, key);
+            PodDeviceStatus previous = podStatus.get(nodeKey);
             PodDeviceStatus next = PodStatusBuilder.build(nodeAllocations.getCluster(), node, pod, deviceKey -> store.device(node, deviceKey),
                     id -> deviceById(node, id), inventory, previous, now);
             if (gone) {
                 next = PodStatusBuilder.afterDeparture(previous, next);
             }
             if (PodStatusBuilder.differs(previous, next)) {
-                podStatus.put(key, next);
-                podHistory.put(key, next, timestamp);
+                podStatus.put(nodeKey, next);
                 context.forward(new Record<>(key, next, timestamp), TopologyNames.POD_STATUS_SINK);
             }
         }

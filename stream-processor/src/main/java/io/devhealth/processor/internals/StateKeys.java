@@ -46,4 +46,12 @@ public final class StateKeys {
     public static String pod(String namespace, String name) {
         return namespace + "/" + name;
     }
+
+    /**
+     * {@code node/namespace/name}: a pod as one node sees it. Two nodes naming the same pod have two
+     * keys, so neither's view overwrites the other's.
+     */
+    public static String nodePod(String node, String podKey) {
+        return node + "/" + podKey;
+    }
 }

@@ -1,7 +1,7 @@
 package io.devhealth.processor.internals;
 
 /**
- * The names of the node processor's stores and output children. They live here, with the code that
+ * The names of the processors' stores and the node processor's output children. They live here, with the code that
  * uses them, so that internals never import the topology; {@link io.devhealth.processor.DeviceHealthTopology}
  * publishes them to callers (queries, tests).
  */
@@ -11,8 +11,12 @@ public final class TopologyNames {
     public static final String NODE_STATE_STORE = "node-state";
     public static final String NODE_ALLOCATIONS_STORE = "node-allocations";
     public static final String NODE_INVENTORY_STORE = "node-inventory";
-    public static final String POD_STATUS_STORE = "pod-status";
+    /** The last status each node emitted for each of its pods, by node and pod ({@link StateKeys#nodePod}). */
+    public static final String NODE_POD_STATUS_STORE = "node-pod-status";
     public static final String DEVICE_HISTORY_STORE = "device-history";
+    /** Each pod's accepted latest status, which names the node holding the pod ({@link PodClaims}). */
+    public static final String POD_STATUS_STORE = "pod-status";
+    /** Every accepted status per pod, by the time it was emitted ({@link PodClaims}). */
     public static final String POD_HISTORY_STORE = "pod-history";
     /** The fleet counter's store ({@link FleetCounter}). */
     public static final String FLEET_STATS_STORE = "fleet-stats";

@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Optional;
 import org.apache.kafka.streams.state.HostInfo;
 
-/** What the query API needs to know about the processor instances: readiness, who owns a node, who else to ask. */
+/** What the query API needs to know about the processor instances: readiness, who owns a node or a pod. */
 interface ClusterView {
 
     /** Whether this instance serves queries (Kafka Streams RUNNING). */
@@ -22,8 +22,11 @@ interface ClusterView {
     /** The instance that holds the pod's verdict (pod-verdicts is keyed by pod), empty while that is not known. */
     Optional<HostInfo> ownerOfPodVerdict(String podKey);
 
-    /** The other instances that hold pod state. */
-    List<HostInfo> otherPodInstances();
+    /**
+     * The instance that holds the pod's accepted status and history (read back from pod-device-status,
+     * keyed by pod), empty while that is not known.
+     */
+    Optional<HostInfo> ownerOfPod(String podKey);
 
     /**
      * The instances that hold a part of the fleet counts or of the verdict counts (both are partitioned by

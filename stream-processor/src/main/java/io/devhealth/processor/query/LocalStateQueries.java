@@ -56,26 +56,20 @@ final class LocalStateQueries implements StateQueries {
     @Override
     public Optional<QueryViews.PodDevices> pod(String namespace, String name, Instant at) {
         String key = StateKeys.pod(namespace, name);
+        int partition = partitionOf(DeviceHealthTopology.POD_STATUS_STORE, key, "pod");
         if (at == null) {
-            ReadOnlyKeyValueStore<String, PodDeviceStatus> latest = store(DeviceHealthTopology.POD_STATUS_STORE,
-                    QueryableStoreTypes.keyValueStore());
+            ReadOnlyKeyValueStore<String, PodDeviceStatus> latest = partitionStore(DeviceHealthTopology.POD_STATUS_STORE,
+                    QueryableStoreTypes.keyValueStore(), partition);
             return Optional.ofNullable(latest.get(key)).map(status -> QueryViews.pod(status, null));
         }
-        ReadOnlyWindowStore<String, PodDeviceStatus> history = store(DeviceHealthTopology.POD_HISTORY_STORE,
-                QueryableStoreTypes.windowStore());
+        ReadOnlyWindowStore<String, PodDeviceStatus> history = partitionStore(DeviceHealthTopology.POD_HISTORY_STORE,
+                QueryableStoreTypes.windowStore(), partition);
         try (WindowStoreIterator<PodDeviceStatus> asOf = history.backwardFetch(key, Instant.EPOCH, at)) {
             if (asOf.hasNext()) {
                 return Optional.of(QueryViews.pod(asOf.next().value, at));
             }
         }
         return Optional.empty();
-    }
-
-    @Override
-    public boolean knowsPod(String namespace, String name) {
-        ReadOnlyKeyValueStore<String, PodDeviceStatus> latest = store(DeviceHealthTopology.POD_STATUS_STORE,
-                QueryableStoreTypes.keyValueStore());
-        return latest.get(StateKeys.pod(namespace, name)) != null;
     }
 
     @Override
@@ -86,7 +80,7 @@ final class LocalStateQueries implements StateQueries {
         PageTokens.HistoryPosition resume = token == null ? null : pageTokens.parseHistory(key, token);
         long start = resume == null ? from.toEpochMilli() : Math.max(from.toEpochMilli(), resume.timestamp());
         int partition = nodePartition(node);
-        ReadOnlyWindowStore<String, HealthTransition> history = nodeStore(DeviceHealthTopology.DEVICE_HISTORY_STORE,
+        ReadOnlyWindowStore<String, HealthTransition> history = partitionStore(DeviceHealthTopology.DEVICE_HISTORY_STORE,
                 QueryableStoreTypes.windowStore(), partition);
         List<QueryViews.Transition> items = new ArrayList<>();
         String next = null;
@@ -112,7 +106,7 @@ final class LocalStateQueries implements StateQueries {
             }
         }
         if (items.isEmpty() && token == null) {
-            ReadOnlyKeyValueStore<String, DeviceState> devices = nodeStore(DeviceHealthTopology.DEVICE_STATE_STORE,
+            ReadOnlyKeyValueStore<String, DeviceState> devices = partitionStore(DeviceHealthTopology.DEVICE_STATE_STORE,
                     QueryableStoreTypes.keyValueStore(), partition);
             if (devices.get(key) == null) {
                 return Optional.empty();
@@ -124,14 +118,14 @@ final class LocalStateQueries implements StateQueries {
     @Override
     public Optional<QueryViews.NodeDevices> nodeDevices(String node, int limit, String token) {
         int partition = nodePartition(node);
-        ReadOnlyKeyValueStore<String, StoredNode> nodes = nodeStore(DeviceHealthTopology.NODE_STATE_STORE,
+        ReadOnlyKeyValueStore<String, StoredNode> nodes = partitionStore(DeviceHealthTopology.NODE_STATE_STORE,
                 QueryableStoreTypes.keyValueStore(), partition);
         StoredNode nodeState = nodes.get(node);
         if (nodeState == null) {
             return Optional.empty();
         }
         String after = token == null ? null : pageTokens.parseAfterKey(node, token);
-        ReadOnlyKeyValueStore<String, DeviceState> devices = nodeStore(DeviceHealthTopology.DEVICE_STATE_STORE,
+        ReadOnlyKeyValueStore<String, DeviceState> devices = partitionStore(DeviceHealthTopology.DEVICE_STATE_STORE,
                 QueryableStoreTypes.keyValueStore(), partition);
         List<QueryViews.NodeDevice> items = new ArrayList<>();
         String next = null;
@@ -235,32 +229,39 @@ final class LocalStateQueries implements StateQueries {
         return sums;
     }
 
-    /**
-     * The one partition that holds {@code node}'s state in every node-keyed store: they all belong to the
-     * node processor, partitioned like node-events, by node, so a query resolves it once for all the
-     * stores it reads ({@link #nodeStore}). Stores are read by that partition: across all partitions, a
-     * partition that is still restoring here, or just moving here, is left out and its node answered "no
-     * such node" (seen while instances restarted); asked by partition, it is an
-     * {@code InvalidStateStoreException}, which the query API answers 503, retry shortly. When another
-     * instance holds the node's partition
-     * now, a {@link QueryException#notHeld} 404: "not here", which an instance that forwarded here
-     * believing otherwise turns into 503 (the node moved), and a caller asking this instance's own
-     * state takes as it is.
-     */
+    /** The partition that holds {@code node}'s state in every node-keyed store ({@link #partitionOf}). */
     private int nodePartition(String node) {
-        KeyQueryMetadata metadata = streams.queryMetadataForKey(DeviceHealthTopology.NODE_STATE_STORE, node, new StringSerializer());
+        return partitionOf(DeviceHealthTopology.NODE_STATE_STORE, node, "node");
+    }
+
+    /**
+     * The one partition that holds {@code key} in {@code store} and in every store of the same processor:
+     * the node processor's stores are all partitioned like node-events, by node, and the pod claims' like
+     * pod-device-status, by pod, so a query resolves it once for all the stores it reads
+     * ({@link #partitionStore}). Stores are read by that partition: across all partitions, a partition
+     * that is still restoring here, or just moving here, is left out and its key answered "not found"
+     * (seen while instances restarted); asked by partition, it is an {@code InvalidStateStoreException},
+     * which the query API answers 503, retry shortly. When another instance holds the key's partition
+     * now, a {@link QueryException#notHeld} 404: "not here", which an instance that forwarded here
+     * believing otherwise turns into 503 (the key moved), and a caller asking this instance's own state
+     * takes as it is.
+     *
+     * @param what the kind of key, in messages ({@code node}, {@code pod})
+     */
+    private int partitionOf(String store, String key, String what) {
+        KeyQueryMetadata metadata = streams.queryMetadataForKey(store, key, new StringSerializer());
         if (metadata == null || metadata.equals(KeyQueryMetadata.NOT_AVAILABLE)) {
-            throw QueryException.unavailable("the partition of node " + node + " is not known now (" + streams.state()
+            throw QueryException.unavailable("the partition of " + what + " " + key + " is not known now (" + streams.state()
                     + "), retry shortly");
         }
         if (!self.equals(metadata.activeHost())) {
-            throw QueryException.notHeld("node " + node + " is held by another instance now");
+            throw QueryException.notHeld(what + " " + key + " is held by another instance now");
         }
         return metadata.partition();
     }
 
-    /** The node-keyed store {@code name}'s copy of {@code partition} ({@link #nodePartition}). */
-    private <T> T nodeStore(String name, QueryableStoreType<T> type, int partition) {
+    /** The keyed store {@code name}'s copy of {@code partition} ({@link #partitionOf}). */
+    private <T> T partitionStore(String name, QueryableStoreType<T> type, int partition) {
         try {
             return streams.store(StoreQueryParameters.fromNameAndType(name, type).withPartition(partition));
         } catch (InvalidStateStoreException e) {

@@ -60,7 +60,8 @@ import org.slf4j.LoggerFactory;
  * </ul>
  * State is partitioned by node, so node and device queries go to the instance that owns the node
  * (Kafka Streams {@code queryMetadataForKey} over {@code application.server}) and are forwarded
- * there; a pod is looked up locally and then on every other instance; the fleet summary is the sum
+ * there; pods are kept by pod (the pod claims), so a pod query goes to the instance that owns the
+ * pod, and a pod's verdict to the one that owns it in pod-verdicts; the fleet summary is the sum
  * of every instance's part (fleet counts are partitioned by dimension value). Errors are JSON
  * {@code {"status":…,"message":…}}: 400 for bad parameters, 401/403 without valid credentials, 404 for
  * unknown pods, devices and nodes, 405 for anything but GET and HEAD, 503 while the state is not
@@ -350,52 +351,22 @@ public final class QueryServer implements AutoCloseable {
 
     private void pod(Exchange exchange, AccessPolicy.Allowed caller, String namespace, String name, Instant at, boolean forwarded)
             throws IOException {
-        StateQueries local = cluster.local();
-        Optional<QueryViews.PodDevices> found = local.pod(namespace, name, at);
-        if (found.isPresent()) {
-            // Not forwarded, even when this request was: pod-verdicts is keyed by pod, not by node, so the instance that
-            // holds the pod may have to ask a third one for its verdict. The hops stay bounded, since the verdict route
-            // answers a forwarded request from local state.
-            Responses.json(exchange, 200, found.get().withVerdict(verdict(exchange, caller, namespace, name, at, false).orElse(null)));
-            return;
-        }
-        if (!forwarded && !local.knowsPod(namespace, name)) {
-            // Pods are stored with their node: ask every other instance. The one that has it answers; only when
-            // every instance said "not here" is the pod unknown, and an instance that could not say (moving
-            // partitions, not reachable) makes it "retry shortly" rather than "no such pod".
-            HttpResponse<String> failed = null;
-            QueryException unreachable = null;
-            for (HostInfo instance : cluster.otherPodInstances()) {
-                HttpResponse<String> answer;
-                try {
-                    answer = forward(instance, exchange.target(), exchange, caller);
-                } catch (QueryException e) {
-                    unreachable = e;
-                    continue;
-                }
-                if (answer.statusCode() == 200) {
-                    relay(exchange, answer);
-                    return;
-                }
-                if (answer.statusCode() != 404 && failed == null) {
-                    failed = answer;
-                }
+        String key = StateKeys.pod(namespace, name);
+        routeByKey(exchange, caller, "pod", key, () -> cluster.ownerOfPod(key), forwarded, () -> {
+            Optional<QueryViews.PodDevices> found = cluster.local().pod(namespace, name, at);
+            if (found.isPresent()) {
+                // Not forwarded, even when this request was: pod-verdicts and pod-device-status are separate topics, so
+                // the instance holding the pod's status may have to ask another one for its verdict. The hops stay
+                // bounded, since the verdict route answers a forwarded request from local state.
+                return found.get().withVerdict(verdict(exchange, caller, namespace, name, at, false).orElse(null));
             }
-            if (failed != null) {
-                relay(exchange, failed);
-                return;
+            if (!cluster.ready()) {
+                // Partitions are moving (a rebalance, a restore): the pod's may be one this instance cannot read yet.
+                throw QueryException.unavailable("pod " + key + " not found while the processor is " + cluster.state()
+                        + ", retry shortly");
             }
-            if (unreachable != null) {
-                throw unreachable;
-            }
-        }
-        if (!cluster.ready()) {
-            // Partitions are moving (a rebalance, a restore): the pod's may be one this instance cannot read yet.
-            throw QueryException.unavailable("pod " + namespace + "/" + name + " not found while the processor is " + cluster.state()
-                    + ", retry shortly");
-        }
-        throw QueryException.notFound(at == null ? "no pod " + namespace + "/" + name
-                : "no status of pod " + namespace + "/" + name + " at or before " + at);
+            throw QueryException.notFound(at == null ? "no pod " + key : "no status of pod " + key + " at or before " + at);
+        });
     }
 
     /**
@@ -498,19 +469,30 @@ public final class QueryServer implements AutoCloseable {
     }
 
     private interface LocalAnswer {
-        Object get();
+        Object get() throws IOException;
     }
 
     private void routeByNode(Exchange exchange, AccessPolicy.Allowed caller, String node, boolean forwarded, LocalAnswer answer)
             throws IOException {
+        routeByKey(exchange, caller, "node", node, () -> cluster.ownerOfNode(node), forwarded, answer);
+    }
+
+    /**
+     * Answers here when this instance owns {@code key} (or the request was forwarded here), else forwards to the owner.
+     *
+     * @param what the kind of key, in messages ({@code node}, {@code pod})
+     */
+    private void routeByKey(Exchange exchange, AccessPolicy.Allowed caller, String what, String key, Supplier<Optional<HostInfo>> ownerOf,
+                            boolean forwarded, LocalAnswer answer) throws IOException {
         if (!forwarded) {
-            HostInfo owner = cluster.ownerOfNode(node).orElseThrow(() ->
-                    QueryException.unavailable("the owner of node " + node + " is not known yet (" + cluster.state() + "), retry shortly"));
+            HostInfo owner = ownerOf.get().orElseThrow(() ->
+                    QueryException.unavailable("the owner of " + what + " " + key + " is not known yet (" + cluster.state()
+                            + "), retry shortly"));
             if (!cluster.isSelf(owner)) {
                 HttpResponse<String> fromOwner = forward(owner, exchange.target(), exchange, caller);
                 if (fromOwner.statusCode() == 404 && fromOwner.headers().firstValue(NOT_HELD_HEADER).isPresent()) {
-                    // The owner this instance knew of gave the node away since: it is moving, not missing.
-                    throw QueryException.unavailable("node " + node + " is moving between instances, retry shortly");
+                    // The owner this instance knew of gave the key away since: it is moving, not missing.
+                    throw QueryException.unavailable(what + " " + key + " is moving between instances, retry shortly");
                 }
                 relay(exchange, fromOwner);
                 return;

@@ -9,11 +9,11 @@ import java.util.Optional;
 /** The questions one instance answers from its own state; {@link QueryServer} routes to the instance that owns a key. */
 interface StateQueries {
 
-    /** The pod's device status as of {@code at} (null: the latest, which for an ended pod is as it ended). */
+    /**
+     * The pod's device status as of {@code at} (null: the latest, which for an ended pod is as it ended), from this
+     * instance, which must hold the pod's partition ({@link QueryException#notHeld} otherwise).
+     */
     Optional<QueryViews.PodDevices> pod(String namespace, String name, Instant at);
-
-    /** Whether this instance knows the pod at all (to tell "not here" from "not yet at that time"). */
-    boolean knowsPod(String namespace, String name);
 
     /** Transitions of a device in [from, to], oldest first, a page of at most {@code limit}; {@code token} resumes. */
     Optional<QueryViews.DeviceHistory> deviceHistory(String node, String driver, String pool, String device, Instant from, Instant to,

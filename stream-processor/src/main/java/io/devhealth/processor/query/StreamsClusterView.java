@@ -34,28 +34,26 @@ final class StreamsClusterView implements ClusterView {
 
     @Override
     public Optional<HostInfo> ownerOfNode(String node) {
-        KeyQueryMetadata owner = streams.queryMetadataForKey(DeviceHealthTopology.DEVICE_STATE_STORE, node, Serdes.String().serializer());
-        if (owner == null || owner.equals(KeyQueryMetadata.NOT_AVAILABLE)) {
-            return Optional.empty();
-        }
-        return Optional.of(owner.activeHost());
+        return owner(DeviceHealthTopology.DEVICE_STATE_STORE, node);
     }
 
     @Override
     public Optional<HostInfo> ownerOfPodVerdict(String podKey) {
-        KeyQueryMetadata owner = streams.queryMetadataForKey(DeviceHealthTopology.POD_VERDICT_STORE, podKey, Serdes.String().serializer());
+        return owner(DeviceHealthTopology.POD_VERDICT_STORE, podKey);
+    }
+
+    @Override
+    public Optional<HostInfo> ownerOfPod(String podKey) {
+        return owner(DeviceHealthTopology.POD_STATUS_STORE, podKey);
+    }
+
+    /** The active host of {@code key}'s partition of {@code store}, empty while it is not known (rebalancing). */
+    private Optional<HostInfo> owner(String store, String key) {
+        KeyQueryMetadata owner = streams.queryMetadataForKey(store, key, Serdes.String().serializer());
         if (owner == null || owner.equals(KeyQueryMetadata.NOT_AVAILABLE)) {
             return Optional.empty();
         }
         return Optional.of(owner.activeHost());
-    }
-
-    @Override
-    public List<HostInfo> otherPodInstances() {
-        return streams.streamsMetadataForStore(DeviceHealthTopology.POD_STATUS_STORE).stream()
-                .map(StreamsMetadata::hostInfo)
-                .filter(host -> !host.equals(self))
-                .toList();
     }
 
     @Override

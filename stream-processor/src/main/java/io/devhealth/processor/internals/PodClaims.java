@@ -1,0 +1,127 @@
+package io.devhealth.processor.internals;
+
+import io.devhealth.schema.avro.PodDeviceStatus;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.nio.charset.StandardCharsets;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.WindowStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Which node's word about a pod the processor keeps. A node can name any pod in its allocations, and
+ * the node processor keeps each node's view apart; this processor reads pod-device-status back (keyed
+ * by pod, so every node's statuses of one pod meet here, in the order they were committed) and keeps
+ * one of them: the pod's accepted latest status in {@value TopologyNames#POD_STATUS_STORE}, which is
+ * the claim (it names the holding node and the pod's uid), and every accepted status in
+ * {@value TopologyNames#POD_HISTORY_STORE}. The query API answers pods from these two stores only.
+ *
+ * <ul>
+ *   <li>A status when no node holds the pod, or from the node that holds it: accepted (the latest is
+ *       replaced, the history appended).</li>
+ *   <li>A status from another node while one holds the pod: refused. It becomes a dead letter whose
+ *       reason names the pod, the holder and the claimant, and is counted in
+ *       {@value #METER}{outcome={@value #REFUSED}}.</li>
+ *   <li>A tombstone (a node released the pod: it left the node's allocations, see
+ *       {@link DepartedPods.Kept#released()}) from the holder: the claim ends, the latest is deleted;
+ *       the history stays for its retention. From any other node it changes nothing and is counted in
+ *       {@value #METER}{outcome={@value #IGNORED_RELEASE}}.</li>
+ * </ul>
+ *
+ * <p>The first claim wins. A node that names a pod before the pod's own node does (a hostile node
+ * naming a pod it never ran) holds it until it releases it, and the statuses of the pod's own node are
+ * refused meanwhile; the dead letters and the count are how an operator sees it. What Kubernetes gets
+ * is not decided here: the sink writes a status only to a pod whose {@code spec.nodeName} is the node
+ * the status names.
+ */
+public final class PodClaims implements Processor<String, PodDeviceStatus, Void, Void> {
+
+    private static final Logger LOGGER = LoggerFactory.getLogger(PodClaims.class);
+
+    /** Counted without pod or node: one series per outcome, whatever the size of the fleet. */
+    static final String METER = "devhealth.processor.pod.claims";
+    /** Tag {@code outcome} of {@value #METER}: a status from a node while another held the pod. */
+    static final String REFUSED = "refused";
+    /** Tag {@code outcome} of {@value #METER}: a release from a node that did not hold the pod. */
+    static final String IGNORED_RELEASE = "ignored_release";
+
+    private final MeterRegistry meters;
+    private Counter refused;
+    private Counter ignoredReleases;
+    private KeyValueStore<String, PodDeviceStatus> latest;
+    private WindowStore<String, PodDeviceStatus> history;
+
+    public PodClaims(MeterRegistry meters) {
+        this.meters = meters;
+    }
+
+    @Override
+    public void init(ProcessorContext<Void, Void> context) {
+        latest = context.getStateStore(TopologyNames.POD_STATUS_STORE);
+        history = context.getStateStore(TopologyNames.POD_HISTORY_STORE);
+        // Registered at 0 before the first refusal, so that an increase() alert sees the first one.
+        refused = counter(meters, REFUSED);
+        ignoredReleases = counter(meters, IGNORED_RELEASE);
+    }
+
+    @Override
+    public void process(Record<String, PodDeviceStatus> record) {
+        String pod = record.key();
+        if (pod == null || pod.isEmpty()) {
+            throw new InvalidInputException("pod status without key (pod)");
+        }
+        PodDeviceStatus holder = latest.get(pod);
+        PodDeviceStatus status = record.value();
+        if (status == null) {
+            release(pod, holder, releasingNode(record.headers()));
+            return;
+        }
+        String claimant = status.getNode();
+        if (claimant == null || claimant.isEmpty()) {
+            throw new InvalidInputException("status of pod " + pod + " without node");
+        }
+        if (holder != null && !holder.getNode().equals(claimant)) {
+            refused.increment();
+            LOGGER.warn("pod claim refused pod={} holder={} holderUid={} claimant={} claimantUid={}", pod, holder.getNode(),
+                    holder.getPod().getUid(), claimant, status.getPod().getUid());
+            // Thrown before any store changes: the dead-letter handler keeps the record and processing goes on.
+            throw new InvalidInputException("pod " + pod + " is held by node " + holder.getNode() + ": status from node " + claimant
+                    + " refused");
+        }
+        if (holder == null) {
+            LOGGER.debug("pod claimed pod={} node={} uid={}", pod, claimant, status.getPod().getUid());
+        }
+        latest.put(pod, status);
+        history.put(pod, status, record.timestamp());
+    }
+
+    private void release(String pod, PodDeviceStatus holder, String node) {
+        if (holder == null || !holder.getNode().equals(node)) {
+            ignoredReleases.increment();
+            LOGGER.info("pod release ignored pod={} node={} holder={}", pod, node, holder == null ? null : holder.getNode());
+            return;
+        }
+        latest.delete(pod);
+        LOGGER.debug("pod released pod={} node={}", pod, node);
+    }
+
+    /** The node a tombstone names ({@link NodeIdentityCheck#NODE_HEADER}); empty when it names none. */
+    private static String releasingNode(Headers headers) {
+        Header header = headers == null ? null : headers.lastHeader(NodeIdentityCheck.NODE_HEADER);
+        return header == null || header.value() == null ? "" : new String(header.value(), StandardCharsets.UTF_8);
+    }
+
+    private static Counter counter(MeterRegistry meters, String outcome) {
+        return Counter.builder(METER)
+                .description("Pod statuses refused because another node held the pod, and pod releases ignored because the"
+                        + " releasing node did not hold it")
+                .tag("outcome", outcome)
+                .register(meters);
+    }
+}
