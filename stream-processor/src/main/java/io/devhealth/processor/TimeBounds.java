@@ -9,7 +9,7 @@ import java.util.Objects;
  * The times a collector record may carry, judged against the processor's wall clock: its
  * {@code observedAt} and its record timestamp no later than now + {@code futureSkew} and no earlier
  * than now - {@code maxAge}, and its collector epoch (the millisecond its collector's spool was
- * created) no later than now + {@code futureSkew}.
+ * created) positive and no later than now + {@code futureSkew}.
  *
  * <p>One record from the future would do lasting harm, signed or not: its time advances the
  * window stores' stream time, and they then drop every entry older than their retention (months of
@@ -46,6 +46,13 @@ public record TimeBounds(Duration futureSkew, Duration maxAge) {
             within(node, what, "observedAt", observedAt.toEpochMilli(), earliest, latest, wallNow);
         }
         within(node, what, "record timestamp", recordTimestamp, earliest, latest, wallNow);
+        if (collectorEpoch <= 0) {
+            // A collector stamps every record with the millisecond its spool was created. A record without one is
+            // not a collector's, and would only ever be dropped as a duplicate (it is not after the node's initial
+            // watermark, epoch 0 sequence 0): refused with the reason instead of lost without one.
+            throw new InvalidInputException(what + " from node " + node + " without a collector epoch (" + collectorEpoch
+                    + "): every collector record carries the millisecond its spool was created");
+        }
         if (collectorEpoch > latest) {
             throw new InvalidInputException(what + " from node " + node + " with collector epoch " + collectorEpoch
                     + ", implausible: a spool cannot have been created after " + Instant.ofEpochMilli(latest)

@@ -127,15 +127,18 @@ class InventoryReplayTest {
     }
 
     @Test
-    void shouldDropAnInventoryWithoutIdentityLikeAnyOtherAtOrBelowTheWatermark() {
+    void shouldRefuseAnInventoryWithoutACollectorEpochWithTheReason() {
         pipe(gpu0(NEW_UUID, EPOCH, 10));
 
-        // No collector sends (0, 0): its spool's epoch is at least 1 and its sequences start at 1.
+        // No collector sends (0, 0): its spool's epoch is at least 1 and its sequences start at 1. Such a record
+        // is not after any watermark, so it could only be dropped; it is refused, with the reason, instead.
         pipe(gpu0(OLD_UUID, 0, 0));
 
         assertThat(storedInventory().getDevices()).extracting(InventoryDevice::getUuid).containsExactly(NEW_UUID);
-        assertThat(inventoryDuplicates()).isEqualTo(1.0);
         assertThat(inventoryWatermark()).isEqualTo(new NodeState.Watermark(EPOCH, 10));
+        assertThat(inventoryDuplicates()).as("not a duplicate").isZero();
+        assertThat(fixture.deadLetters.readValuesToList()).singleElement()
+                .satisfies(letter -> assertThat(letter.getReason()).contains("without a collector epoch"));
     }
 
     @Test

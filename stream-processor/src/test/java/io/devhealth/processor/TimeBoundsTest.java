@@ -75,6 +75,15 @@ class TimeBoundsTest {
     }
 
     @Test
+    void shouldDeadLetterARecordWithoutACollectorEpochInsteadOfDroppingItAsADuplicate() {
+        fixture.allocate("train-0", "gpu-0");
+        fixture.sendRaw(report("gpu-0", HealthStatus.UNHEALTHY, T0).setCollectorEpoch(0).setSequence(0).build(), T0);
+
+        assertThat(fixture.deadLetters.readValue().getReason()).contains("without a collector epoch (0)");
+        assertThat(fixture.transitions.isEmpty()).isTrue();
+    }
+
+    @Test
     void shouldDeadLetterAnImplausibleCollectorEpochSoTheNodeIsNotSilencedForGood() {
         fixture.sendRaw(report("gpu-0", HealthStatus.HEALTHY, T0).setCollectorEpoch(Long.MAX_VALUE).setSequence(1).build(), T0);
 
