@@ -130,6 +130,19 @@ final class KubernetesTaintRules implements TaintRuleStore {
                         .withNewTaint().withKey(OwnTaintRules.TAINT_KEY).withEffect(EFFECT).endTaint()
                 .endSpec()
                 .build();
+        Rule existing = createOrGet(rule, device, now);
+        if (existing == null) {
+            // Deleted between our create and our read (another instance released it): one more create.
+            existing = createOrGet(rule, device, now);
+        }
+        if (existing == null) {
+            throw new IllegalStateException("devicetaintrule " + device.ruleName() + " keeps being deleted while created");
+        }
+        return existing;
+    }
+
+    /** The rule created now, the one of the device that existed, or null when it existed and is gone already. */
+    private Rule createOrGet(DeviceTaintRule rule, TaintedDevice device, Instant now) {
         try {
             api.call(() -> client.resource(rule).create());
             return new Rule(device, now);
@@ -137,11 +150,17 @@ final class KubernetesTaintRules implements TaintRuleStore {
             if (e.getCode() != HttpURLConnection.HTTP_CONFLICT) {
                 throw e;
             }
-            DeviceTaintRule existing = api.call(() -> client.resources(DeviceTaintRule.class).withName(device.ruleName()).get());
-            Rule parsed = existing == null ? null : parse(existing, now);
-            // Gone again in between, or someone else's under our name: either way the device is tainted from now.
-            return parsed == null ? new Rule(device, now) : parsed;
         }
+        DeviceTaintRule existing = api.call(() -> client.resources(DeviceTaintRule.class).withName(device.ruleName()).get());
+        if (existing == null) {
+            return null;
+        }
+        Rule parsed = OwnTaintRules.isOwn(existing.getMetadata().getLabels()) ? parse(existing, now) : null;
+        if (parsed == null || !parsed.device().equals(device)) {
+            // Not ours under our name: leave it alone, and never delete it later as if it were.
+            throw new IllegalStateException("devicetaintrule " + device.ruleName() + " exists and is not devhealth's rule of " + device);
+        }
+        return parsed;
     }
 
     private static String truncate(String reason) {

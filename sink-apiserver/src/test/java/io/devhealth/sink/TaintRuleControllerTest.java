@@ -1,6 +1,7 @@
 package io.devhealth.sink;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.devhealth.schema.OwnTaintRules;
 import io.devhealth.schema.avro.DeviceRef;
@@ -14,6 +15,7 @@ import io.fabric8.kubernetes.api.model.resource.v1.ResourceSlice;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceSliceListBuilder;
 import io.fabric8.kubernetes.api.model.resource.v1beta2.DeviceTaintRule;
+import io.fabric8.kubernetes.api.model.resource.v1beta2.DeviceTaintRuleBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
@@ -282,5 +284,18 @@ class TaintRuleControllerTest {
 
         assertThat(rules()).hasSize(1);
         assertThat(other.phase(new TaintedDevice("node-a", DRIVER, "node-a", "gpu-1"))).isEqualTo(TaintRuleController.Phase.TAINTED);
+    }
+
+    @Test
+    void shouldNeitherTakeOverNorLaterDeleteSomeoneElsesRuleUnderItsName() {
+        TaintedDevice device = new TaintedDevice("node-a", DRIVER, "node-a", "gpu-1");
+        client.resource(new DeviceTaintRuleBuilder().withNewMetadata().withName(device.ruleName()).endMetadata()
+                .withNewSpec().withNewTaint().withKey("example.com/other").withEffect("None").endTaint().endSpec().build()).create();
+        TaintRuleController controller = controller(settings(false, 2, 0.5));
+
+        assertThatThrownBy(() -> apply(controller, "node-a", "gpu-1", HealthStatus.UNHEALTHY))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("is not devhealth's");
+        assertThat(controller.phase(device)).isNull();
+        assertThat(rules()).singleElement().satisfies(r -> assertThat(r.getSpec().getTaint().getKey()).isEqualTo("example.com/other"));
     }
 }
