@@ -1,7 +1,6 @@
 package io.devhealth.sink;
 
 import io.devhealth.schema.avro.HealthTransition;
-import io.github.resilience4j.ratelimiter.RequestNotPermitted;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -17,7 +16,6 @@ import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
@@ -96,7 +94,7 @@ final class TaintRuleSink implements Runnable, AutoCloseable {
                 controller.recover();
                 recoverPending = false;
             } catch (RuntimeException e) {
-                if (!worthRepeating(e)) {
+                if (!PodStatusSink.worthRepeating(e)) {
                     throw e;
                 }
                 LOGGER.warn("devicetaintrules not listed, tried again in {} error=\"{}\"", backoff, e.toString());
@@ -118,7 +116,7 @@ final class TaintRuleSink implements Runnable, AutoCloseable {
         try {
             controller.tick(now);
         } catch (RuntimeException e) {
-            if (!worthRepeating(e)) {
+            if (!PodStatusSink.worthRepeating(e)) {
                 throw e;
             }
             LOGGER.warn("devicetaintrule maintenance failed, next round tries again error=\"{}\"", e.toString());
@@ -163,7 +161,7 @@ final class TaintRuleSink implements Runnable, AutoCloseable {
             controller.apply(transition, partition, record.offset(), now);
             return true;
         } catch (RuntimeException e) {
-            if (worthRepeating(e)) {
+            if (PodStatusSink.worthRepeating(e)) {
                 LOGGER.warn("api server not answering, health-transitions paused for {} partition={} offset={} error=\"{}\"", backoff,
                         partition, record.offset(), e.toString());
                 return false;
@@ -175,10 +173,6 @@ final class TaintRuleSink implements Runnable, AutoCloseable {
             deadLetters.publish(record, "devicetaintrule not applied: " + e, e);
             return true;
         }
-    }
-
-    private static boolean worthRepeating(Throwable error) {
-        return ApiCallPolicy.isRetryable(error) || error instanceof RequestNotPermitted || error instanceof KafkaException;
     }
 
     private void commit() {
