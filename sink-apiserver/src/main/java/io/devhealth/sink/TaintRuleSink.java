@@ -94,10 +94,13 @@ final class TaintRuleSink implements Runnable, AutoCloseable {
                 controller.recover();
                 recoverPending = false;
             } catch (RuntimeException e) {
-                if (!PodStatusSink.worthRepeating(e)) {
-                    throw e;
+                // Nothing is decided without knowing the rules that exist: wait, and read these records again.
+                if (ApiErrorClass.of(e) == ApiErrorClass.NOT_FOUND) {
+                    LOGGER.error("devicetaintrules not served: retry elsewhere needs resource.k8s.io/v1beta2 DeviceTaintRule "
+                            + "(Kubernetes 1.36 with the DRADeviceTaintRules gate), tried again in {} error=\"{}\"", backoff, e.toString());
+                } else {
+                    LOGGER.warn("devicetaintrules not listed, tried again in {} error=\"{}\"", backoff, e.toString());
                 }
-                LOGGER.warn("devicetaintrules not listed, tried again in {} error=\"{}\"", backoff, e.toString());
                 pause(now);
                 seekBack(records);
                 return;

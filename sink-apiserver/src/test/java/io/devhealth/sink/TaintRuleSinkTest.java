@@ -142,4 +142,25 @@ class TaintRuleSinkTest {
         assertThat(rules()).isEmpty();
         assertThat(committed(restarted)).isEqualTo(2);
     }
+
+    @Test
+    void shouldWaitWithoutDecidingWhileItsRulesCannotBeListed() {
+        server.expect().get().withPath("/apis/resource.k8s.io/v1beta2/devicetaintrules?labelSelector=app.kubernetes.io%2Fmanaged-by%3Ddevhealth-sink")
+                .andReturn(404, "the server could not find the requested resource").once();
+        MockConsumer<String, byte[]> consumer = new MockConsumer<>("earliest");
+        TaintRuleSink sink = sink(consumer, 0);
+        consumer.addRecord(record(0, HealthStatus.UNHEALTHY));
+
+        sink.pollOnce();
+        assertThat(rules()).as("nothing decided without the existing rules").isEmpty();
+        assertThat(committed(consumer)).isEqualTo(-1);
+        assertThat(consumer.paused()).containsExactly(PARTITION);
+
+        clock.advance(Duration.ofSeconds(30));
+        consumer.resume(consumer.paused());
+        consumer.addRecord(record(0, HealthStatus.UNHEALTHY));
+        sink.pollOnce();
+        assertThat(rules()).hasSize(1);
+        assertThat(committed(consumer)).isEqualTo(1);
+    }
 }
