@@ -94,7 +94,6 @@ final class TaintRuleSink implements Runnable, AutoCloseable {
                 controller.recover();
                 recoverPending = false;
             } catch (RuntimeException e) {
-                // Nothing is decided without knowing the rules that exist: wait, and read these records again.
                 if (ApiErrorClass.of(e) == ApiErrorClass.NOT_FOUND) {
                     LOGGER.error("devicetaintrules not served: retry elsewhere needs resource.k8s.io/v1beta2 DeviceTaintRule "
                             + "(Kubernetes 1.36 with the DRADeviceTaintRules gate), tried again in {} error=\"{}\"", backoff, e.toString());
@@ -102,10 +101,22 @@ final class TaintRuleSink implements Runnable, AutoCloseable {
                     LOGGER.warn("devicetaintrules not listed, tried again in {} error=\"{}\"", backoff, e.toString());
                 }
                 pause(now);
-                seekBack(records);
-                return;
             }
         }
+        if (recoverPending) {
+            // Nothing is decided without knowing the rules that exist: these records are read again after it.
+            seekBack(records);
+        } else {
+            apply(records, now);
+        }
+        if (pausedUntil != null && !now.isBefore(pausedUntil)) {
+            pausedUntil = null;
+            consumer.resume(consumer.paused());
+        }
+        commit();
+    }
+
+    private void apply(ConsumerRecords<String, byte[]> records, Instant now) {
         for (TopicPartition partition : records.partitions()) {
             for (ConsumerRecord<String, byte[]> record : records.records(partition)) {
                 if (!handle(record, now)) {
@@ -124,11 +135,6 @@ final class TaintRuleSink implements Runnable, AutoCloseable {
             }
             LOGGER.warn("devicetaintrule maintenance failed, next round tries again error=\"{}\"", e.toString());
         }
-        if (pausedUntil != null && !now.isBefore(pausedUntil)) {
-            pausedUntil = null;
-            consumer.resume(consumer.paused());
-        }
-        commit();
     }
 
     private boolean backingOff(Instant now) {
