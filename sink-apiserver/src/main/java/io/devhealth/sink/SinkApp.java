@@ -45,6 +45,7 @@ public final class SinkApp implements AutoCloseable {
     private final KafkaClientMetrics consumerMetrics;
     private final TaintRuleSink taintRules;
     private final Thread taintThread;
+    private final KafkaClientMetrics taintConsumerMetrics;
     private HealthServer http;
 
     public SinkApp(SinkConfig config) {
@@ -89,7 +90,11 @@ public final class SinkApp implements AutoCloseable {
             TaintRuleController controller = new TaintRuleController(store, taints, metrics, config.retryMaxInterval());
             AvroDeserializer<HealthTransition> transitions = AvroSerde.of(HealthTransition.class, schemaRegistry).deserializer();
             String transitionsTopic = config.topics().healthTransitions();
-            this.taintRules = new TaintRuleSink(consumer(config, taints.groupId()), transitionsTopic,
+            KafkaConsumer<String, byte[]> transitionsConsumer = consumer(config, taints.groupId());
+            // Its lag on health-transitions, next to the status consumer's (told apart by client.id).
+            this.taintConsumerMetrics = new KafkaClientMetrics(transitionsConsumer);
+            taintConsumerMetrics.bindTo(registry);
+            this.taintRules = new TaintRuleSink(transitionsConsumer, transitionsTopic,
                     bytes -> transitions.deserialize(transitionsTopic, bytes), controller, deadLetters, metrics, clock,
                     config.retryMaxInterval());
             this.taintThread = new Thread(taintRules, "devhealth-sink-taints");
@@ -99,6 +104,7 @@ public final class SinkApp implements AutoCloseable {
         } else {
             this.taintRules = null;
             this.taintThread = null;
+            this.taintConsumerMetrics = null;
         }
     }
 
@@ -177,6 +183,9 @@ public final class SinkApp implements AutoCloseable {
         }
         thread.join(30_000);
         consumerMetrics.close();
+        if (taintConsumerMetrics != null) {
+            taintConsumerMetrics.close();
+        }
         deadLetters.close();
         verdicts.close();
         client.close();
