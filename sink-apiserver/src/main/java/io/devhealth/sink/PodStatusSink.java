@@ -135,7 +135,12 @@ public final class PodStatusSink implements Runnable, AutoCloseable {
         });
     }
 
-    private static boolean worthRepeating(Throwable error) {
+    /**
+     * A failure that repeating the whole step later may mend: the API server's (transient, unreachable,
+     * or our credentials until an operator fixes them), the rate limiter's wait, Kafka's, or conflicts
+     * that outlasted their re-reads. Every other failure is the record's, not the moment's.
+     */
+    static boolean worthRepeating(Throwable error) {
         return ApiCallPolicy.isRetryable(error) || error instanceof WriteConflictsExhaustedException
                 || error instanceof RequestNotPermitted || error instanceof KafkaException;
     }

@@ -19,6 +19,15 @@ import java.util.Set;
  *       (get before each write, create or JSON Patch, list and delete for the retention sweep; no
  *       {@code update} and no {@code watch}).</li>
  * </ul>
+ * Retry elsewhere ({@code taint.rules.enabled}) needs {@link #TAINT_RULES} besides, granted by the optional
+ * component {@code k8s/components/device-taint-rules/rbac.yaml} and not by the base role:
+ * <ul>
+ *   <li>{@code resource.k8s.io devicetaintrules get, list, create, delete}: {@link KubernetesTaintRules}
+ *       lists its own rules (start, assignment, caps, breaker), creates one per device, reads an existing one
+ *       back on AlreadyExists and deletes it on recovery (no {@code watch}: it lists when it decides);</li>
+ *   <li>{@code resource.k8s.io resourceslices get, list}: whether the device's driver tainted it already;</li>
+ *   <li>{@code nodes list}: the cluster's size, for the fleet circuit breaker.</li>
+ * </ul>
  */
 public final class RequiredPermissions {
 
@@ -32,6 +41,11 @@ public final class RequiredPermissions {
             new Permission("", "events", Set.of("create")),
             new Permission("resource.k8s.io", "resourceclaims", Set.of("get")),
             new Permission(DevicePostMortem.GROUP, DevicePostMortem.PLURAL, Set.of("create", "get", "list", "patch", "delete")));
+
+    public static final List<Permission> TAINT_RULES = List.of(
+            new Permission("resource.k8s.io", "devicetaintrules", Set.of("get", "list", "create", "delete")),
+            new Permission("resource.k8s.io", "resourceslices", Set.of("get", "list")),
+            new Permission("", "nodes", Set.of("list")));
 
     private RequiredPermissions() {}
 }

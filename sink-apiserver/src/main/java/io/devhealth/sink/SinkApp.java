@@ -1,5 +1,6 @@
 package io.devhealth.sink;
 
+import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.serde.AvroDeserializer;
 import io.devhealth.schema.serde.AvroSerde;
@@ -42,6 +43,9 @@ public final class SinkApp implements AutoCloseable {
     private final Thread thread;
     private final SinkConfig config;
     private final KafkaClientMetrics consumerMetrics;
+    private final TaintRuleSink taintRules;
+    private final Thread taintThread;
+    private final KafkaClientMetrics taintConsumerMetrics;
     private HealthServer http;
 
     public SinkApp(SinkConfig config) {
@@ -71,7 +75,7 @@ public final class SinkApp implements AutoCloseable {
         AvroDeserializer<PodDeviceStatus> deserializer = AvroSerde.of(PodDeviceStatus.class, schemaRegistry).deserializer();
         String topic = config.topics().podDeviceStatus();
         this.deadLetters = DeadLetterPublisher.create(config, schemaRegistry, clock);
-        KafkaConsumer<String, byte[]> consumer = consumer(config);
+        KafkaConsumer<String, byte[]> consumer = consumer(config, config.groupId());
         // The consumer's own meters: its lag on pod-device-status above all.
         this.consumerMetrics = new KafkaClientMetrics(consumer);
         consumerMetrics.bindTo(registry);
@@ -79,12 +83,36 @@ public final class SinkApp implements AutoCloseable {
                 new PodStatusMemory(config.trackedPodsMax()), new TerminationSchedule(config.trackedPodsMax()), metrics, clock, config);
         this.watcher = config.terminationWatch() ? new TerminatedPodWatcher(client, sink::onPodTerminated, sink::onPodDeleted) : null;
         this.thread = new Thread(sink, "devhealth-sink");
+        TaintRuleSettings taints = config.taintRules();
+        if (taints.enabled()) {
+            TaintRuleStore kubernetes = new KubernetesTaintRules(client, api, clock);
+            TaintRuleStore store = taints.dryRun() ? new DryRunTaintRules(kubernetes) : kubernetes;
+            TaintRuleController controller = new TaintRuleController(store, taints, metrics, config.retryMaxInterval());
+            AvroDeserializer<HealthTransition> transitions = AvroSerde.of(HealthTransition.class, schemaRegistry).deserializer();
+            String transitionsTopic = config.topics().healthTransitions();
+            KafkaConsumer<String, byte[]> transitionsConsumer = consumer(config, taints.groupId());
+            // Its lag on health-transitions, next to the status consumer's (told apart by client.id).
+            this.taintConsumerMetrics = new KafkaClientMetrics(transitionsConsumer);
+            taintConsumerMetrics.bindTo(registry);
+            this.taintRules = new TaintRuleSink(transitionsConsumer, transitionsTopic,
+                    bytes -> transitions.deserialize(transitionsTopic, bytes), controller, deadLetters, metrics, clock,
+                    config.retryMaxInterval());
+            this.taintThread = new Thread(taintRules, "devhealth-sink-taints");
+            LOGGER.info("retry elsewhere on: devicetaintrules for unhealthy devices dryRun={} minHoldMs={} maxPerNode={} "
+                            + "breakerNodeFraction={} breakerWindowMs={} group={}", taints.dryRun(), taints.minHold().toMillis(),
+                    taints.maxPerNode(), taints.breakerNodeFraction(), taints.breakerWindow().toMillis(), taints.groupId());
+        } else {
+            this.taintRules = null;
+            this.taintThread = null;
+            this.taintConsumerMetrics = null;
+        }
     }
 
-    static KafkaConsumer<String, byte[]> consumer(SinkConfig config) {
+    /** A consumer of the sink's topics in {@code groupId}. */
+    static KafkaConsumer<String, byte[]> consumer(SinkConfig config, String groupId) {
         Map<String, Object> props = new HashMap<>(config.kafkaClientProperties());
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
-        props.put(ConsumerConfig.GROUP_ID_CONFIG, config.groupId());
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         props.putIfAbsent(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         props.putIfAbsent(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
@@ -108,6 +136,9 @@ public final class SinkApp implements AutoCloseable {
             watcher.start();
         }
         thread.start();
+        if (taintThread != null) {
+            taintThread.start();
+        }
         if (config.httpPort() >= 0) {
             http = HealthServer.start(config.httpHost(), config.httpPort(), config.httpLimits(),
                     () -> registry instanceof PrometheusMeterRegistry prometheus ? prometheus.scrape() : "",
@@ -121,6 +152,9 @@ public final class SinkApp implements AutoCloseable {
      * not a reason to restart the sink (metrics say so instead).
      */
     private HealthServer.Check liveness() {
+        if (taintThread != null && !taintThread.isAlive()) {
+            return HealthServer.Check.failed("health-transitions consume loop stopped");
+        }
         return thread.isAlive() ? HealthServer.Check.ok("consuming") : HealthServer.Check.failed("consume loop stopped");
     }
 
@@ -143,8 +177,15 @@ public final class SinkApp implements AutoCloseable {
             watcher.close();
         }
         sink.close();
+        if (taintRules != null) {
+            taintRules.close();
+            taintThread.join(30_000);
+        }
         thread.join(30_000);
         consumerMetrics.close();
+        if (taintConsumerMetrics != null) {
+            taintConsumerMetrics.close();
+        }
         deadLetters.close();
         verdicts.close();
         client.close();

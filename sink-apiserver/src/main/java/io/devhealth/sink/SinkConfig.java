@@ -34,6 +34,13 @@ public final class SinkConfig extends ServiceConfig {
     public static final String EVENTS_PER_POD_INTERVAL_MS = "events.per.pod.interval.ms";
     public static final String POSTMORTEM_RETENTION_MS = "postmortem.retention.ms";
     public static final String POSTMORTEM_SWEEP_INTERVAL_MS = "postmortem.sweep.interval.ms";
+    public static final String TAINT_RULES_ENABLED = "taint.rules.enabled";
+    public static final String TAINT_RULES_DRY_RUN = "taint.rules.dry.run";
+    public static final String TAINT_RULES_GROUP_ID = "taint.rules.group.id";
+    public static final String TAINT_RULES_MIN_HOLD_MS = "taint.rules.min.hold.ms";
+    public static final String TAINT_RULES_MAX_PER_NODE = "taint.rules.max.per.node";
+    public static final String TAINT_RULES_BREAKER_NODE_FRACTION = "taint.rules.breaker.node.fraction";
+    public static final String TAINT_RULES_BREAKER_WINDOW_MS = "taint.rules.breaker.window.ms";
 
     /** Settings the sink no longer has: starting with one fails, naming it. */
     public static final List<RemovedOption> REMOVED = List.of(
@@ -87,6 +94,28 @@ public final class SinkConfig extends ServiceConfig {
                             + "deletes it once the pod itself is gone (never while the pod still exists).")
             .define(POSTMORTEM_SWEEP_INTERVAL_MS, Type.LONG, Duration.ofHours(1).toMillis(), ConfigDef.Range.between(1000, 604_800_000),
                     Importance.LOW, "How often the sink looks for DevicePostMortem records past their retention.")
+            .define(TAINT_RULES_ENABLED, Type.BOOLEAN, false, Importance.MEDIUM,
+                    "Retry elsewhere: for a DRA device devhealth judges Unhealthy and its driver has not tainted, create a "
+                            + "DeviceTaintRule (resource.k8s.io/v1beta2, NoSchedule) selecting that device, so that the scheduler "
+                            + "gives a retried pod another one; delete it when the device is Healthy again (not before "
+                            + TAINT_RULES_MIN_HOLD_MS + "). Needs the k8s/components/device-taint-rules RBAC and Read on "
+                            + "health-transitions with the group " + TAINT_RULES_GROUP_ID + ".")
+            .define(TAINT_RULES_DRY_RUN, Type.BOOLEAN, false, Importance.MEDIUM,
+                    "With " + TAINT_RULES_ENABLED + ": decide as usual, but only log and count the rules that would be created "
+                            + "and deleted; write nothing.")
+            .define(TAINT_RULES_GROUP_ID, Type.STRING, "devhealth-sink-taints", new ConfigDef.NonEmptyString(), Importance.LOW,
+                    "Consumer group of the health-transitions consumer that decides about DeviceTaintRules.")
+            .define(TAINT_RULES_MIN_HOLD_MS, Type.LONG, Duration.ofMinutes(10).toMillis(), ConfigDef.Range.between(0, 604_800_000),
+                    Importance.MEDIUM, "A rule stays at least this long after it was created, even when the device is Healthy "
+                            + "sooner: a flapping GPU is not offered again at once.")
+            .define(TAINT_RULES_MAX_PER_NODE, Type.INT, 2, ConfigDef.Range.between(1, 1024), Importance.MEDIUM,
+                    "Most devices of one node that devhealth taints at once; further Unhealthy devices of that node get no rule.")
+            .define(TAINT_RULES_BREAKER_NODE_FRACTION, Type.DOUBLE, 0.5, ConfigDef.Range.between(0.0, 1.0), Importance.MEDIUM,
+                    "Fleet circuit breaker: when devices on more than this fraction of the cluster's nodes needed a rule within "
+                            + TAINT_RULES_BREAKER_WINDOW_MS + ", no rule is created until that falls under it again (a mass "
+                            + "event is more likely a bug of devhealth or of a driver than broken hardware). 1.0 turns it off.")
+            .define(TAINT_RULES_BREAKER_WINDOW_MS, Type.LONG, Duration.ofMinutes(5).toMillis(), ConfigDef.Range.between(1_000, 86_400_000),
+                    Importance.LOW, "The window over which the circuit breaker counts nodes.")
             .define(HTTP_HOST, Type.STRING, "0.0.0.0", Importance.LOW, "Address of the /metrics, /healthz and /readyz endpoint.")
             .define(HTTP_PORT, Type.INT, -1, ConfigDef.Range.between(-1, 65_535), Importance.MEDIUM,
                     "Port of the /metrics, /healthz and /readyz endpoint; -1 = no endpoint, 0 = any free port. A Deployment sets one (8080).");
@@ -181,5 +210,12 @@ public final class SinkConfig extends ServiceConfig {
 
     public Duration postMortemSweepInterval() {
         return Duration.ofMillis(getLong(POSTMORTEM_SWEEP_INTERVAL_MS));
+    }
+
+    /** The retry-elsewhere settings ({@code taint.rules.*}). */
+    public TaintRuleSettings taintRules() {
+        return new TaintRuleSettings(getBoolean(TAINT_RULES_ENABLED), getBoolean(TAINT_RULES_DRY_RUN), getString(TAINT_RULES_GROUP_ID),
+                Duration.ofMillis(getLong(TAINT_RULES_MIN_HOLD_MS)), getInt(TAINT_RULES_MAX_PER_NODE),
+                getDouble(TAINT_RULES_BREAKER_NODE_FRACTION), Duration.ofMillis(getLong(TAINT_RULES_BREAKER_WINDOW_MS)));
     }
 }

@@ -33,6 +33,13 @@ import java.util.stream.Stream;
  *       mend (authorization, serialization); retriable errors repeat the freeze instead;
  *   <li>{@code devhealth.sink.api.unreachable} gauge (1 while writes wait for the API server, consumption paused);
  *   <li>{@code devhealth.sink.write.duration}: time to bring one pod to its status (reads, retries, patch);
+ *   <li>{@code devhealth.sink.taint.rules} [{@code devhealth_sink_taint_rules_total}]{action=created|deleted|would_create|would_delete}:
+ *       DeviceTaintRules of retry elsewhere created and deleted, or in dry-run those that would have been
+ *       (every action from zero once the feature is on);
+ *   <li>{@code devhealth.sink.taint.rules.refused}{reason=node_cap|breaker}: devices that needed a rule and got none;
+ *   <li>{@code devhealth.sink.taint.rules.skipped}{reason=taint_source|slice_tainted|not_dra}: Unhealthy devices that
+ *       need no rule of devhealth's (their driver tainted them) or cannot have one (not a DRA device);
+ *   <li>{@code devhealth.sink.taint.breaker.open} gauge (1 while the fleet circuit breaker refuses every new rule);
  *   <li>{@code devhealth.sink.end.to.end.latency} [{@code devhealth_sink_end_to_end_latency_seconds}, a histogram]:
  *       from a device's change at its node (the pod-device-status record's timestamp: the node's time of the
  *       report, or of the silence deadline) to the pod's write in Kubernetes.
@@ -44,6 +51,9 @@ public final class SinkMetrics {
 
     private final MeterRegistry registry;
     private final AtomicInteger apiUnreachable = new AtomicInteger();
+    private final AtomicInteger taintBreakerOpen = new AtomicInteger();
+    static final List<String> TAINT_RULE_ACTIONS = List.of("created", "deleted", "would_create", "would_delete");
+    static final List<String> TAINT_RULE_REFUSALS = List.of("node_cap", "breaker");
     /** The reasons a record is dead-lettered for. */
     static final List<String> DEAD_LETTER_REASONS = List.of("invalid", "undecodable", "unexpected");
     /**
@@ -130,6 +140,29 @@ public final class SinkMetrics {
 
     void frozen() {
         counter("frozen").increment();
+    }
+
+    /** The retry-elsewhere meters, each from zero: registered only where the feature is on. */
+    void registerTaintRules() {
+        registry.gauge(PREFIX + "taint.breaker.open", taintBreakerOpen);
+        TAINT_RULE_ACTIONS.forEach(action -> counter("taint.rules", "action", action));
+        TAINT_RULE_REFUSALS.forEach(reason -> counter("taint.rules.refused", "reason", reason));
+    }
+
+    void taintRule(String action) {
+        counter("taint.rules", "action", action).increment();
+    }
+
+    void taintRuleRefused(String reason) {
+        counter("taint.rules.refused", "reason", reason).increment();
+    }
+
+    void taintRuleSkipped(String reason) {
+        counter("taint.rules.skipped", "reason", reason).increment();
+    }
+
+    void taintBreakerOpen(int open) {
+        taintBreakerOpen.set(open);
     }
 
     void apiUnreachable(boolean unreachable) {

@@ -22,9 +22,14 @@ import org.junit.jupiter.api.Test;
 class RbacManifestTest {
 
     private static final Path MANIFEST = Path.of("..", "k8s", "base", "sink-apiserver", "rbac.yaml");
+    private static final Path TAINT_RULES_MANIFEST = Path.of("..", "k8s", "components", "device-taint-rules", "rbac.yaml");
 
     private List<HasMetadata> load() throws Exception {
-        try (InputStream in = Files.newInputStream(MANIFEST)) {
+        return load(MANIFEST);
+    }
+
+    private static List<HasMetadata> load(Path manifest) throws Exception {
+        try (InputStream in = Files.newInputStream(manifest)) {
             Object parsed = new KubernetesSerialization().unmarshal(in);
             @SuppressWarnings("unchecked")
             List<HasMetadata> items = parsed instanceof List<?> list ? (List<HasMetadata>) list : List.of((HasMetadata) parsed);
@@ -90,6 +95,36 @@ class RbacManifestTest {
         assertThat(binding.getRoleRef().getName()).isEqualTo(role.getMetadata().getName());
         assertThat(binding.getSubjects()).singleElement().satisfies(subject -> {
             assertThat(subject.getKind()).isEqualTo("ServiceAccount");
+            assertThat(subject.getName()).isEqualTo(account.getMetadata().getName());
+            assertThat(subject.getNamespace()).isEqualTo(account.getMetadata().getNamespace());
+        });
+    }
+
+    @Test
+    void shouldGrantRetryElsewhereExactlyWhatItUsesInItsOwnComponentOnly() throws Exception {
+        List<HasMetadata> items = load(TAINT_RULES_MANIFEST);
+        ClusterRole role = items.stream().filter(ClusterRole.class::isInstance).map(ClusterRole.class::cast).findFirst().orElseThrow();
+        Map<String, Set<String>> required = new HashMap<>();
+        RequiredPermissions.TAINT_RULES.forEach(p -> required.computeIfAbsent(p.apiGroup() + "|" + p.resource(), k -> new HashSet<>())
+                .addAll(p.verbs()));
+
+        Map<String, Set<String>> granted = flatten(role.getRules());
+        assertThat(granted).isEqualTo(required);
+        granted.forEach((resource, verbs) -> {
+            assertThat(verbs).doesNotContain("*", "deletecollection", "update", "patch", "escalate", "bind", "impersonate");
+            if (!resource.equals("resource.k8s.io|devicetaintrules")) {
+                assertThat(verbs).as(resource + " is only read").containsAnyOf("get", "list").doesNotContain("create", "delete");
+            }
+        });
+        ClusterRole base = load().stream().filter(ClusterRole.class::isInstance).map(ClusterRole.class::cast).findFirst().orElseThrow();
+        assertThat(flatten(base.getRules())).as("the base role grants none of it").doesNotContainKeys(required.keySet().toArray(String[]::new));
+
+        ClusterRoleBinding binding = items.stream().filter(ClusterRoleBinding.class::isInstance).map(ClusterRoleBinding.class::cast)
+                .findFirst().orElseThrow();
+        ServiceAccount account = load().stream().filter(ServiceAccount.class::isInstance).map(ServiceAccount.class::cast).findFirst()
+                .orElseThrow();
+        assertThat(binding.getRoleRef().getName()).isEqualTo(role.getMetadata().getName());
+        assertThat(binding.getSubjects()).singleElement().satisfies(subject -> {
             assertThat(subject.getName()).isEqualTo(account.getMetadata().getName());
             assertThat(subject.getNamespace()).isEqualTo(account.getMetadata().getNamespace());
         });

@@ -16,6 +16,7 @@ import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.simulators.dra.DeviceState;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.devhealth.simulators.kafka.KafkaSecurity;
+import io.devhealth.sink.SinkConfig;
 import io.devhealth.testkit.kafka.BrokerConfig;
 import io.devhealth.testkit.kafka.KafkaClusterExtension;
 import io.devhealth.testkit.kafka.SecuredKafkaCluster;
@@ -99,6 +100,9 @@ class ShippedAclsPipelineIT {
                 .serviceOptions(Map.of(ProcessorConfig.APPLICATION_ID, "devhealth-processor",
                         ServiceConfig.SCHEMA_REGISTRY_URL, registry,
                         ServiceConfig.AUTO_REGISTER_SCHEMAS, "false",
+                        // The sink's optional health-transitions consumer (retry elsewhere) too: its topic and group
+                        // are in the sink's KafkaUser whether the feature is on or not.
+                        SinkConfig.TAINT_RULES_ENABLED, "true",
                         // Kafka Streams purges what it consumed from its repartition topic (the Delete grant) every
                         // interval, 30 s by default: often enough that this run needs the grant.
                         ServiceConfig.KAFKA_PREFIX + StreamsConfig.REPARTITION_PURGE_INTERVAL_MS_CONFIG, "1000"))

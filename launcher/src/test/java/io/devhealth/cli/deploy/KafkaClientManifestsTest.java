@@ -143,7 +143,9 @@ class KafkaClientManifestsTest {
                 .map(a -> a.pattern().name())).as("prefixes anywhere else").allMatch(name -> name.equals(applicationId + "-"));
         String sinkGroup = env(workloads().get("sink").getContainers().get(0), "DEVHEALTH_GROUP_ID").getValue();
         assertThat(sinkGroup).isEqualTo(SinkConfig.DEFINITION.defaultValues().get(SinkConfig.GROUP_ID));
-        assertThat(names(strimzi.user("devhealth-sink").acls(), ResourceType.GROUP, PatternType.LITERAL)).containsExactly(sinkGroup);
+        // Its own group, and that of its optional health-transitions consumer (retry elsewhere), by their defaults.
+        assertThat(names(strimzi.user("devhealth-sink").acls(), ResourceType.GROUP, PatternType.LITERAL)).containsExactlyInAnyOrder(sinkGroup,
+                (String) SinkConfig.DEFINITION.defaultValues().get(SinkConfig.TAINT_RULES_GROUP_ID));
         assertThat(names(strimzi.user("devhealth-collector").acls(), ResourceType.TOPIC, PatternType.LITERAL))
                 .as("the collector writes its one topic").containsExactly(topics.nodeEvents());
         assertThat(PipelineSchemas.subjects(topics, applicationId)).isNotEmpty();

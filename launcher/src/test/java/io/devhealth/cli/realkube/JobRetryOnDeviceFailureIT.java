@@ -4,12 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.devhealth.processor.ProcessorConfig;
+import io.devhealth.schema.OwnTaintRules;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.devhealth.sink.PodStatusWriter;
+import io.devhealth.sink.SinkConfig;
 import io.devhealth.testkit.kafka.KafkaClusterExtension;
 import io.devhealth.testkit.realkube.ControlPlane;
 import io.devhealth.testkit.realkube.GpuWorkloads;
 import io.devhealth.testkit.realkube.KubeBinaries;
+import io.devhealth.testkit.realkube.Kubectl;
 import io.devhealth.testkit.realkube.RealKubernetes;
 import io.devhealth.testkit.realkube.RealNode;
 import io.fabric8.kubernetes.api.model.DeletionPropagation;
@@ -19,7 +22,9 @@ import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.batch.v1.JobBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.JobCondition;
 import io.fabric8.kubernetes.api.model.batch.v1.UncountedTerminatedPods;
+import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
+import io.fabric8.kubernetes.api.model.resource.v1beta2.DeviceTaintRule;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
@@ -31,6 +36,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -72,6 +78,12 @@ class JobRetryOnDeviceFailureIT {
     private static final Duration WAIT = Duration.ofSeconds(90);
     private static final String XID = "XID 79: GPU has fallen off the bus";
     private static final String TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking";
+    /**
+     * Retry elsewhere's minimum hold in this class: short, so that a rule of one test is gone soon after it
+     * ({@link #cleanUp} waits for that), and longer than the Job controller's 10 s backoff before the
+     * replacement, so that the GPU is Healthy again while its rule still holds.
+     */
+    private static final Duration TAINT_HOLD = Duration.ofSeconds(20);
     /** Runs per ordering; {@code -Ddevhealth.jobs.race.runs=10} for a longer measurement. */
     private static final int RACE_RUNS = Integer.getInteger("devhealth.jobs.race.runs", 3);
     /**
@@ -94,9 +106,16 @@ class JobRetryOnDeviceFailureIT {
         documentedJob = documentedJob();
         GpuWorkloads.prepare(admin, NAMESPACE);
         GpuWorkloads.claimTemplate(admin, NAMESPACE, CLAIM_TEMPLATE, 1);
+        // Retry elsewhere's RBAC as its component ships it, bound to the sink's ServiceAccount.
+        Kubectl.admin(plane).ok("apply", "--server-side", "-f",
+                KubeBinaries.repositoryRoot().resolve("k8s/components/device-taint-rules/rbac.yaml").toString());
         pipeline = RealNodePipeline.start(plane, realNode, kafka, work,
                 // Every change of the driver is a change of the pod: these tests flip health on purpose.
-                Map.of(ProcessorConfig.FLAP_THRESHOLD, "0"), Map.of());
+                Map.of(ProcessorConfig.FLAP_THRESHOLD, "0"),
+                Map.of(SinkConfig.TAINT_RULES_ENABLED, "true",
+                        SinkConfig.TAINT_RULES_MIN_HOLD_MS, Long.toString(TAINT_HOLD.toMillis()),
+                        // One node: any device would be all of the fleet's nodes. The breaker has its unit tests.
+                        SinkConfig.TAINT_RULES_BREAKER_NODE_FRACTION, "1.0"));
     }
 
     @AfterAll
@@ -113,6 +132,58 @@ class JobRetryOnDeviceFailureIT {
             node.driver().setHealth("gpu-" + i, "Healthy", "");
         }
         deleteJobsAndWait();
+        await("devhealth's DeviceTaintRules are gone after their hold").atMost(WAIT).until(() -> ownRules().isEmpty());
+    }
+
+    /**
+     * Retry elsewhere: XID on the GPU of the Job's pod, the pod dies, devhealth taints exactly that GPU with
+     * a DeviceTaintRule, and the real scheduler gives the replacement pod's new claim another GPU. When the
+     * GPU is Healthy again the rule goes, not before its hold.
+     */
+    @Test
+    void shouldGiveTheRetryAnotherGpuWhileDevhealthTaintsTheFailedOne() {
+        createJob("train-elsewhere", 1);
+        Pod first = awaitRunningPod("train-elsewhere", null, true);
+        DeviceRequestAllocationResult failed = allocationOf(first);
+
+        node.driver().setHealth(failed.getDevice(), "Unhealthy", XID);
+        DeviceTaintRule rule = await("devhealth's DeviceTaintRule for " + failed.getDevice()).atMost(WAIT)
+                .until(JobRetryOnDeviceFailureIT::ownRules, rules -> !rules.isEmpty()).get(0);
+        assertThat(ownRules()).as("exactly one rule").hasSize(1);
+        assertThat(rule.getSpec().getDeviceSelector().getDriver()).isEqualTo(failed.getDriver());
+        assertThat(rule.getSpec().getDeviceSelector().getPool()).isEqualTo(failed.getPool());
+        assertThat(rule.getSpec().getDeviceSelector().getDevice()).isEqualTo(failed.getDevice());
+        assertThat(rule.getSpec().getTaint().getEffect()).isEqualTo("NoSchedule");
+        await("devhealth's condition turns False on the running pod").atMost(WAIT)
+                .until(() -> condition(pod(first)).map(PodCondition::getStatus).orElse(null), "False"::equals);
+        node.runtime().exit(NAMESPACE, name(first), "main", 1, "CUDA error: an illegal memory access");
+        assertThat(failed(awaitDecision("train-elsewhere", first))).as("status.failed: the failure is not counted").isZero();
+
+        Pod replacement = awaitRunningPod("train-elsewhere", first.getMetadata().getUid(), true);
+        DeviceRequestAllocationResult retried = allocationOf(replacement);
+        LOGGER.info("retry elsewhere failedDevice={} replacementDevice={}", failed.getDevice(), retried.getDevice());
+        assertThat(retried.getDevice()).as("the scheduler allocated the replacement's claim another GPU").isNotEqualTo(failed.getDevice());
+        assertThat(retried.getPool()).isEqualTo(failed.getPool());
+
+        node.driver().setHealth(failed.getDevice(), "Healthy", "");
+        Instant created = Instant.parse(rule.getMetadata().getAnnotations().get("devhealth.io/created-at"));
+        await("the rule is deleted once the GPU is Healthy and the hold has passed").atMost(WAIT)
+                .until(() -> ownRules().isEmpty());
+        assertThat(Instant.now()).as("not before the hold").isAfterOrEqualTo(created.plus(TAINT_HOLD));
+        assertThat(pipeline.sinkCount("taint.rules", "action", "created")).isGreaterThanOrEqualTo(1);
+        assertThat(pipeline.sinkCount("taint.rules", "action", "deleted")).isGreaterThanOrEqualTo(1);
+    }
+
+    private static List<DeviceTaintRule> ownRules() {
+        return admin.resources(DeviceTaintRule.class).withLabel(OwnTaintRules.MANAGED_BY_LABEL, OwnTaintRules.MANAGED_BY).list().getItems();
+    }
+
+    /** What the scheduler allocated to the pod's own claim (the one its ResourceClaimTemplate made). */
+    private static DeviceRequestAllocationResult allocationOf(Pod pod) {
+        String uid = pod.getMetadata().getUid();
+        return admin.resources(ResourceClaim.class).inNamespace(NAMESPACE).list().getItems().stream()
+                .filter(c -> c.getMetadata().getOwnerReferences().stream().anyMatch(o -> o.getUid().equals(uid)))
+                .findFirst().orElseThrow().getStatus().getAllocation().getDevices().getResults().get(0);
     }
 
     @Test
@@ -133,8 +204,8 @@ class JobRetryOnDeviceFailureIT {
         assertThat(hasCondition(decided, "Failed")).isFalse();
         assertThat(hasCondition(decided, "FailureTarget")).isFalse();
         // The replacement comes after the controller's pod-failure backoff (10 s for a first failure):
-        // an ignored failure still enters the backoff record. Nothing keeps the scheduler from giving it
-        // the same, still unhealthy GPU (no taint here), so its condition is not asserted.
+        // an ignored failure still enters the backoff record. Which GPU it gets is
+        // shouldGiveTheRetryAnotherGpuWhileDevhealthTaintsTheFailedOne's question, so its condition is not asserted.
         Pod replacement = awaitRunningPod("train-xid", first.getMetadata().getUid(), false);
         assertThat(deviceOf(replacement)).as("the replacement holds a GPU of its own claim").isNotBlank();
         Job retrying = job("train-xid");

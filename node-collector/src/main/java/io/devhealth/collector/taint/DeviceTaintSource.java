@@ -6,6 +6,7 @@ import io.devhealth.collector.inventory.ResourceSliceInventory;
 import io.devhealth.collector.inventory.ResourceSliceMapper;
 import io.devhealth.collector.inventory.ResourceSliceMapper.SliceDevice;
 import io.devhealth.collector.publish.ReportPublisher;
+import io.devhealth.schema.OwnTaintRules;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.SourceKind;
 import io.devhealth.collector.taint.TaintPolicy.Taint;
@@ -151,7 +152,10 @@ public final class DeviceTaintSource implements AutoCloseable {
         });
     }
 
-    /** The device's own taints and those of every rule that selects it. */
+    /**
+     * The device's own taints and those of every rule that selects it, except the rules devhealth's sink
+     * created ({@link OwnTaintRules}): they restate what devhealth already concluded about the device.
+     */
     static List<Taint> taintsOf(SliceDevice device, List<DeviceTaintRule> rules) {
         List<Taint> taints = new ArrayList<>();
         if (device.device().getTaints() != null) {
@@ -160,6 +164,9 @@ public final class DeviceTaintSource implements AutoCloseable {
             }
         }
         for (DeviceTaintRule rule : rules) {
+            if (rule.getMetadata() != null && OwnTaintRules.isOwn(rule.getMetadata().getLabels())) {
+                continue;
+            }
             if (rule.getSpec() != null && rule.getSpec().getTaint() != null && selects(rule.getSpec().getDeviceSelector(), device)) {
                 var taint = rule.getSpec().getTaint();
                 taints.add(new Taint(taint.getKey(), taint.getValue(), taint.getEffect()));
