@@ -75,7 +75,7 @@ public final class SinkApp implements AutoCloseable {
         AvroDeserializer<PodDeviceStatus> deserializer = AvroSerde.of(PodDeviceStatus.class, schemaRegistry).deserializer();
         String topic = config.topics().podDeviceStatus();
         this.deadLetters = DeadLetterPublisher.create(config, schemaRegistry, clock);
-        KafkaConsumer<String, byte[]> consumer = consumer(config, config.groupId());
+        KafkaConsumer<String, byte[]> consumer = consumer(config, config.groupId(), "earliest");
         // The consumer's own meters: its lag on pod-device-status above all.
         this.consumerMetrics = new KafkaClientMetrics(consumer);
         consumerMetrics.bindTo(registry);
@@ -90,7 +90,7 @@ public final class SinkApp implements AutoCloseable {
             TaintRuleController controller = new TaintRuleController(store, taints, metrics, config.retryMaxInterval());
             AvroDeserializer<HealthTransition> transitions = AvroSerde.of(HealthTransition.class, schemaRegistry).deserializer();
             String transitionsTopic = config.topics().healthTransitions();
-            KafkaConsumer<String, byte[]> transitionsConsumer = consumer(config, taints.groupId());
+            KafkaConsumer<String, byte[]> transitionsConsumer = consumer(config, taints.groupId(), "latest");
             // Its lag on health-transitions, next to the status consumer's (told apart by client.id).
             this.taintConsumerMetrics = new KafkaClientMetrics(transitionsConsumer);
             taintConsumerMetrics.bindTo(registry);
@@ -108,16 +108,28 @@ public final class SinkApp implements AutoCloseable {
         }
     }
 
-    /** A consumer of the sink's topics in {@code groupId}. */
-    static KafkaConsumer<String, byte[]> consumer(SinkConfig config, String groupId) {
+    /** A consumer of the sink's topics in {@code groupId}, starting where {@link #consumerProperties} says. */
+    static KafkaConsumer<String, byte[]> consumer(SinkConfig config, String groupId, String newGroupStartsAt) {
+        // Values stay bytes until a writer decodes them, so an undecodable one is dead-lettered as it was.
+        return new KafkaConsumer<>(consumerProperties(config, groupId, newGroupStartsAt), new StringDeserializer(),
+                new ByteArrayDeserializer());
+    }
+
+    /**
+     * @param newGroupStartsAt where a group with no committed offset starts ({@code auto.offset.reset}) unless the
+     *        configuration says otherwise: {@code earliest} for pod statuses (a compacted topic: every pod's latest
+     *        status), {@code latest} for retry elsewhere's health transitions, which are events: replaying a topic's
+     *        history when the feature is first turned on would taint devices that failed days ago and have
+     *        recovered since, and could trip the fleet breaker at once
+     */
+    static Map<String, Object> consumerProperties(SinkConfig config, String groupId, String newGroupStartsAt) {
         Map<String, Object> props = new HashMap<>(config.kafkaClientProperties());
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
         props.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        props.putIfAbsent(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        props.putIfAbsent(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, newGroupStartsAt);
         props.putIfAbsent(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        // Values stay bytes until a writer decodes them, so an undecodable one is dead-lettered as it was.
-        return new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer());
+        return props;
     }
 
     static Config kubernetesConfig(SinkConfig config, Config apiServer) {

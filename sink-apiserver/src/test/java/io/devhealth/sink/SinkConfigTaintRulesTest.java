@@ -50,4 +50,14 @@ class SinkConfigTaintRulesTest {
         assertThatThrownBy(() -> SinkConfig.fromEnvironment(env("DEVHEALTH_TAINT_RULES_MIN_HOLD_MS", "ten minutes"), Map.of()))
                 .isInstanceOf(ConfigException.class).hasMessageContaining(SinkConfig.TAINT_RULES_MIN_HOLD_MS);
     }
+
+    @Test
+    void shouldStartANewRetryElsewhereGroupAtTheEndOfHealthTransitionsAndTheStatusGroupAtTheBeginning() {
+        SinkConfig config = SinkConfig.fromEnvironment(env("DEVHEALTH_TAINT_RULES_ENABLED", "true"), Map.of());
+
+        assertThat(SinkApp.consumerProperties(config, config.taintRules().groupId(), "latest"))
+                .containsEntry("group.id", "devhealth-sink-taints").containsEntry("auto.offset.reset", "latest")
+                .containsEntry("enable.auto.commit", false).containsEntry("isolation.level", "read_committed");
+        assertThat(SinkApp.consumerProperties(config, config.groupId(), "earliest")).containsEntry("auto.offset.reset", "earliest");
+    }
 }

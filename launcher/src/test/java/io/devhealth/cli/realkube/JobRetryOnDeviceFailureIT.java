@@ -40,6 +40,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.UUID;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -98,6 +99,7 @@ class JobRetryOnDeviceFailureIT {
     private static RealNodePipeline pipeline;
     private static RealNode node;
     private static Job documentedJob;
+    private static final String TAINT_GROUP = "devhealth-sink-taints-" + UUID.randomUUID().toString().substring(0, 8);
 
     @BeforeAll
     static void startPipeline(ControlPlane plane, RealNode realNode, EmbeddedKafkaCluster kafka, @TempDir Path work) {
@@ -113,9 +115,14 @@ class JobRetryOnDeviceFailureIT {
                 // Every change of the driver is a change of the pod: these tests flip health on purpose.
                 Map.of(ProcessorConfig.FLAP_THRESHOLD, "0"),
                 Map.of(SinkConfig.TAINT_RULES_ENABLED, "true",
+                        SinkConfig.TAINT_RULES_GROUP_ID, TAINT_GROUP,
                         SinkConfig.TAINT_RULES_MIN_HOLD_MS, Long.toString(TAINT_HOLD.toMillis()),
                         // One node: any device would be all of the fleet's nodes. The breaker has its unit tests.
                         SinkConfig.TAINT_RULES_BREAKER_NODE_FRACTION, "1.0"));
+        // A new retry-elsewhere group starts at the end of health-transitions: the tests' failures come after it joined.
+        await("retry elsewhere's consumer holds its partitions").atMost(WAIT).until(() -> kafka.admin()
+                .describeConsumerGroups(List.of(TAINT_GROUP)).all().get().get(TAINT_GROUP).members().stream()
+                .anyMatch(member -> !member.assignment().topicPartitions().isEmpty()));
     }
 
     @AfterAll
