@@ -14,6 +14,7 @@ import io.devhealth.processor.internals.TopologyNames;
 import io.devhealth.processor.internals.VerdictRecorder;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.HealthTransition;
+import io.devhealth.schema.avro.TerminatedPod;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import java.time.Duration;
 import java.util.List;
@@ -160,9 +161,16 @@ public final class DeviceHealthTopology {
         builder.addStateStore(Stores.windowStoreBuilder(
                 Stores.persistentWindowStore(POD_VERDICT_STORE, retention, HISTORY_WINDOW, false),
                 Serdes.String(), serdes.podVerdicts()));
-        builder.stream(topics.podVerdicts(), Consumed.with(Serdes.String(), serdes.podVerdicts()).withName("verdicts-source"))
-                .process(() -> new VerdictRecorder(retention), Named.as("verdict-recorder"), POD_VERDICT_STORE)
-                .flatMap((pod, verdict) -> FleetVerdicts.keys(verdict).stream().map(key -> KeyValue.pair(key, "")).toList(),
+        KStream<String, TerminatedPod> recorded = builder.stream(topics.podVerdicts(),
+                        Consumed.with(Serdes.String(), serdes.podVerdicts()).withName("verdicts-source"))
+                .process(() -> new VerdictRecorder(retention), Named.as("verdict-recorder"), POD_VERDICT_STORE);
+        if (options.cloudEvents()) {
+            // The SIEM feed's CloudEvents carry each pod's verdict too, once: after the recorder dropped repeated deliveries.
+            recorded.processValues(CloudEventsMirror::verdicts, Named.as("verdict-cloudevents-mirror"))
+                    .to(topics.healthTransitionsCloudEvents(), Produced.with(Serdes.String(), Serdes.ByteArray())
+                            .withName("verdict-cloudevents-sink"));
+        }
+        recorded.flatMap((pod, verdict) -> FleetVerdicts.keys(verdict).stream().map(key -> KeyValue.pair(key, "")).toList(),
                         Named.as("verdict-dimensions"))
                 .groupByKey(Grouped.with("fleet-verdicts-by-dimension", Serdes.String(), Serdes.String()))
                 .windowedBy(TimeWindows.ofSizeAndGrace(options.fleetWindow(), FLEET_GRACE))
@@ -203,7 +211,7 @@ public final class DeviceHealthTopology {
                 Consumed.with(Serdes.String(), serdes.healthTransitions()).withName("transitions-readback-source"));
         if (options.cloudEvents()) {
             // A mirror of the topic (not of the processor's memory): what SIEMs get is exactly what was committed.
-            transitions.processValues(CloudEventsMirror::new, Named.as("cloudevents-mirror"))
+            transitions.processValues(CloudEventsMirror::transitions, Named.as("cloudevents-mirror"))
                     .to(topics.healthTransitionsCloudEvents(), Produced.with(Serdes.String(), Serdes.ByteArray())
                             .withName("cloudevents-sink"));
         }

@@ -154,8 +154,8 @@ public final class ProcessorConfig extends ServiceConfig {
                             + "into the fleet counts (one record per window and dimension value instead of one per "
                             + "transition); fleet-stats shows a transition at most this much later.")
             .define(CLOUDEVENTS_ENABLED, Type.BOOLEAN, false, Importance.MEDIUM,
-                    "Mirror every health transition as a CloudEvents 1.0 JSON record (structured mode) to "
-                            + "<prefix>health-transitions-cloudevents, for SIEMs.");
+                    "Mirror every health transition and every terminated pod's verdict as a CloudEvents 1.0 JSON record "
+                            + "(structured mode) to <prefix>health-transitions-cloudevents, for SIEMs.");
 
     /** Settings the processor no longer has: starting with one fails, naming it. */
     public static final List<RemovedOption> REMOVED = List.of(

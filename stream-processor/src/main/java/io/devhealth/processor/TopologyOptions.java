@@ -25,7 +25,7 @@ import java.util.Objects;
  * @param fleetWindow the size of the tumbling windows fleet-stats counts transitions in
  * @param fleetFlushInterval how often (wall clock) the transitions read since the last flush are folded
  *                           into the fleet counts; bounds how late fleet-stats shows a transition
- * @param cloudEvents whether every transition is mirrored as CloudEvents 1.0 JSON for SIEMs
+ * @param cloudEvents whether every transition and every pod verdict is mirrored as CloudEvents 1.0 JSON for SIEMs
  * @param timeBounds the times a collector record may carry against the processor's clock; others are dead-lettered
  */
 public record TopologyOptions(

@@ -88,4 +88,33 @@ class CloudEventsMirrorTest {
             assertThat(mirror(fixture).isEmpty()).as("off by default").isTrue();
         }
     }
+
+    @Test
+    void shouldMirrorEachPodsVerdictOnceOnTheSameFeed() throws Exception {
+        try (TopologyFixture fixture = new TopologyFixture(o -> o.cloudEvents(true))) {
+            io.devhealth.schema.avro.TerminatedPod died = PodVerdictsTest.verdict("train-0", "uid-0", NODE,
+                    io.devhealth.schema.avro.Verdict.DEVICE_FAILURE, T0.plusSeconds(90), "NVIDIA H100 80GB HBM3");
+            fixture.verdicts.pipeInput("ml/train-0", died, died.getRecordedAt());
+            // The sink publishes at least once: a repeated delivery is no second event.
+            fixture.verdicts.pipeInput("ml/train-0", died, died.getRecordedAt());
+
+            List<TestRecord<String, byte[]>> events = mirror(fixture).readRecordsToList();
+            assertThat(events).hasSize(1);
+            assertThat(events.get(0).key()).isEqualTo("ml/train-0");
+            JsonNode event = json.readTree(events.get(0).value());
+            assertThat(event.get("type").asText()).isEqualTo(CloudEventsMirror.VERDICT_TYPE);
+            assertThat(event.get("id").asText()).isEqualTo("uid-0");
+            assertThat(event.get("source").asText()).isEqualTo("/devhealth/default/" + NODE);
+            assertThat(event.get("subject").asText()).isEqualTo("ml/train-0");
+            assertThat(OffsetDateTime.parse(event.get("time").asText())).isEqualTo(T0.plusSeconds(90).atOffset(ZoneOffset.UTC));
+            assertThat(event.get("severity").asText()).isEqualTo("CRITICAL");
+            JsonNode data = event.get("data");
+            assertThat(data.get("verdict").asText()).isEqualTo("DeviceFailure");
+            assertThat(data.get("uid").asText()).isEqualTo("uid-0");
+            JsonNode device = data.get("containers").get(0).get("devices").get(0);
+            assertThat(device.get("health").asText()).isEqualTo("UNHEALTHY");
+            assertThat(device.get("product").asText()).isEqualTo("NVIDIA H100 80GB HBM3");
+            assertThat(device.get("device").get("device").asText()).isEqualTo("gpu-0");
+        }
+    }
 }

@@ -36,7 +36,8 @@ class PodVerdictsTest {
         fixture.close();
     }
 
-    private static TerminatedPod verdict(String name, String uid, String node, Verdict verdict, Instant recordedAt, String... products) {
+    /** A verdict as the sink publishes it; {@code products}: one device of the pod's container each (the first Unhealthy for DeviceFailure). */
+    static TerminatedPod verdict(String name, String uid, String node, Verdict verdict, Instant recordedAt, String... products) {
         List<TerminatedDevice> devices = new ArrayList<>();
         for (int i = 0; i < products.length; i++) {
             devices.add(TerminatedDevice.newBuilder()
