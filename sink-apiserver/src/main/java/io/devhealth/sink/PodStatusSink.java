@@ -250,10 +250,10 @@ public final class PodStatusSink implements Runnable, AutoCloseable {
         List<Decoded> statuses = new ArrayList<>();
         for (ConsumerRecord<String, byte[]> record : records) {
             if (record.value() == null) {
-                // A tombstone: the processor forgot the pod (deleted); nothing to write.
-                if (record.key() != null) {
-                    memory.forget(record.key());
-                }
+                // A tombstone: a node released the pod (it no longer reaches it; the processor's pod claims
+                // read it). It says nothing about the pod in Kubernetes, and the sink keeps what it remembers:
+                // a terminated pod's record is still to be maintained and frozen from its last status.
+                metrics.skipped("released");
                 continue;
             }
             try {
@@ -406,6 +406,12 @@ public final class PodStatusSink implements Runnable, AutoCloseable {
     private void maintain(TerminationSchedule.Entry entry, boolean freeze) {
         PodStatusMemory.Entry known = memory.get(entry.key()).orElse(null);
         List<PodDeviceStatus> last = known == null || known.lastStatus() == null ? List.of() : List.of(known.lastStatus());
+        if (last.isEmpty() && !freeze) {
+            // Nothing to bring the record to before its freeze (the sink no longer remembers the pod's last
+            // status: the memory's bound evicted it): the freeze, when due, writes the record as it is.
+            terminations.written(entry.key());
+            return;
+        }
         try {
             PodStatusWriter.Result result = freeze
                     ? writer.freeze(entry.namespace(), entry.name(), last, null)

@@ -14,7 +14,8 @@ import java.util.stream.Stream;
  * The sink's Micrometer meters (Prometheus names in brackets):
  * <ul>
  *   <li>{@code devhealth.sink.writes} [{@code devhealth_sink_writes_total}]: patches the API server accepted;
- *   <li>{@code devhealth.sink.skipped}{reason=unchanged|repeated|frozen|superseded}: statuses that needed no write;
+ *   <li>{@code devhealth.sink.skipped}{reason=unchanged|repeated|frozen|superseded|released}: statuses that needed no write
+ *   (released: a node's tombstone for a pod it no longer reaches);
  *   <li>{@code devhealth.sink.drops}{reason=pod_gone|other_pod}: statuses dropped by decision (history stays in Kafka);
  *   <li>{@code devhealth.sink.dead.letters}{reason=invalid|undecodable|unexpected}: records sent to the dead-letter topic
  *       (every reason from zero, so that the first dead letter is an increase Prometheus can see);

@@ -313,4 +313,35 @@ class PodStatusSinkIT {
         Set<String> conditions = pod("job-0").getStatus().getConditions().stream().map(c -> c.getType()).collect(Collectors.toSet());
         assertThat(conditions).contains(PodStatusWriter.CONDITION_TYPE, PodStatusWriter.FINAL_CONDITION_TYPE);
     }
+
+    /**
+     * A node's tombstone for a pod (it released the pod: the processor's pod claims read it) is not a
+     * deletion: the sink keeps the pod's last status, so the record of the terminated pod is still made
+     * from it and frozen. Before, the tombstone made the sink forget the pod, and its maintenance then
+     * failed on the missing status again and again, holding up every pod's writes.
+     */
+    @Test
+    void shouldRecordAndFreezeATerminatedPodWhoseNodeReleasedIt() throws Exception {
+        createPod("job-0");
+        createPod("job-1");
+        startSink(Duration.ofSeconds(3));
+        Instant now = Instant.now().truncatedTo(ChronoUnit.SECONDS);
+        send(status(1, "ml", "job-0", "main", "job-0-gpu", HealthStatus.UNHEALTHY,
+                device("gpu-0", HealthStatus.UNHEALTHY, "XID 79", now.minusSeconds(5))));
+        await("condition on the live pod").atMost(WAIT).untilAsserted(() ->
+                assertThatPod(pod("job-0")).hasCondition(PodStatusWriter.CONDITION_TYPE, "False"));
+        sendRaw("ml/job-0", null);
+        send(gpu(1, "job-1", HealthStatus.HEALTHY, null));
+        await("a later pod's status written: the tombstone was read before it").atMost(WAIT).untilAsserted(() ->
+                assertThatPod(pod("job-1")).hasCondition(PodStatusWriter.CONDITION_TYPE, "True"));
+
+        PodFixtures.markTerminated(kube, "ml", "job-0", 1, now);
+
+        await("post-mortem recorded on termination, from the last status").atMost(WAIT)
+                .until(() -> "Unhealthy|XID 79".equals(recorded("job-0")));
+        await("frozen after the window").atMost(WAIT).untilAsserted(() ->
+                assertThatPod(pod("job-0")).hasCondition(PodStatusWriter.FINAL_CONDITION_TYPE, "True"));
+        assertThat(meters.find("devhealth.sink.skipped").tag("reason", "released").counter()).isNotNull()
+                .satisfies(counter -> assertThat(counter.count()).isEqualTo(1.0));
+    }
 }
