@@ -2,6 +2,7 @@ package io.devhealth.processor;
 
 import io.devhealth.processor.internals.FlapLimits;
 import io.devhealth.processor.query.QuerySecurityConfig;
+import io.devhealth.processor.query.StandbyReads;
 import io.devhealth.schema.config.ServiceConfig;
 import io.devhealth.schema.security.NodeKeys;
 import io.devhealth.schema.security.RecordVerifier;
@@ -45,6 +46,8 @@ public final class ProcessorConfig extends ServiceConfig {
     public static final String QUERY_BIND_ADDRESS = "query.bind.address";
     public static final String QUERY_PORT = "query.port";
     public static final String QUERY_ADVERTISED_HOST = "query.advertised.host";
+    public static final String QUERY_STANDBY_READS = "query.standby.reads.enabled";
+    public static final String QUERY_STANDBY_MAX_LAG = "query.standby.max.lag.records";
     public static final String HTTP_HOST = "http.host";
     public static final String HTTP_PORT = "http.port";
     public static final String PRINCIPALS_ENFORCE = "principals.enforce";
@@ -129,6 +132,14 @@ public final class ProcessorConfig extends ServiceConfig {
             .define(QUERY_ADVERTISED_HOST, Type.STRING, "", Importance.MEDIUM,
                     "Host name other instances use to reach this one's query API (Kafka Streams application.server); "
                             + "empty = this machine's host name. In Kubernetes: the pod's stable DNS name.")
+            .define(QUERY_STANDBY_READS, Type.BOOLEAN, StandbyReads.DEFAULT.enabled(), Importance.MEDIUM,
+                    "While the instance holding a node's or pod's partition cannot answer (killed and not yet out of the "
+                            + "group, restoring, or the partition moving), answer from a standby copy (num.standby.replicas), "
+                            + "marked with the response header " + StandbyReads.STALE_HEADER + ": true; false answers 503, "
+                            + "retry shortly, instead. Fleet summaries always come from the active copies.")
+            .define(QUERY_STANDBY_MAX_LAG, Type.LONG, StandbyReads.DEFAULT.maxLagRecords(), ConfigDef.Range.atLeast(0), Importance.LOW,
+                    "The most changelog records a standby copy may lack and still answer (" + QUERY_STANDBY_READS + "); "
+                            + "Kafka Streams' acceptable.recovery.lag default. A copy further behind answers 503.")
             .define(PRINCIPALS_ENFORCE, Type.BOOLEAN, false, Importance.MEDIUM,
                     "Accept a collector record only when it is signed with its node's key (derived from "
                             + PRINCIPALS_SECRET + ") and its signed devhealth.node header names its key's node; others are "
@@ -321,5 +332,10 @@ public final class ProcessorConfig extends ServiceConfig {
 
     public String queryAdvertisedHost() {
         return getString(QUERY_ADVERTISED_HOST);
+    }
+
+    /** Whether, and how far behind, standby copies answer queries ({@link #QUERY_STANDBY_READS}). */
+    public StandbyReads standbyReads() {
+        return new StandbyReads(getBoolean(QUERY_STANDBY_READS), getLong(QUERY_STANDBY_MAX_LAG));
     }
 }

@@ -117,7 +117,7 @@ public final class StreamProcessorApp implements AutoCloseable {
             return StreamThreadExceptionResponse.REPLACE_THREAD;
         });
         streams.start();
-        queryServer.serve(streams, meters, advertised);
+        queryServer.serve(streams, meters, advertised, config.standbyReads());
         if (config.httpPort() >= 0) {
             operations = HealthServer.start(config.httpHost(), config.httpPort(), config.httpLimits(), meters::scrape,
                     () -> HealthServer.Check.ok("running"), this::readiness);

@@ -4,8 +4,22 @@ import java.util.List;
 import java.util.Optional;
 import org.apache.kafka.streams.state.HostInfo;
 
-/** What the query API needs to know about the processor instances: readiness, who owns a node or a pod. */
+/** What the query API needs to know about the processor instances: readiness, who holds a node or a pod. */
 interface ClusterView {
+
+    /**
+     * The instances that hold a key's partition: the one where it is active, and those that keep a standby
+     * copy of it ({@code num.standby.replicas}), which can answer, a little behind, while the active one cannot.
+     */
+    record Holders(HostInfo active, List<HostInfo> standbys) {
+        public Holders {
+            standbys = List.copyOf(standbys);
+        }
+
+        static Holders activeOnly(HostInfo active) {
+            return new Holders(active, List.of());
+        }
+    }
 
     /** Whether this instance serves queries (Kafka Streams RUNNING). */
     boolean ready();
@@ -13,20 +27,20 @@ interface ClusterView {
     /** The state in words, for {@code /readyz} and 503 messages. */
     String state();
 
-    /** The instance that owns the node's state, empty while that is not known (rebalancing). */
-    Optional<HostInfo> ownerOfNode(String node);
+    /** The instances that hold the node's state, empty while that is not known (before the first assignment). */
+    Optional<Holders> holdersOfNode(String node);
 
     /** Whether {@code host} is this instance (its advertised {@code application.server}). */
     boolean isSelf(HostInfo host);
 
-    /** The instance that holds the pod's verdict (pod-verdicts is keyed by pod), empty while that is not known. */
-    Optional<HostInfo> ownerOfPodVerdict(String podKey);
+    /** The instances that hold the pod's verdict (pod-verdicts is keyed by pod), empty while that is not known. */
+    Optional<Holders> holdersOfPodVerdict(String podKey);
 
     /**
-     * The instance that holds the pod's accepted status and history (read back from pod-device-status,
+     * The instances that hold the pod's accepted status and history (read back from pod-device-status,
      * keyed by pod), empty while that is not known.
      */
-    Optional<HostInfo> ownerOfPod(String podKey);
+    Optional<Holders> holdersOfPod(String podKey);
 
     /**
      * The instances that hold a part of the fleet counts or of the verdict counts (both are partitioned by
@@ -34,6 +48,12 @@ interface ClusterView {
      */
     List<HostInfo> fleetInstances();
 
-    /** Answers from this instance's stores. */
+    /** Answers from this instance's active stores. */
     StateQueries local();
+
+    /**
+     * Answers from this instance's standby copies (and its active ones), each at most as far behind its
+     * changelog as {@link StandbyReads} allows; {@link QueryException#notHeld} where this instance keeps no copy.
+     */
+    StateQueries standbyCopies();
 }

@@ -21,6 +21,11 @@ import org.apache.kafka.streams.state.HostInfo;
 final class Forwarder {
 
     static final String FORWARDED_HEADER = "X-Devhealth-Forwarded";
+    /**
+     * With {@link #FORWARDED_HEADER}: the receiver may answer from its standby copy of the key's partition
+     * ({@link StandbyReads}), as it does otherwise from its active copy only.
+     */
+    static final String STANDBY_READ_HEADER = "X-Devhealth-Standby-Read";
 
     private final HttpClient client;
     private final String scheme;
@@ -40,11 +45,15 @@ final class Forwarder {
      * @param caller who asked: the subject of the certificate that authenticated it goes along, or, for anyone else,
      *        the {@code Authorization} header it sent (a token, or nothing)
      * @param authorization the caller's {@code Authorization} header; null when it sent none
+     * @param standbyRead whether {@code host} may answer from a standby copy ({@link #STANDBY_READ_HEADER})
      */
-    HttpResponse<String> forward(HostInfo host, URI uri, AccessPolicy.Allowed caller, String authorization) {
+    HttpResponse<String> forward(HostInfo host, URI uri, AccessPolicy.Allowed caller, String authorization, boolean standbyRead) {
         URI target = URI.create(scheme + "://" + host.host() + ":" + host.port() + uri.getRawPath()
                 + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery()));
         HttpRequest.Builder request = HttpRequest.newBuilder(target).timeout(Duration.ofSeconds(10)).header(FORWARDED_HEADER, "1").GET();
+        if (standbyRead) {
+            request.header(STANDBY_READ_HEADER, "1");
+        }
         if (caller.callerSubject() != null) {
             request.header(AccessPolicy.CALLER_SUBJECT_HEADER, caller.callerSubject());
         } else if (authorization != null) {

@@ -22,6 +22,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.KeyQueryMetadata;
 import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.LagInfo;
 import org.apache.kafka.streams.StoreQueryParameters;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
 import org.apache.kafka.streams.kstream.Windowed;
@@ -40,17 +41,41 @@ import org.apache.kafka.streams.state.ReadOnlyWindowStore;
 import org.apache.kafka.streams.state.ValueAndTimestamp;
 import org.apache.kafka.streams.state.WindowStoreIterator;
 
-/** Answers queries from the stores of this instance only; {@link QueryServer} routes to the instance that owns a key. */
+/**
+ * Answers queries from the stores of this instance only; {@link QueryServer} routes to the instance that owns a key.
+ * Two kinds: one reads the active copies of partitions only ({@link #active}); the other ({@link #standby}) reads
+ * whichever copy this instance keeps, standby or active, once that copy is within a bound of its changelog's end,
+ * for {@link StandbyReads}. The fleet sums read active copies in both: a partition counted from a standby as well as
+ * from its active copy would count twice.
+ */
 final class LocalStateQueries implements StateQueries {
+
+    private static final long ACTIVE_ONLY = -1L;
 
     private final KafkaStreams streams;
     private final PageTokens pageTokens;
     private final HostInfo self;
+    /** The most changelog records a copy read here may lack; {@link #ACTIVE_ONLY} reads the active copies only. */
+    private final long maxLagRecords;
 
-    LocalStateQueries(KafkaStreams streams, PageTokens pageTokens, HostInfo self) {
+    private LocalStateQueries(KafkaStreams streams, PageTokens pageTokens, HostInfo self, long maxLagRecords) {
         this.streams = streams;
         this.pageTokens = pageTokens;
         this.self = self;
+        this.maxLagRecords = maxLagRecords;
+    }
+
+    static LocalStateQueries active(KafkaStreams streams, PageTokens pageTokens, HostInfo self) {
+        return new LocalStateQueries(streams, pageTokens, self, ACTIVE_ONLY);
+    }
+
+    /** Reads this instance's copy of a key's partition, standby or active, while it lacks at most {@code maxLagRecords}. */
+    static LocalStateQueries standby(KafkaStreams streams, PageTokens pageTokens, HostInfo self, long maxLagRecords) {
+        return new LocalStateQueries(streams, pageTokens, self, maxLagRecords);
+    }
+
+    private boolean standbyCopies() {
+        return maxLagRecords != ACTIVE_ONLY;
     }
 
     @Override
@@ -190,7 +215,12 @@ final class LocalStateQueries implements StateQueries {
 
     @Override
     public Optional<QueryViews.PodVerdict> verdict(String namespace, String name, Instant at) {
-        ReadOnlyWindowStore<String, TerminatedPod> verdicts = store(DeviceHealthTopology.POD_VERDICT_STORE, QueryableStoreTypes.windowStore());
+        // The active copies are read across partitions (a forwarded request may find the verdict moved: "none here");
+        // a standby copy only by the key's partition, once it is found close enough to its changelog's end.
+        ReadOnlyWindowStore<String, TerminatedPod> verdicts = standbyCopies()
+                ? partitionStore(DeviceHealthTopology.POD_VERDICT_STORE, QueryableStoreTypes.windowStore(),
+                        partitionOf(DeviceHealthTopology.POD_VERDICT_STORE, StateKeys.pod(namespace, name), "pod verdict"))
+                : store(DeviceHealthTopology.POD_VERDICT_STORE, QueryableStoreTypes.windowStore());
         Instant until = at == null ? Instant.ofEpochMilli(Long.MAX_VALUE) : at;
         try (WindowStoreIterator<TerminatedPod> latest = verdicts.backwardFetch(StateKeys.pod(namespace, name), Instant.EPOCH, until)) {
             return latest.hasNext() ? Optional.of(QueryViews.verdict(latest.next().value)) : Optional.empty();
@@ -254,16 +284,44 @@ final class LocalStateQueries implements StateQueries {
             throw QueryException.unavailable("the partition of " + what + " " + key + " is not known now (" + streams.state()
                     + "), retry shortly");
         }
-        if (!self.equals(metadata.activeHost())) {
-            throw QueryException.notHeld(what + " " + key + " is held by another instance now");
+        if (self.equals(metadata.activeHost()) && !standbyCopies()) {
+            return metadata.partition();
         }
-        return metadata.partition();
+        if (standbyCopies() && (self.equals(metadata.activeHost()) || metadata.standbyHosts().contains(self))) {
+            requireCaughtUp(store, metadata.partition());
+            return metadata.partition();
+        }
+        throw QueryException.notHeld(what + " " + key + " is held by another instance now");
     }
 
-    /** The keyed store {@code name}'s copy of {@code partition} ({@link #partitionOf}). */
-    private <T> T partitionStore(String name, QueryableStoreType<T> type, int partition) {
+    /**
+     * Refuses (503) to read this instance's copy of {@code store}'s {@code partition} while it lacks more than
+     * {@link #maxLagRecords} of its changelog: a standby that fell behind, or an active copy still restoring.
+     * The lag is Kafka Streams' own ({@link KafkaStreams#allLocalStorePartitionLags}: the changelog's end, asked of the
+     * broker, less the copy's position).
+     */
+    private void requireCaughtUp(String store, int partition) {
+        LagInfo lag;
         try {
-            return streams.store(StoreQueryParameters.fromNameAndType(name, type).withPartition(partition));
+            lag = streams.allLocalStorePartitionLags().getOrDefault(store, Map.of()).get(partition);
+        } catch (RuntimeException e) {
+            throw QueryException.unavailable("the lag of this instance's copy of " + store + " partition " + partition
+                    + " is not known now (" + e.getClass().getSimpleName() + "), retry shortly");
+        }
+        if (lag == null) {
+            throw QueryException.unavailable("this instance keeps no copy of " + store + " partition " + partition + " now, retry shortly");
+        }
+        if (lag.offsetLag() > maxLagRecords) {
+            throw QueryException.unavailable("this instance's copy of " + store + " partition " + partition + " lacks "
+                    + lag.offsetLag() + " records (more than " + maxLagRecords + "), retry shortly");
+        }
+    }
+
+    /** The keyed store {@code name}'s copy of {@code partition} ({@link #partitionOf}), a standby copy where allowed. */
+    private <T> T partitionStore(String name, QueryableStoreType<T> type, int partition) {
+        StoreQueryParameters<T> parameters = StoreQueryParameters.fromNameAndType(name, type).withPartition(partition);
+        try {
+            return streams.store(standbyCopies() ? parameters.enableStaleStores() : parameters);
         } catch (InvalidStateStoreException e) {
             throw QueryException.unavailable("store " + name + " partition " + partition + " is not queryable now ("
                     + streams.state() + "), retry shortly");

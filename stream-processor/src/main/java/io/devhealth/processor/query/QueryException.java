@@ -27,6 +27,11 @@ final class QueryException extends RuntimeException {
         return notHeld;
     }
 
+    /** "Ask again shortly" (503), or "not on this instance": another copy of the key may answer now. */
+    boolean retryable() {
+        return status == 503 || notHeld;
+    }
+
     static QueryException notHeld(String message) {
         return new QueryException(404, message, true);
     }

@@ -5,6 +5,7 @@ import io.devhealth.processor.internals.StateKeys;
 import io.devhealth.schema.ops.HttpLimits;
 import io.devhealth.schema.avro.Verdict;
 import io.devhealth.schema.ops.JettyServers;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -98,6 +99,9 @@ public final class QueryServer implements AutoCloseable {
     private final ApiServerReviews apiServer;
     private final KubernetesReviews reviews;
     private volatile ClusterView cluster;
+    private StandbyReads standbyReads = StandbyReads.OFF;
+    private Counter standbyAnswered;
+    private Counter standbyUnanswered;
     private byte[] nodeKeyMaster;
 
     private QueryServer(Server server, SSLContext tls, Clock clock, QuerySecurityConfig security, List<String> peers) {
@@ -183,16 +187,32 @@ public final class QueryServer implements AutoCloseable {
         this.nodeKeyMaster = master.map(byte[]::clone).orElse(null);
     }
 
-    /** Starts serving queries over {@code streams}; {@code self} is this instance's {@code application.server}. */
-    public void serve(KafkaStreams kafkaStreams, PrometheusMeterRegistry registry, HostInfo advertised) {
-        serve(new StreamsClusterView(kafkaStreams, advertised, pageTokens), registry::scrape, registry);
-        LOGGER.info("query API listening port={} advertised={}:{} tls={} authentication={}", port(), advertised.host(), advertised.port(),
-                security.tls(), authenticationInWords());
+    /**
+     * Starts serving queries over {@code streams}; {@code advertised} is this instance's {@code application.server};
+     * {@code standbyReads} says whether standby copies answer while a key's active copy cannot.
+     */
+    public void serve(KafkaStreams kafkaStreams, PrometheusMeterRegistry registry, HostInfo advertised, StandbyReads standbyReads) {
+        serve(new StreamsClusterView(kafkaStreams, advertised, pageTokens, standbyReads), registry::scrape, registry, standbyReads);
+        LOGGER.info("query API listening port={} advertised={}:{} tls={} authentication={} standbyReads={} standbyMaxLagRecords={}",
+                port(), advertised.host(), advertised.port(), security.tls(), authenticationInWords(), standbyReads.enabled(),
+                standbyReads.maxLagRecords());
     }
 
-    /** Starts serving over any {@link ClusterView} (tests run several instances without Kafka). */
+    /** Starts serving over any {@link ClusterView} (tests run several instances without Kafka), without standby reads. */
     void serve(ClusterView view, Supplier<String> metrics, MeterRegistry meters) {
+        serve(view, metrics, meters, StandbyReads.OFF);
+    }
+
+    private void serve(ClusterView view, Supplier<String> metrics, MeterRegistry meters, StandbyReads standbyReads) {
         this.cluster = view;
+        this.standbyReads = standbyReads;
+        // Queries whose active copy could not answer, by whether a standby copy did: how often clients read behind.
+        this.standbyAnswered = Counter.builder("devhealth.query.standby.reads").tag("outcome", "answered")
+                .description("Queries whose key's active copy could not answer, answered from a standby copy or not")
+                .register(meters);
+        this.standbyUnanswered = Counter.builder("devhealth.query.standby.reads").tag("outcome", "unanswered")
+                .description("Queries whose key's active copy could not answer, answered from a standby copy or not")
+                .register(meters);
         if (!security.authenticates()) {
             LOGGER.warn("query API is open to anyone who can reach it, as {}=true asks; set {}, {} or {} to close it",
                     QuerySecurityConfig.INSECURE, QuerySecurityConfig.TOKEN_FILE, QuerySecurityConfig.TOKEN, QuerySecurityConfig.TRUSTSTORE);
@@ -314,25 +334,24 @@ public final class QueryServer implements AutoCloseable {
             if (!access.authorizes(exchange, caller, route.permission())) {
                 return;
             }
-            boolean forwarded = exchange.header(Forwarder.FORWARDED_HEADER) != null;
-            StateQueries local = cluster.local();
+            Hop hop = Hop.of(exchange);
             if (route instanceof QueryRoute.Pod pod) {
-                pod(exchange, caller, pod.namespace(), pod.name(), pod.at(), forwarded);
+                pod(exchange, caller, pod.namespace(), pod.name(), pod.at(), hop);
             } else if (route instanceof QueryRoute.PodVerdict verdict) {
-                Responses.json(exchange, 200, verdict(exchange, caller, verdict.namespace(), verdict.name(), verdict.at(), forwarded)
+                Responses.json(exchange, 200, verdict(exchange, caller, verdict.namespace(), verdict.name(), verdict.at(), hop)
                         .orElseThrow(() -> QueryException.notFound("no verdict of pod " + verdict.namespace() + "/" + verdict.name()
                                 + (verdict.at() == null ? "" : " at or before " + verdict.at()))));
             } else if (route instanceof QueryRoute.DeviceHistory history) {
-                routeByNode(exchange, caller, history.node(), forwarded, () -> local.deviceHistory(history.node(), history.driver(),
+                routeByNode(exchange, caller, history.node(), hop, stores -> stores.deviceHistory(history.node(), history.driver(),
                                 history.pool(), history.device(), history.from(), history.to(), history.limit(), history.continueToken())
                         .orElseThrow(() -> QueryException.notFound("no device " + history.driver() + "/" + history.pool() + "/"
                                 + history.device() + " on node " + history.node())));
             } else if (route instanceof QueryRoute.NodeDevices node) {
-                routeByNode(exchange, caller, node.node(), forwarded, () -> local.nodeDevices(node.node(), node.limit(),
+                routeByNode(exchange, caller, node.node(), hop, stores -> stores.nodeDevices(node.node(), node.limit(),
                                 node.continueToken())
                         .orElseThrow(() -> QueryException.notFound("no node " + node.node())));
             } else {
-                fleetSummary(exchange, caller, ((QueryRoute.FleetSummary) route).window(), forwarded);
+                fleetSummary(exchange, caller, ((QueryRoute.FleetSummary) route).window(), hop.forwarded());
             }
         } catch (QueryException e) {
             if (e.notHeld()) {
@@ -349,16 +368,16 @@ public final class QueryServer implements AutoCloseable {
         }
     }
 
-    private void pod(Exchange exchange, AccessPolicy.Allowed caller, String namespace, String name, Instant at, boolean forwarded)
+    private void pod(Exchange exchange, AccessPolicy.Allowed caller, String namespace, String name, Instant at, Hop hop)
             throws IOException {
         String key = StateKeys.pod(namespace, name);
-        routeByKey(exchange, caller, "pod", key, () -> cluster.ownerOfPod(key), forwarded, () -> {
-            Optional<QueryViews.PodDevices> found = cluster.local().pod(namespace, name, at);
+        routeByKey(exchange, caller, "pod", key, () -> cluster.holdersOfPod(key), hop, stores -> {
+            Optional<QueryViews.PodDevices> found = stores.pod(namespace, name, at);
             if (found.isPresent()) {
                 // Not forwarded, even when this request was: pod-verdicts and pod-device-status are separate topics, so
                 // the instance holding the pod's status may have to ask another one for its verdict. The hops stay
                 // bounded, since the verdict route answers a forwarded request from local state.
-                return found.get().withVerdict(verdict(exchange, caller, namespace, name, at, false).orElse(null));
+                return found.get().withVerdict(verdict(exchange, caller, namespace, name, at, Hop.CLIENT).orElse(null));
             }
             if (!cluster.ready()) {
                 // Partitions are moving (a rebalance, a restore): the pod's may be one this instance cannot read yet.
@@ -371,27 +390,43 @@ public final class QueryServer implements AutoCloseable {
 
     /**
      * The pod's verdict, from the instance that holds it: pod-verdicts is keyed by pod, so that is one
-     * instance, not necessarily the one holding the pod's node. Asked of this instance while the owner
-     * is not known (a rebalance), and when {@code forwarded}.
+     * instance, not necessarily the one holding the pod's node. Asked of this instance while the holders
+     * are not known, and when the request was forwarded here.
      */
     private Optional<QueryViews.PodVerdict> verdict(Exchange exchange, AccessPolicy.Allowed caller, String namespace, String name,
-            Instant at, boolean forwarded) throws IOException {
-        Optional<HostInfo> owner = forwarded ? Optional.empty() : cluster.ownerOfPodVerdict(StateKeys.pod(namespace, name));
-        if (owner.isEmpty() || cluster.isSelf(owner.get())) {
-            return cluster.local().verdict(namespace, name, at);
+            Instant at, Hop hop) throws IOException {
+        Optional<ClusterView.Holders> holders = hop.forwarded() ? Optional.empty() : cluster.holdersOfPodVerdict(StateKeys.pod(namespace, name));
+        if (holders.isEmpty()) {
+            return (hop.standbyRead() ? stale(exchange, cluster.standbyCopies()) : cluster.local()).verdict(namespace, name, at);
         }
         // Names are Kubernetes names (checked by QueryRoute): only the time needs encoding.
         URI target = URI.create(V1 + "pods/" + namespace + "/" + name + "/verdict"
                 + (at == null ? "" : "?at=" + URLEncoder.encode(at.toString(), StandardCharsets.UTF_8)));
-        HttpResponse<String> answer = forward(owner.get(), target, exchange, caller);
-        if (answer.statusCode() == 404) {
+        Reply reply;
+        try {
+            // Most pods have no verdict (they have not ended): a standby copy's "none" stands, as its verdict would.
+            reply = ask(holders.get(), target, exchange, caller, "the verdict of pod", namespace + "/" + name, true,
+                    stores -> stores.verdict(namespace, name, at).orElseThrow(() -> QueryException.notFound("no verdict")));
+        } catch (QueryException e) {
+            if (e.status() == 404 && !e.notHeld()) {
+                return Optional.empty();
+            }
+            throw e;
+        }
+        if (reply.stale()) {
+            exchange.setHeader(StandbyReads.STALE_HEADER, "true");
+        }
+        if (reply.remote() == null) {
+            return Optional.of((QueryViews.PodVerdict) reply.local());
+        }
+        if (reply.remote().statusCode() == 404) {
             return Optional.empty();
         }
-        if (answer.statusCode() != 200) {
+        if (reply.remote().statusCode() != 200) {
             throw QueryException.unavailable("the instance holding the verdict of pod " + namespace + "/" + name + " answered "
-                    + answer.statusCode() + ", retry shortly");
+                    + reply.remote().statusCode() + ", retry shortly");
         }
-        return Optional.of(FLEET_JSON.readValue(answer.body(), QueryViews.PodVerdict.class));
+        return Optional.of(FLEET_JSON.readValue(reply.remote().body(), QueryViews.PodVerdict.class));
     }
 
     private void fleetSummary(Exchange exchange, AccessPolicy.Allowed caller, Duration window, boolean forwarded) throws IOException {
@@ -413,7 +448,7 @@ public final class QueryServer implements AutoCloseable {
                 if (cluster.isSelf(instance)) {
                     continue;
                 }
-                HttpResponse<String> answer = forward(instance, exchange.target(), exchange, caller);
+                HttpResponse<String> answer = forward(instance, exchange.target(), exchange, caller, false);
                 if (answer.statusCode() != 200) {
                     relay(exchange, answer);
                     return;
@@ -468,46 +503,161 @@ public final class QueryServer implements AutoCloseable {
         return window;
     }
 
+    /** What one instance's copies answer for a key; a {@link QueryException} for anything but 200. */
     private interface LocalAnswer {
-        Object get() throws IOException;
+        Object get(StateQueries stores) throws IOException;
     }
 
-    private void routeByNode(Exchange exchange, AccessPolicy.Allowed caller, String node, boolean forwarded, LocalAnswer answer)
+    /** How a request reached this instance: from a client (route it), or forwarded by a peer (answer from own copies). */
+    private record Hop(boolean forwarded, boolean standbyRead) {
+        static final Hop CLIENT = new Hop(false, false);
+
+        static Hop of(Exchange exchange) {
+            boolean forwarded = exchange.header(Forwarder.FORWARDED_HEADER) != null;
+            return new Hop(forwarded, forwarded && exchange.header(Forwarder.STANDBY_READ_HEADER) != null);
+        }
+    }
+
+    /** One copy's answer: a value read here ({@code remote} null), or the response of the instance asked; stale from a standby. */
+    private record Reply(Object local, HttpResponse<String> remote, boolean stale) {
+        static Reply remote(HttpResponse<String> response) {
+            return new Reply(null, response, response.headers().firstValue(StandbyReads.STALE_HEADER).isPresent());
+        }
+    }
+
+    private void routeByNode(Exchange exchange, AccessPolicy.Allowed caller, String node, Hop hop, LocalAnswer answer)
             throws IOException {
-        routeByKey(exchange, caller, "node", node, () -> cluster.ownerOfNode(node), forwarded, answer);
+        routeByKey(exchange, caller, "node", node, () -> cluster.holdersOfNode(node), hop, answer);
     }
 
     /**
-     * Answers here when this instance owns {@code key} (or the request was forwarded here), else forwards to the owner.
+     * Answers a client from the copies of {@code key} ({@link #ask}), and a peer from this instance's own.
      *
      * @param what the kind of key, in messages ({@code node}, {@code pod})
      */
-    private void routeByKey(Exchange exchange, AccessPolicy.Allowed caller, String what, String key, Supplier<Optional<HostInfo>> ownerOf,
-                            boolean forwarded, LocalAnswer answer) throws IOException {
-        if (!forwarded) {
-            HostInfo owner = ownerOf.get().orElseThrow(() ->
-                    QueryException.unavailable("the owner of " + what + " " + key + " is not known yet (" + cluster.state()
-                            + "), retry shortly"));
-            if (!cluster.isSelf(owner)) {
-                HttpResponse<String> fromOwner = forward(owner, exchange.target(), exchange, caller);
-                if (fromOwner.statusCode() == 404 && fromOwner.headers().firstValue(NOT_HELD_HEADER).isPresent()) {
-                    // The owner this instance knew of gave the key away since: it is moving, not missing.
-                    throw QueryException.unavailable(what + " " + key + " is moving between instances, retry shortly");
-                }
-                relay(exchange, fromOwner);
-                return;
+    private void routeByKey(Exchange exchange, AccessPolicy.Allowed caller, String what, String key,
+                            Supplier<Optional<ClusterView.Holders>> holdersOf, Hop hop, LocalAnswer answer) throws IOException {
+        if (hop.forwarded()) {
+            Object body = answer.get(hop.standbyRead() ? stale(exchange, cluster.standbyCopies()) : cluster.local());
+            Responses.json(exchange, 200, body);
+            return;
+        }
+        ClusterView.Holders holders = holdersOf.get().orElseThrow(() ->
+                QueryException.unavailable("the owner of " + what + " " + key + " is not known yet (" + cluster.state()
+                        + "), retry shortly"));
+        Reply reply = ask(holders, exchange.target(), exchange, caller, what, key, false, answer);
+        if (reply.stale()) {
+            exchange.setHeader(StandbyReads.STALE_HEADER, "true");
+        }
+        if (reply.remote() == null) {
+            Responses.json(exchange, 200, reply.local());
+        } else {
+            relay(exchange, reply.remote());
+        }
+    }
+
+    /** {@code stores}, once the answer is marked as one from a standby copy (set before the body is written). */
+    private static StateQueries stale(Exchange exchange, StateQueries stores) {
+        exchange.setHeader(StandbyReads.STALE_HEADER, "true");
+        return stores;
+    }
+
+    /**
+     * Asks the copies of {@code key} in turn until one answers for it: the active copy (here, or forwarded to its
+     * instance), whose every answer stands but "retry shortly" (503, or "moved away"); then, with {@link StandbyReads}
+     * on, its standby copies, this instance's first, of which only a 200 stands (and a "not found" where
+     * {@code absenceStands}: a copy behind may not know a key yet). When none answers, what the active copy said:
+     * the 503 its instance sent, or thrown.
+     */
+    private Reply ask(ClusterView.Holders holders, URI target, Exchange exchange, AccessPolicy.Allowed caller, String what, String key,
+                      boolean absenceStands, LocalAnswer answer) throws IOException {
+        QueryException failed = null;
+        HttpResponse<String> failedRemote = null;
+        try {
+            if (cluster.isSelf(holders.active())) {
+                return new Reply(answer.get(cluster.local()), null, false);
+            }
+            HttpResponse<String> fromOwner = forward(holders.active(), target, exchange, caller, false);
+            if (notHeld(fromOwner)) {
+                // The owner this instance knew of gave the key away since: it is moving, not missing.
+                failed = QueryException.unavailable(what + " " + key + " is moving between instances, retry shortly");
+            } else if (fromOwner.statusCode() == 503) {
+                failedRemote = fromOwner;
+            } else {
+                return Reply.remote(fromOwner);
+            }
+        } catch (QueryException e) {
+            if (!e.retryable()) {
+                throw e;
+            }
+            failed = e.notHeld() ? QueryException.unavailable(what + " " + key + " is moving between instances, retry shortly") : e;
+        } catch (InvalidStateStoreException e) {
+            failed = QueryException.unavailable("state is not queryable now (" + cluster.state() + "), retry shortly");
+        }
+        if (standbyReads.enabled()) {
+            Optional<Reply> fromStandby = Optional.empty();
+            boolean answered = true;
+            try {
+                fromStandby = askStandbys(holders, target, exchange, caller, absenceStands, answer);
+                answered = fromStandby.isPresent();
+            } finally {
+                (answered ? standbyAnswered : standbyUnanswered).increment();
+            }
+            if (fromStandby.isPresent()) {
+                return fromStandby.get();
             }
         }
-        Responses.json(exchange, 200, answer.get());
+        if (failedRemote != null) {
+            return Reply.remote(failedRemote);
+        }
+        throw failed;
+    }
+
+    /**
+     * The first 200 of the key's standby copies, this instance's asked first (no hop), or where {@code absenceStands} the
+     * first "not found" (this instance's thrown, marked stale); empty when none gave one.
+     */
+    private Optional<Reply> askStandbys(ClusterView.Holders holders, URI target, Exchange exchange, AccessPolicy.Allowed caller,
+                                        boolean absenceStands, LocalAnswer answer) throws IOException {
+        List<HostInfo> standbys = new ArrayList<>(holders.standbys());
+        standbys.sort(java.util.Comparator.comparing(host -> !cluster.isSelf(host)));
+        for (HostInfo standby : standbys) {
+            try {
+                if (cluster.isSelf(standby)) {
+                    return Optional.of(new Reply(answer.get(cluster.standbyCopies()), null, true));
+                }
+                HttpResponse<String> fromStandby = forward(standby, target, exchange, caller, true);
+                if (fromStandby.statusCode() == 200 || absenceStands && fromStandby.statusCode() == 404 && !notHeld(fromStandby)) {
+                    return Optional.of(Reply.remote(fromStandby));
+                }
+                LOGGER.debug("standby copy did not answer instance={}:{} status={}", standby.host(), standby.port(),
+                        fromStandby.statusCode());
+            } catch (QueryException e) {
+                if (absenceStands && e.status() == 404 && !e.notHeld()) {
+                    exchange.setHeader(StandbyReads.STALE_HEADER, "true");
+                    throw e;
+                }
+                LOGGER.debug("standby copy did not answer instance={}:{} error=\"{}\"", standby.host(), standby.port(), e.getMessage());
+            } catch (InvalidStateStoreException e) {
+                LOGGER.debug("standby copy did not answer instance={}:{} error=\"{}\"", standby.host(), standby.port(), e.getMessage());
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static boolean notHeld(HttpResponse<String> answer) {
+        return answer.statusCode() == 404 && answer.headers().firstValue(NOT_HELD_HEADER).isPresent();
     }
 
     /** Asks {@code instance} for {@code caller}, who sent {@code exchange}: the owner authorizes the caller, not this instance. */
-    private HttpResponse<String> forward(HostInfo instance, URI target, Exchange exchange, AccessPolicy.Allowed caller) {
-        return forwarder.forward(instance, target, caller, exchange.header("Authorization"));
+    private HttpResponse<String> forward(HostInfo instance, URI target, Exchange exchange, AccessPolicy.Allowed caller,
+                                         boolean standbyRead) {
+        return forwarder.forward(instance, target, caller, exchange.header("Authorization"), standbyRead);
     }
 
     private static void relay(Exchange exchange, HttpResponse<String> answer) {
         answer.headers().firstValue("WWW-Authenticate").ifPresent(value -> exchange.setHeader("WWW-Authenticate", value));
+        answer.headers().firstValue(StandbyReads.STALE_HEADER).ifPresent(value -> exchange.setHeader(StandbyReads.STALE_HEADER, value));
         Responses.text(exchange, answer.statusCode(), answer.body(), Responses.JSON_TYPE);
     }
 

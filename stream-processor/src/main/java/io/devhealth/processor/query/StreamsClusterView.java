@@ -15,11 +15,13 @@ final class StreamsClusterView implements ClusterView {
     private final KafkaStreams streams;
     private final HostInfo self;
     private final StateQueries local;
+    private final StateQueries standbyCopies;
 
-    StreamsClusterView(KafkaStreams streams, HostInfo self, PageTokens pageTokens) {
+    StreamsClusterView(KafkaStreams streams, HostInfo self, PageTokens pageTokens, StandbyReads standbyReads) {
         this.streams = streams;
         this.self = self;
-        this.local = new LocalStateQueries(streams, pageTokens, self);
+        this.local = LocalStateQueries.active(streams, pageTokens, self);
+        this.standbyCopies = LocalStateQueries.standby(streams, pageTokens, self, standbyReads.maxLagRecords());
     }
 
     @Override
@@ -33,27 +35,30 @@ final class StreamsClusterView implements ClusterView {
     }
 
     @Override
-    public Optional<HostInfo> ownerOfNode(String node) {
-        return owner(DeviceHealthTopology.DEVICE_STATE_STORE, node);
+    public Optional<Holders> holdersOfNode(String node) {
+        return holders(DeviceHealthTopology.DEVICE_STATE_STORE, node);
     }
 
     @Override
-    public Optional<HostInfo> ownerOfPodVerdict(String podKey) {
-        return owner(DeviceHealthTopology.POD_VERDICT_STORE, podKey);
+    public Optional<Holders> holdersOfPodVerdict(String podKey) {
+        return holders(DeviceHealthTopology.POD_VERDICT_STORE, podKey);
     }
 
     @Override
-    public Optional<HostInfo> ownerOfPod(String podKey) {
-        return owner(DeviceHealthTopology.POD_STATUS_STORE, podKey);
+    public Optional<Holders> holdersOfPod(String podKey) {
+        return holders(DeviceHealthTopology.POD_STATUS_STORE, podKey);
     }
 
-    /** The active host of {@code key}'s partition of {@code store}, empty while it is not known (rebalancing). */
-    private Optional<HostInfo> owner(String store, String key) {
-        KeyQueryMetadata owner = streams.queryMetadataForKey(store, key, Serdes.String().serializer());
-        if (owner == null || owner.equals(KeyQueryMetadata.NOT_AVAILABLE)) {
+    /**
+     * The active and standby hosts of {@code key}'s partition of {@code store}, as of the last assignment (during a
+     * rebalance, the one before it); empty before the first.
+     */
+    private Optional<Holders> holders(String store, String key) {
+        KeyQueryMetadata holders = streams.queryMetadataForKey(store, key, Serdes.String().serializer());
+        if (holders == null || holders.equals(KeyQueryMetadata.NOT_AVAILABLE)) {
             return Optional.empty();
         }
-        return Optional.of(owner.activeHost());
+        return Optional.of(new Holders(holders.activeHost(), List.copyOf(holders.standbyHosts())));
     }
 
     @Override
@@ -68,6 +73,11 @@ final class StreamsClusterView implements ClusterView {
     @Override
     public StateQueries local() {
         return local;
+    }
+
+    @Override
+    public StateQueries standbyCopies() {
+        return standbyCopies;
     }
 
     @Override

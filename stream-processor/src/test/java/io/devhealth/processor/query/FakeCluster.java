@@ -50,8 +50,8 @@ final class FakeCluster implements ClusterView {
     }
 
     @Override
-    public Optional<HostInfo> ownerOfNode(String node) {
-        return Optional.ofNullable(owners.get(node));
+    public Optional<Holders> holdersOfNode(String node) {
+        return Optional.ofNullable(owners.get(node)).map(Holders::activeOnly);
     }
 
     @Override
@@ -60,18 +60,24 @@ final class FakeCluster implements ClusterView {
     }
 
     @Override
-    public Optional<HostInfo> ownerOfPodVerdict(String podKey) {
-        return Optional.of(verdictOwner);
+    public Optional<Holders> holdersOfPodVerdict(String podKey) {
+        return Optional.of(Holders.activeOnly(verdictOwner));
     }
 
     @Override
-    public Optional<HostInfo> ownerOfPod(String podKey) {
-        return Optional.of(pods.contains(podKey) || others.isEmpty() ? self : others.get(0));
+    public Optional<Holders> holdersOfPod(String podKey) {
+        return Optional.of(Holders.activeOnly(pods.contains(podKey) || others.isEmpty() ? self : others.get(0)));
     }
 
     @Override
     public List<HostInfo> fleetInstances() {
         return List.of();
+    }
+
+    /** No standbys here: the stores of this instance are its only copies. */
+    @Override
+    public StateQueries standbyCopies() {
+        return local();
     }
 
     @Override

@@ -1,0 +1,229 @@
+package io.devhealth.processor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.devhealth.processor.query.StandbyReads;
+import io.devhealth.schema.avro.ClaimAllocation;
+import io.devhealth.schema.avro.ClaimDevice;
+import io.devhealth.schema.avro.ContainerAllocation;
+import io.devhealth.schema.avro.DeviceHealthReport;
+import io.devhealth.schema.avro.DeviceRef;
+import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.PodAllocation;
+import io.devhealth.schema.avro.ReportKind;
+import io.devhealth.schema.avro.SourceKind;
+import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
+import io.devhealth.testkit.kafka.KafkaClusterExtension;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.ThreadMetadata;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Standby reads, on two real instances with {@code num.standby.replicas=1} and static membership: while the
+ * instance that holds a partition is gone but still a member (a SIGKILL, until its session times out; here
+ * its query API closed with it, and a session longer than the test), the other instance answers that
+ * partition's nodes and pods from its standby copy, marked {@value StandbyReads#STALE_HEADER}, with what
+ * the gone instance answered; without standby reads it can only say 503.
+ */
+@ExtendWith(KafkaClusterExtension.class)
+class StandbyReadsIT {
+
+    private static final String DRIVER = "gpu.example.com";
+    private static final String NAMESPACE = "ml";
+    private static final int NODES = 8;
+    private static final Duration WAIT = Duration.ofSeconds(90);
+    /** Longer than the test: the closed static member keeps its partitions throughout. */
+    private static final Duration SESSION_TIMEOUT = Duration.ofMinutes(2);
+    private static final String FORWARDED = "X-Devhealth-Forwarded";
+
+    private final Instant t0 = Instant.now().truncatedTo(ChronoUnit.MILLIS).minus(Duration.ofMinutes(10));
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private ProcessorRun run;
+    private long sequence;
+
+    @BeforeEach
+    void createTopics(EmbeddedKafkaCluster cluster) {
+        run = new ProcessorRun(cluster, "standby-reads", 2);
+    }
+
+    @AfterEach
+    void stop() {
+        run.close();
+    }
+
+    @Test
+    void shouldAnswerAGoneInstancesNodesAndPodsFromTheStandbyCopyMarkedStale(@TempDir Path tmp) throws Exception {
+        Pair pair = startPair(tmp, true);
+        Map<String, String> before = pair.answersOfTheLeaving();
+        assertThat(before).as("the leaving instance holds some nodes' and pods' partitions").isNotEmpty();
+
+        run.stop(pair.leaving);
+        for (Map.Entry<String, String> held : before.entrySet()) {
+            HttpResponse<String> answer = get(pair.staying, held.getKey(), false);
+            assertThat(answer.statusCode()).as("%s asked of the staying instance: %s", held.getKey(), answer.body()).isEqualTo(200);
+            assertThat(answer.headers().firstValue(StandbyReads.STALE_HEADER)).as("%s marked as a standby's answer", held.getKey())
+                    .contains("true");
+            assertThat(answer.body()).as("%s: what the gone instance answered", held.getKey()).isEqualTo(held.getValue());
+        }
+        for (String own : pair.pathsOfTheStaying()) {
+            HttpResponse<String> answer = get(pair.staying, own, false);
+            assertThat(answer.statusCode()).as(own).isEqualTo(200);
+            assertThat(answer.headers().firstValue(StandbyReads.STALE_HEADER)).as("%s from the active copy", own).isEmpty();
+        }
+        assertThat(pair.staying.meters().get("devhealth.query.standby.reads").tag("outcome", "answered").counter().count())
+                .isGreaterThanOrEqualTo(before.size());
+    }
+
+    @Test
+    void shouldAnswerOnlyRetryShortlyWithoutStandbyReads(@TempDir Path tmp) throws Exception {
+        Pair pair = startPair(tmp, false);
+        Map<String, String> before = pair.answersOfTheLeaving();
+        assertThat(before).isNotEmpty();
+
+        run.stop(pair.leaving);
+        for (String held : before.keySet()) {
+            assertThat(get(pair.staying, held, false).statusCode()).as(held).isEqualTo(503);
+        }
+    }
+
+    /** Two instances over 2 partitions, each active for one and standby for the other, every node's and pod's state in both. */
+    private Pair startPair(Path tmp, boolean standbyReads) throws Exception {
+        StreamProcessorApp first = run.start(tmp.resolve("first"), settings("first", standbyReads));
+        StreamProcessorApp second = run.start(tmp.resolve("second"), settings("second", standbyReads));
+        for (int i = 0; i < NODES; i++) {
+            run.sendAllocations(allocation(node(i), t0.plusSeconds(i)));
+            run.sendReport(node(i), report(node(i), t0.plusSeconds(i)));
+        }
+        Pair pair = new Pair(first, second);
+        await("each instance active for one partition, standby for the other, and every node and pod answered")
+                .atMost(WAIT).until(() -> pair.settled(first) && pair.settled(second) && pair.everyPathAnswered());
+        return pair;
+    }
+
+    private Map<String, String> settings(String member, boolean standbyReads) {
+        Map<String, String> settings = new HashMap<>();
+        settings.put(ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1");
+        settings.put(ProcessorConfig.QUERY_STANDBY_READS, Boolean.toString(standbyReads));
+        settings.put("kafka." + ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, run.applicationId + "-" + member);
+        settings.put("kafka." + ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, Long.toString(SESSION_TIMEOUT.toMillis()));
+        settings.put("kafka." + StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, "1");
+        return settings;
+    }
+
+    private final class Pair {
+        final StreamProcessorApp leaving;
+        final StreamProcessorApp staying;
+
+        Pair(StreamProcessorApp leaving, StreamProcessorApp staying) {
+            this.leaving = leaving;
+            this.staying = staying;
+        }
+
+        boolean settled(StreamProcessorApp app) {
+            if (app.streams().state() != KafkaStreams.State.RUNNING) {
+                return false;
+            }
+            int active = 0;
+            int standby = 0;
+            for (ThreadMetadata thread : app.streams().metadataForLocalThreads()) {
+                active += thread.activeTasks().size();
+                standby += thread.standbyTasks().size();
+            }
+            return active > 0 && standby > 0;
+        }
+
+        boolean everyPathAnswered() throws Exception {
+            for (String path : paths()) {
+                if (get(leaving, path, false).statusCode() != 200 || get(staying, path, false).statusCode() != 200) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        /** What the leaving instance answers from its own active copies, by path. */
+        Map<String, String> answersOfTheLeaving() throws Exception {
+            Map<String, String> answers = new HashMap<>();
+            for (String path : paths()) {
+                HttpResponse<String> own = get(leaving, path, true);
+                if (own.statusCode() == 200) {
+                    answers.put(path, own.body());
+                }
+            }
+            return answers;
+        }
+
+        List<String> pathsOfTheStaying() throws Exception {
+            List<String> own = new ArrayList<>();
+            for (String path : paths()) {
+                if (get(staying, path, true).statusCode() == 200) {
+                    own.add(path);
+                }
+            }
+            return own;
+        }
+    }
+
+    private static List<String> paths() {
+        List<String> paths = new ArrayList<>();
+        for (int i = 0; i < NODES; i++) {
+            paths.add("/v1/nodes/" + node(i) + "/devices");
+            paths.add("/v1/pods/" + NAMESPACE + "/" + pod(i) + "/devices");
+        }
+        return paths;
+    }
+
+    private static String node(int i) {
+        return "node-" + i;
+    }
+
+    private static String pod(int i) {
+        return "train-" + i;
+    }
+
+    private HttpResponse<String> get(StreamProcessorApp app, String path, boolean ownStoresOnly) throws Exception {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + app.queryAddress().port() + path))
+                .timeout(Duration.ofSeconds(15)).GET();
+        if (ownStoresOnly) {
+            request.header(FORWARDED, "1");
+        }
+        return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private DeviceHealthReport report(String node, Instant at) {
+        return DeviceHealthReport.newBuilder().setNode(node).setSource(SourceKind.DRA).setSourceName(DRIVER)
+                .setDevice(DeviceRef.newBuilder().setDriver(DRIVER).setPool(node).setDevice("gpu-0").build())
+                .setHealth(HealthStatus.HEALTHY).setKind(ReportKind.CHANGE).setTimeoutSeconds(3600L)
+                .setObservedAt(at).setCollectorEpoch(1).setSequence(++sequence).build();
+    }
+
+    /** The node's pod, alone on it, holding its gpu-0. */
+    private NodeAllocations allocation(String node, Instant at) {
+        int i = Integer.parseInt(node.substring("node-".length()));
+        return NodeAllocations.newBuilder().setNode(node).setObservedAt(at).setCollectorEpoch(1).setSequence(++sequence)
+                .setPods(List.of(new PodAllocation(NAMESPACE, pod(i), List.of(ContainerAllocation.newBuilder().setName("main")
+                        .setClaims(List.of(new ClaimAllocation(pod(i) + "-gpu", NAMESPACE, List.of(ClaimDevice.newBuilder()
+                                .setDriver(DRIVER).setPool(node).setDevice("gpu-0").build())))).build()))))
+                .build();
+    }
+}
