@@ -55,6 +55,7 @@ class StandbyReadsIT {
     /** Longer than the test: the closed static member keeps its partitions throughout. */
     private static final Duration SESSION_TIMEOUT = Duration.ofMinutes(2);
     private static final String FORWARDED = "X-Devhealth-Forwarded";
+    private static final String FLEET = "/v1/fleet/summary";
 
     private final Instant t0 = Instant.now().truncatedTo(ChronoUnit.MILLIS).minus(Duration.ofMinutes(10));
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
@@ -76,8 +77,13 @@ class StandbyReadsIT {
         Pair pair = startPair(tmp, true);
         Map<String, String> before = pair.answersOfTheLeaving();
         assertThat(before).as("the leaving instance holds some nodes' and pods' partitions").isNotEmpty();
+        String fleetBefore = totals(get(pair.staying, FLEET, false).body());
 
         run.stop(pair.leaving);
+        HttpResponse<String> fleet = get(pair.staying, FLEET, false);
+        assertThat(fleet.statusCode()).as("the fleet summary: %s", fleet.body()).isEqualTo(200);
+        assertThat(fleet.headers().firstValue(StandbyReads.STALE_HEADER)).as("the gone instance's part from standbys").contains("true");
+        assertThat(totals(fleet.body())).as("every transition counted once").isEqualTo(fleetBefore).contains("\"total\":" + NODES);
         for (Map.Entry<String, String> held : before.entrySet()) {
             HttpResponse<String> answer = get(pair.staying, held.getKey(), false);
             assertThat(answer.statusCode()).as("%s asked of the staying instance: %s", held.getKey(), answer.body()).isEqualTo(200);
@@ -104,6 +110,7 @@ class StandbyReadsIT {
         for (String held : before.keySet()) {
             assertThat(get(pair.staying, held, false).statusCode()).as(held).isEqualTo(503);
         }
+        assertThat(get(pair.staying, FLEET, false).statusCode()).as("the fleet summary without the gone instance's part").isEqualTo(503);
     }
 
     /** Two instances over 2 partitions, each active for one and standby for the other, every node's and pod's state in both. */
@@ -158,7 +165,7 @@ class StandbyReadsIT {
                     return false;
                 }
             }
-            return true;
+            return get(staying, FLEET, false).body().contains("\"total\":" + NODES);
         }
 
         /** What the leaving instance answers from its own active copies, by path. */
@@ -182,6 +189,12 @@ class StandbyReadsIT {
             }
             return own;
         }
+    }
+
+    /** The summary's totals object, as JSON text. */
+    private static String totals(String summary) {
+        int start = summary.indexOf("\"totals\":");
+        return start < 0 ? summary : summary.substring(start, summary.indexOf('}', start) + 1);
     }
 
     private static List<String> paths() {

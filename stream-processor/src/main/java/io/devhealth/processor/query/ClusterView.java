@@ -1,6 +1,7 @@
 package io.devhealth.processor.query;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.apache.kafka.streams.state.HostInfo;
 
@@ -43,10 +44,10 @@ interface ClusterView {
     Optional<Holders> holdersOfPod(String podKey);
 
     /**
-     * The instances that hold a part of the fleet counts or of the verdict counts (both are partitioned by
-     * dimension value, in two sub-topologies).
+     * Who holds each partition of the fleet counts' and the verdict counts' stores (both partitioned by dimension
+     * value, in two sub-topologies), by store name and partition; empty while that is not known.
      */
-    List<HostInfo> fleetInstances();
+    Map<String, List<Holders>> fleetHolders();
 
     /** Answers from this instance's active stores. */
     StateQueries local();

@@ -6,6 +6,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.Map;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 import org.apache.kafka.streams.state.HostInfo;
@@ -26,6 +27,8 @@ final class Forwarder {
      * ({@link StandbyReads}), as it does otherwise from its active copy only.
      */
     static final String STANDBY_READ_HEADER = "X-Devhealth-Standby-Read";
+    /** With {@link #FORWARDED_HEADER} on a fleet summary: the partitions to count ({@link FleetPartitions}). */
+    static final String FLEET_PARTITIONS_HEADER = "X-Devhealth-Fleet-Partitions";
 
     private final HttpClient client;
     private final String scheme;
@@ -45,15 +48,13 @@ final class Forwarder {
      * @param caller who asked: the subject of the certificate that authenticated it goes along, or, for anyone else,
      *        the {@code Authorization} header it sent (a token, or nothing)
      * @param authorization the caller's {@code Authorization} header; null when it sent none
-     * @param standbyRead whether {@code host} may answer from a standby copy ({@link #STANDBY_READ_HEADER})
+     * @param headers more of this instance's own headers ({@link #STANDBY_READ_HEADER}, {@link #FLEET_PARTITIONS_HEADER})
      */
-    HttpResponse<String> forward(HostInfo host, URI uri, AccessPolicy.Allowed caller, String authorization, boolean standbyRead) {
+    HttpResponse<String> forward(HostInfo host, URI uri, AccessPolicy.Allowed caller, String authorization, Map<String, String> headers) {
         URI target = URI.create(scheme + "://" + host.host() + ":" + host.port() + uri.getRawPath()
                 + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery()));
         HttpRequest.Builder request = HttpRequest.newBuilder(target).timeout(Duration.ofSeconds(10)).header(FORWARDED_HEADER, "1").GET();
-        if (standbyRead) {
-            request.header(STANDBY_READ_HEADER, "1");
-        }
+        headers.forEach(request::header);
         if (caller.callerSubject() != null) {
             request.header(AccessPolicy.CALLER_SUBJECT_HEADER, caller.callerSubject());
         } else if (authorization != null) {

@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.Optional;
+import java.util.Set;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.KeyQueryMetadata;
@@ -27,6 +28,7 @@ import org.apache.kafka.streams.StoreQueryParameters;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
 import org.apache.kafka.streams.kstream.Windowed;
 import org.apache.kafka.streams.query.FailureReason;
+import org.apache.kafka.streams.query.Query;
 import org.apache.kafka.streams.query.QueryResult;
 import org.apache.kafka.streams.query.StateQueryRequest;
 import org.apache.kafka.streams.query.StateQueryResult;
@@ -174,39 +176,18 @@ final class LocalStateQueries implements StateQueries {
     }
 
     /**
-     * Transition counts of the windows that start in [from, to], summed per {@code DIMENSION:value}, from this instance.
+     * Transition counts of the windows that start in [from, to], summed per {@code DIMENSION:value}, from this instance's
+     * copies of {@code partitions} (null: every partition active here).
      *
-     * <p>One range scan of the time-first store ({@link FleetWindowKeys}): only the windows asked for are read. Through
-     * an interactive query v2 {@link RangeQuery} on the active tasks, so a partition in the middle of a rebalance fails
-     * the request (503) rather than giving a partial sum. A query without partitions reaches every local copy of the
-     * store, standbys too (num.standby.replicas, as deployed): those answer {@link FailureReason#NOT_ACTIVE} and are
-     * skipped, since the instance where the partition is active counts it.
+     * <p>One range scan of the time-first store ({@link FleetWindowKeys}): only the windows asked for are read.
      */
     @Override
-    public Map<String, FleetCounts> fleetCounts(Instant from, Instant to) {
-        StateQueryRequest<KeyValueIterator<String, FleetCounts>> request = StateQueryRequest
-                .inStore(DeviceHealthTopology.FLEET_STATS_STORE)
-                .withQuery(RangeQuery.<String, FleetCounts>withRange(FleetWindowKeys.from(Math.max(0L, from.toEpochMilli())),
-                        FleetWindowKeys.through(Math.max(0L, to.toEpochMilli()))))
-                .requireActive();
-        StateQueryResult<KeyValueIterator<String, FleetCounts>> result;
-        try {
-            result = streams.query(request);
-        } catch (InvalidStateStoreException e) {
-            throw QueryException.unavailable("store " + DeviceHealthTopology.FLEET_STATS_STORE + " is not queryable now ("
-                    + streams.state() + "), retry shortly");
-        }
+    public Map<String, FleetCounts> fleetCounts(Instant from, Instant to, Set<Integer> partitions) {
         Map<String, FleetCounts> sums = new TreeMap<>();
-        for (QueryResult<KeyValueIterator<String, FleetCounts>> partition : result.getPartitionResults().values()) {
-            if (partition.isFailure() && partition.getFailureReason() == FailureReason.NOT_ACTIVE) {
-                continue;
-            }
-            if (partition.isFailure()) {
-                // Not restored yet, or moved away during the query (a rebalance): a partial sum would be wrong, not late.
-                throw QueryException.unavailable("store " + DeviceHealthTopology.FLEET_STATS_STORE + " is not queryable now ("
-                        + partition.getFailureReason() + "), retry shortly");
-            }
-            try (KeyValueIterator<String, FleetCounts> entries = partition.getResult()) {
+        for (KeyValueIterator<String, FleetCounts> part : fleetParts(DeviceHealthTopology.FLEET_STATS_STORE,
+                RangeQuery.<String, FleetCounts>withRange(FleetWindowKeys.from(Math.max(0L, from.toEpochMilli())),
+                        FleetWindowKeys.through(Math.max(0L, to.toEpochMilli()))), partitions)) {
+            try (KeyValueIterator<String, FleetCounts> entries = part) {
                 entries.forEachRemaining(entry -> sums.merge(FleetWindowKeys.dimensionKey(entry.key), entry.value, FleetCounts::plus));
             }
         }
@@ -228,35 +209,62 @@ final class LocalStateQueries implements StateQueries {
     }
 
     @Override
-    public Map<String, Map<Verdict, Long>> fleetVerdicts(Instant from, Instant to) {
-        // A count the DSL materialized: its window store is timestamped, and IQv2 answers with the timestamps.
-        StateQueryRequest<KeyValueIterator<Windowed<String>, ValueAndTimestamp<Long>>> request = StateQueryRequest
-                .inStore(DeviceHealthTopology.FLEET_VERDICT_STORE)
-                .withQuery(WindowRangeQuery.<String, ValueAndTimestamp<Long>>withWindowStartRange(from, to))
-                .requireActive();
-        StateQueryResult<KeyValueIterator<Windowed<String>, ValueAndTimestamp<Long>>> result;
-        try {
-            result = streams.query(request);
-        } catch (InvalidStateStoreException e) {
-            throw QueryException.unavailable("store " + DeviceHealthTopology.FLEET_VERDICT_STORE + " is not queryable now ("
-                    + streams.state() + "), retry shortly");
-        }
+    public Map<String, Map<Verdict, Long>> fleetVerdicts(Instant from, Instant to, Set<Integer> partitions) {
         Map<String, Map<Verdict, Long>> sums = new TreeMap<>();
-        for (QueryResult<KeyValueIterator<Windowed<String>, ValueAndTimestamp<Long>>> partition : result.getPartitionResults().values()) {
-            // A standby copy: the instance where the partition is active counts it (as in fleetCounts).
-            if (partition.isFailure() && partition.getFailureReason() == FailureReason.NOT_ACTIVE) {
-                continue;
-            }
-            if (partition.isFailure()) {
-                throw QueryException.unavailable("store " + DeviceHealthTopology.FLEET_VERDICT_STORE + " is not queryable now ("
-                        + partition.getFailureReason() + "), retry shortly");
-            }
-            try (KeyValueIterator<Windowed<String>, ValueAndTimestamp<Long>> entries = partition.getResult()) {
+        // A count the DSL materialized: its window store is timestamped, and IQv2 answers with the timestamps.
+        for (KeyValueIterator<Windowed<String>, ValueAndTimestamp<Long>> part : fleetParts(DeviceHealthTopology.FLEET_VERDICT_STORE,
+                WindowRangeQuery.<String, ValueAndTimestamp<Long>>withWindowStartRange(from, to), partitions)) {
+            try (KeyValueIterator<Windowed<String>, ValueAndTimestamp<Long>> entries = part) {
                 entries.forEachRemaining(entry -> sums.computeIfAbsent(FleetVerdicts.dimensionKey(entry.key.key()),
                         k -> new EnumMap<>(Verdict.class)).merge(FleetVerdicts.verdict(entry.key.key()), entry.value.value(), Long::sum));
             }
         }
         return sums;
+    }
+
+    /**
+     * The results of {@code query} over this instance's copies of {@code partitions} of a fleet store, through an
+     * interactive query v2, so that a partition in the middle of a rebalance fails the request (503) rather than giving
+     * a partial sum. Without partitions: every copy active here. A query without partitions reaches every local copy,
+     * standbys too (num.standby.replicas, as deployed): those answer {@link FailureReason#NOT_ACTIVE} and are skipped,
+     * since the instance where the partition is active counts it. With partitions, each must answer: from its active
+     * copy, or with standby reads from any copy here that is close enough to its changelog's end.
+     */
+    private <R> List<R> fleetParts(String store, Query<R> query, Set<Integer> partitions) {
+        if (partitions != null && partitions.isEmpty()) {
+            return List.of();
+        }
+        StateQueryRequest<R> request = StateQueryRequest.inStore(store).withQuery(query);
+        if (partitions != null) {
+            request = request.withPartitions(partitions);
+        }
+        if (partitions == null || !standbyCopies()) {
+            request = request.requireActive();
+        } else {
+            partitions.forEach(partition -> requireCaughtUp(store, partition));
+        }
+        StateQueryResult<R> result;
+        try {
+            result = streams.query(request);
+        } catch (InvalidStateStoreException e) {
+            throw QueryException.unavailable("store " + store + " is not queryable now (" + streams.state() + "), retry shortly");
+        }
+        if (partitions != null && !result.getPartitionResults().keySet().containsAll(partitions)) {
+            throw QueryException.unavailable("store " + store + " partitions " + partitions + " are not all here now, retry shortly");
+        }
+        List<R> parts = new ArrayList<>();
+        for (QueryResult<R> partition : result.getPartitionResults().values()) {
+            if (partitions == null && partition.isFailure() && partition.getFailureReason() == FailureReason.NOT_ACTIVE) {
+                continue;
+            }
+            if (partition.isFailure()) {
+                // Not restored yet, or moved away during the query (a rebalance): a partial sum would be wrong, not late.
+                throw QueryException.unavailable("store " + store + " is not queryable now (" + partition.getFailureReason()
+                        + "), retry shortly");
+            }
+            parts.add(partition.getResult());
+        }
+        return parts;
     }
 
     /** The partition that holds {@code node}'s state in every node-keyed store ({@link #partitionOf}). */

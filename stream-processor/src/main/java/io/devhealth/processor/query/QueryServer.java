@@ -1,9 +1,7 @@
 package io.devhealth.processor.query;
 
-import io.devhealth.processor.internals.FleetCounts;
 import io.devhealth.processor.internals.StateKeys;
 import io.devhealth.schema.ops.HttpLimits;
-import io.devhealth.schema.avro.Verdict;
 import io.devhealth.schema.ops.JettyServers;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -18,11 +16,14 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
-import java.util.EnumMap;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.TreeMap;
+import java.util.Set;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -351,7 +352,7 @@ public final class QueryServer implements AutoCloseable {
                                 node.continueToken())
                         .orElseThrow(() -> QueryException.notFound("no node " + node.node())));
             } else {
-                fleetSummary(exchange, caller, ((QueryRoute.FleetSummary) route).window(), hop.forwarded());
+                fleetSummary(exchange, caller, ((QueryRoute.FleetSummary) route).window(), hop);
             }
         } catch (QueryException e) {
             if (e.notHeld()) {
@@ -429,47 +430,102 @@ public final class QueryServer implements AutoCloseable {
         return Optional.of(FLEET_JSON.readValue(reply.remote().body(), QueryViews.PodVerdict.class));
     }
 
-    private void fleetSummary(Exchange exchange, AccessPolicy.Allowed caller, Duration window, boolean forwarded) throws IOException {
+    /**
+     * The fleet summary: each partition of the two fleet stores counted once, asked of the instance where it is
+     * active (this one's read here); the partitions of an instance that could not answer (gone, restoring, moving)
+     * then from their standby copies with {@link StandbyReads} on, this instance's first, and the answer marked stale.
+     * A partition no copy answered makes it a 503, retry shortly: a partial sum would be wrong, not late. A peer's
+     * request counts what it names ({@link FleetPartitions}); without that, every partition active here.
+     */
+    private void fleetSummary(Exchange exchange, AccessPolicy.Allowed caller, Duration window, Hop hop) throws IOException {
         Instant to = clock.instant();
         Instant from = to.minus(window);
-        List<HostInfo> owners = cluster.fleetInstances();
-        if (owners.isEmpty()) {
-            throw QueryException.unavailable("no instance holds the fleet counts yet (" + cluster.state() + ")");
+        if (hop.forwarded()) {
+            String asked = exchange.header(Forwarder.FLEET_PARTITIONS_HEADER);
+            StateQueries stores = hop.standbyRead() ? stale(exchange, cluster.standbyCopies()) : cluster.local();
+            Responses.json(exchange, 200, FleetSums.read(stores, from, to, asked == null ? null : FleetPartitions.parse(asked))
+                    .view(from, to, window));
+            return;
         }
-        // An instance that holds no fleet-stats partition has no such local store to ask.
-        boolean holdsCounts = owners.stream().anyMatch(cluster::isSelf);
-        Map<String, FleetCounts> counts = holdsCounts ? new TreeMap<>(cluster.local().fleetCounts(from, to)) : new TreeMap<>();
-        Map<String, Map<Verdict, Long>> verdicts = new TreeMap<>();
-        if (holdsCounts) {
-            cluster.local().fleetVerdicts(from, to).forEach((key, byVerdict) -> addVerdicts(verdicts, key, byVerdict));
+        Map<String, List<ClusterView.Holders>> holders = cluster.fleetHolders();
+        if (holders.isEmpty()) {
+            throw QueryException.unavailable("the fleet counts' partitions are not assigned yet (" + cluster.state() + "), retry shortly");
         }
-        if (!forwarded) {
-            for (HostInfo instance : owners) {
-                if (cluster.isSelf(instance)) {
-                    continue;
-                }
-                HttpResponse<String> answer = forward(instance, exchange.target(), exchange, caller, false);
-                if (answer.statusCode() != 200) {
-                    relay(exchange, answer);
-                    return;
-                }
-                QueryViews.FleetSummary part = FLEET_JSON.readValue(answer.body(), QueryViews.FleetSummary.class);
-                part.dimensions().forEach((dimension, entries) -> entries.forEach(e -> counts.merge(dimension + ":" + e.key(),
-                        new FleetCounts("", e.toUnhealthy(), e.toUnknown(), e.toHealthy()), FleetCounts::plus)));
-                // An instance one release behind (a rolling upgrade) sends no verdicts.
-                if (part.verdicts() != null) {
-                    part.verdicts().forEach((dimension, entries) -> entries.forEach(e -> addVerdicts(verdicts, dimension + ":" + e.key(),
-                            Map.of(Verdict.DEVICE_FAILURE, e.deviceFailure(), Verdict.NO_DEVICE_FAILURE, e.noDeviceFailure(),
-                                    Verdict.UNKNOWN, e.unknown()))));
+        Map<FleetPartitions.Part, ClusterView.Holders> parts = new LinkedHashMap<>();
+        holders.forEach((store, byPartition) -> {
+            for (int p = 0; p < byPartition.size(); p++) {
+                parts.put(new FleetPartitions.Part(store, p), byPartition.get(p));
+            }
+        });
+        FleetSums sums = new FleetSums();
+        Map<FleetPartitions.Part, Set<HostInfo>> tried = new HashMap<>();
+        QueryException failure = null;
+        boolean standby = false;
+        // Round one asks each partition's active copy; later rounds (standby reads) each missing one's next standby.
+        while (!parts.isEmpty()) {
+            Map<HostInfo, List<FleetPartitions.Part>> round = new LinkedHashMap<>();
+            for (Map.Entry<FleetPartitions.Part, ClusterView.Holders> part : parts.entrySet()) {
+                Set<HostInfo> done = tried.computeIfAbsent(part.getKey(), k -> new HashSet<>());
+                Optional<HostInfo> next = done.isEmpty() ? Optional.of(part.getValue().active())
+                        : !standbyReads.enabled() ? Optional.empty()
+                        : part.getValue().standbys().stream().filter(host -> !done.contains(host))
+                                .min(Comparator.comparing(host -> !cluster.isSelf(host)));
+                next.ifPresent(host -> round.computeIfAbsent(host, h -> new ArrayList<>()).add(part.getKey()));
+            }
+            if (round.isEmpty()) {
+                break;
+            }
+            for (Map.Entry<HostInfo, List<FleetPartitions.Part>> ask : round.entrySet()) {
+                ask.getValue().forEach(part -> tried.get(part).add(ask.getKey()));
+                try {
+                    sums.add(fleetPart(ask.getKey(), FleetPartitions.of(ask.getValue()), standby, exchange, caller, from, to));
+                    ask.getValue().forEach(parts::remove);
+                } catch (QueryException e) {
+                    if (!e.retryable()) {
+                        throw e;
+                    }
+                    failure = e;
                 }
             }
+            standby = true;
         }
-        Responses.json(exchange, 200, QueryViews.fleetSummary(from, to, window, counts, verdicts));
+        boolean standbyAsked = tried.values().stream().anyMatch(hosts -> hosts.size() > 1);
+        if (standbyAsked) {
+            (parts.isEmpty() ? standbyAnswered : standbyUnanswered).increment();
+        }
+        if (!parts.isEmpty()) {
+            throw failure != null ? failure : QueryException.unavailable("fleet partitions " + parts.keySet() + " cannot be read now, retry shortly");
+        }
+        if (standbyAsked) {
+            exchange.setHeader(StandbyReads.STALE_HEADER, "true");
+        }
+        Responses.json(exchange, 200, sums.view(from, to, window));
     }
 
-    private static void addVerdicts(Map<String, Map<Verdict, Long>> sums, String key, Map<Verdict, Long> counts) {
-        Map<Verdict, Long> sum = sums.computeIfAbsent(key, k -> new EnumMap<>(Verdict.class));
-        counts.forEach((verdict, count) -> sum.merge(verdict, count, Long::sum));
+    /** {@code asked} of the fleet stores, counted by {@code instance}: from its active copies, or its standby ones. */
+    private FleetSums fleetPart(HostInfo instance, FleetPartitions asked, boolean standby, Exchange exchange, AccessPolicy.Allowed caller,
+                                Instant from, Instant to) throws IOException {
+        if (cluster.isSelf(instance)) {
+            try {
+                return FleetSums.read(standby ? cluster.standbyCopies() : cluster.local(), from, to, asked);
+            } catch (InvalidStateStoreException e) {
+                throw QueryException.unavailable("state is not queryable now (" + cluster.state() + "), retry shortly");
+            }
+        }
+        Map<String, String> headers = new HashMap<>(Map.of(Forwarder.FLEET_PARTITIONS_HEADER, asked.header()));
+        if (standby) {
+            headers.put(Forwarder.STANDBY_READ_HEADER, "1");
+        }
+        HttpResponse<String> answer = forwarder.forward(instance, exchange.target(), caller, exchange.header("Authorization"), headers);
+        if (answer.statusCode() == 503) {
+            throw QueryException.unavailable("instance " + instance.host() + ":" + instance.port() + " cannot count its fleet part now, "
+                    + "retry shortly");
+        }
+        if (answer.statusCode() != 200) {
+            throw new QueryException(answer.statusCode(), "instance " + instance.host() + ":" + instance.port() + " answered "
+                    + answer.statusCode() + " for its fleet part");
+        }
+        return FleetSums.of(FLEET_JSON.readValue(answer.body(), QueryViews.FleetSummary.class));
     }
 
     static final Duration DEFAULT_FLEET_WINDOW = Duration.ofHours(1);
@@ -620,7 +676,7 @@ public final class QueryServer implements AutoCloseable {
     private Optional<Reply> askStandbys(ClusterView.Holders holders, URI target, Exchange exchange, AccessPolicy.Allowed caller,
                                         boolean absenceStands, LocalAnswer answer) throws IOException {
         List<HostInfo> standbys = new ArrayList<>(holders.standbys());
-        standbys.sort(java.util.Comparator.comparing(host -> !cluster.isSelf(host)));
+        standbys.sort(Comparator.comparing(host -> !cluster.isSelf(host)));
         for (HostInfo standby : standbys) {
             try {
                 if (cluster.isSelf(standby)) {
@@ -652,7 +708,8 @@ public final class QueryServer implements AutoCloseable {
     /** Asks {@code instance} for {@code caller}, who sent {@code exchange}: the owner authorizes the caller, not this instance. */
     private HttpResponse<String> forward(HostInfo instance, URI target, Exchange exchange, AccessPolicy.Allowed caller,
                                          boolean standbyRead) {
-        return forwarder.forward(instance, target, caller, exchange.header("Authorization"), standbyRead);
+        return forwarder.forward(instance, target, caller, exchange.header("Authorization"),
+                standbyRead ? Map.of(Forwarder.STANDBY_READ_HEADER, "1") : Map.of());
     }
 
     private static void relay(Exchange exchange, HttpResponse<String> answer) {

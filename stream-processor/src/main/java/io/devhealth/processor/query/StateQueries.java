@@ -5,6 +5,7 @@ import io.devhealth.schema.avro.Verdict;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /** The questions one instance answers from its own state; {@link QueryServer} routes to the instance that owns a key. */
 interface StateQueries {
@@ -22,12 +23,18 @@ interface StateQueries {
     /** The devices of a node, a page of at most {@code limit}; {@code token} resumes. */
     Optional<QueryViews.NodeDevices> nodeDevices(String node, int limit, String token);
 
-    /** This instance's part of the fleet counts (windows that started in [from, to]), by {@code DIMENSION:value}. */
-    Map<String, FleetCounts> fleetCounts(Instant from, Instant to);
+    /**
+     * This instance's part of the fleet counts (windows that started in [from, to]), by {@code DIMENSION:value}: its
+     * copies of {@code partitions} of the fleet-stats store, or with null every partition active here.
+     */
+    Map<String, FleetCounts> fleetCounts(Instant from, Instant to, Set<Integer> partitions);
 
     /** The pod's verdict as of {@code at} (null: the latest), if this instance holds it. */
     Optional<QueryViews.PodVerdict> verdict(String namespace, String name, Instant at);
 
-    /** This instance's part of the terminated pods' verdicts (windows that started in [from, to]), by {@code DIMENSION:value}. */
-    Map<String, Map<Verdict, Long>> fleetVerdicts(Instant from, Instant to);
+    /**
+     * This instance's part of the terminated pods' verdicts (windows that started in [from, to]), by {@code DIMENSION:value},
+     * as {@link #fleetCounts} over the fleet-verdicts store.
+     */
+    Map<String, Map<Verdict, Long>> fleetVerdicts(Instant from, Instant to, Set<Integer> partitions);
 }

@@ -1,12 +1,16 @@
 package io.devhealth.processor.query;
 
 import io.devhealth.processor.DeviceHealthTopology;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.Optional;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.KeyQueryMetadata;
-import org.apache.kafka.streams.StreamsMetadata;
+import org.apache.kafka.streams.processor.StreamPartitioner;
 import org.apache.kafka.streams.state.HostInfo;
 
 /** The {@link ClusterView} of a Kafka Streams instance: ownership from {@code application.server} metadata. */
@@ -61,13 +65,32 @@ final class StreamsClusterView implements ClusterView {
         return Optional.of(new Holders(holders.activeHost(), List.copyOf(holders.standbyHosts())));
     }
 
+    /**
+     * Each fleet store's partitions and their holders. Kafka Streams answers "who holds the partition of this key";
+     * a partitioner that names the partition itself turns that into "who holds partition p", and tells the number
+     * of partitions on the way.
+     */
     @Override
-    public List<HostInfo> fleetInstances() {
-        return java.util.stream.Stream.concat(streams.streamsMetadataForStore(DeviceHealthTopology.FLEET_STATS_STORE).stream(),
-                        streams.streamsMetadataForStore(DeviceHealthTopology.FLEET_VERDICT_STORE).stream())
-                .map(StreamsMetadata::hostInfo)
-                .distinct()
-                .toList();
+    public Map<String, List<Holders>> fleetHolders() {
+        Map<String, List<Holders>> holders = new TreeMap<>();
+        for (String store : List.of(DeviceHealthTopology.FLEET_STATS_STORE, DeviceHealthTopology.FLEET_VERDICT_STORE)) {
+            int[] partitions = {0};
+            List<Holders> byPartition = new ArrayList<>();
+            for (int p = 0; p == 0 || p < partitions[0]; p++) {
+                int partition = p;
+                KeyQueryMetadata metadata = streams.queryMetadataForKey(store, "", (StreamPartitioner<String, Object>)
+                        (topic, key, value, count) -> {
+                            partitions[0] = count;
+                            return Optional.of(Set.of(partition));
+                        });
+                if (metadata == null || metadata.equals(KeyQueryMetadata.NOT_AVAILABLE)) {
+                    return Map.of();
+                }
+                byPartition.add(new Holders(metadata.activeHost(), List.copyOf(metadata.standbyHosts())));
+            }
+            holders.put(store, List.copyOf(byPartition));
+        }
+        return holders;
     }
 
     @Override

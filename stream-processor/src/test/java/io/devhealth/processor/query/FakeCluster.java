@@ -70,8 +70,8 @@ final class FakeCluster implements ClusterView {
     }
 
     @Override
-    public List<HostInfo> fleetInstances() {
-        return List.of();
+    public Map<String, List<Holders>> fleetHolders() {
+        return Map.of();
     }
 
     /** No standbys here: the stores of this instance are its only copies. */
@@ -106,7 +106,7 @@ final class FakeCluster implements ClusterView {
             }
 
             @Override
-            public java.util.Map<String, io.devhealth.processor.internals.FleetCounts> fleetCounts(Instant from, Instant to) {
+            public java.util.Map<String, io.devhealth.processor.internals.FleetCounts> fleetCounts(Instant from, Instant to, Set<Integer> partitions) {
                 return java.util.Map.of();
             }
 
@@ -119,7 +119,7 @@ final class FakeCluster implements ClusterView {
             }
 
             @Override
-            public java.util.Map<String, java.util.Map<io.devhealth.schema.avro.Verdict, Long>> fleetVerdicts(Instant from, Instant to) {
+            public java.util.Map<String, java.util.Map<io.devhealth.schema.avro.Verdict, Long>> fleetVerdicts(Instant from, Instant to, Set<Integer> partitions) {
                 return java.util.Map.of();
             }
         };
