@@ -213,6 +213,7 @@ class ProcessorScaleOutIT {
                     fourthReadyMs,
                     TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started));
             querier.print();
+            printWhereTransitionsAreMissing(check);
 
             assertThat(check.duplicateIds()).as("transitions with the same id").isZero();
             assertThat(check.duplicateContents()).as("transitions with the same device, from, to and time").isZero();
@@ -225,6 +226,35 @@ class ProcessorScaleOutIT {
             assertThat(querier.regressionsAfterGracefulMoves())
                     .as("node answers older than one answered before, while instances only closed gracefully").isEmpty();
         }
+    }
+
+    /**
+     * Where expected transitions did not arrive: per device whose sequence is wrong, how many were expected and
+     * received; and per node-events partition, what the processor's group has not committed (input left unprocessed,
+     * as against transitions lost).
+     */
+    private void printWhereTransitionsAreMissing(TransitionOracle.Check check) throws Exception {
+        Map<String, String> wrong = new TreeMap<>();
+        check.expected().forEach((device, steps) -> {
+            List<String> got = check.actual().getOrDefault(device, List.of());
+            if (!steps.equals(got)) {
+                int same = 0;
+                while (same < Math.min(steps.size(), got.size()) && steps.get(same).equals(got.get(same))) {
+                    same++;
+                }
+                wrong.put(device, "expected=" + steps.size() + " received=" + got.size() + " firstDifferenceAt=" + same);
+            }
+        });
+        Map<Integer, Long> uncommitted = new TreeMap<>();
+        var committed = kafka.admin().listConsumerGroupOffsets(applicationId).partitionsToOffsetAndMetadata().get();
+        for (int p = 0; p < PARTITIONS; p++) {
+            var partition = new org.apache.kafka.common.TopicPartition(topics.nodeEvents(), p);
+            long end = kafka.admin().listOffsets(Map.of(partition, org.apache.kafka.clients.admin.OffsetSpec.latest()))
+                    .partitionResult(partition).get().offset();
+            var at = committed.get(partition);
+            uncommitted.put(p, end - (at == null ? 0 : at.offset()));
+        }
+        System.out.printf("processor-scaleout missing devices=%s uncommittedNodeEventsByPartition=%s%n", wrong, uncommitted);
     }
 
     /** Keeps asking until every instance routes every query, then asks once more and keeps what was wrong. */
@@ -356,6 +386,7 @@ class ProcessorScaleOutIT {
         private final Map<String, Integer> failuresByPhase = new TreeMap<>();
         /** 200 answers from a standby copy ({@link StandbyReads#STALE_HEADER}). */
         private final Map<String, Integer> staleByPhase = new TreeMap<>();
+        private final Map<String, Integer> failureReasons = new TreeMap<>();
         /** How much older than an answer before a standby's node answer was (report time), where it was. */
         private final List<Long> staleBehindMs = new ArrayList<>();
         private final Map<String, Long> failingSince = new TreeMap<>();
@@ -420,6 +451,9 @@ class ProcessorScaleOutIT {
                 }
                 if (!ok) {
                     failuresByPhase.merge(at, 1, Integer::sum);
+                    // What the 503s said, numbers and addresses left out, so that alike reasons count together.
+                    String reason = answer.body == null ? answer.text : answer.body.path("message").asText();
+                    failureReasons.merge(reason.replaceAll("[0-9.:]+", "#").replaceAll("(node|pod) [^ ]+", "$1 #"), 1, Integer::sum);
                 }
                 if (answer.status == 404) {
                     notFound.add(at + " " + instance.member + " " + path + ": " + answer);
@@ -526,6 +560,7 @@ class ProcessorScaleOutIT {
                     serverErrors.size(), wrongAnswers.size(), regressions.size(), notFound.size(),
                     concat(serverErrors, wrongAnswers, regressions).stream().limit(20).toList());
             System.out.printf("processor-scaleout notFound first=%s%n", notFound.stream().limit(10).toList());
+            System.out.printf("processor-scaleout failureReasons %s%n", failureReasons);
         }
     }
 

@@ -53,12 +53,14 @@ import org.apache.kafka.streams.state.WindowStoreIterator;
 final class LocalStateQueries implements StateQueries {
 
     private static final long ACTIVE_ONLY = -1L;
+    private static final long LAG_TTL_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(500);
 
     private final KafkaStreams streams;
     private final PageTokens pageTokens;
     private final HostInfo self;
     /** The most changelog records a copy read here may lack; {@link #ACTIVE_ONLY} reads the active copies only. */
     private final long maxLagRecords;
+    private volatile Lags lags;
 
     private LocalStateQueries(KafkaStreams streams, PageTokens pageTokens, HostInfo self, long maxLagRecords) {
         this.streams = streams;
@@ -296,7 +298,7 @@ final class LocalStateQueries implements StateQueries {
             return metadata.partition();
         }
         if (standbyCopies() && (self.equals(metadata.activeHost()) || metadata.standbyHosts().contains(self))) {
-            requireCaughtUp(store, metadata.partition());
+            // Each store's copy is checked as it is read (partitionStore).
             return metadata.partition();
         }
         throw QueryException.notHeld(what + " " + key + " is held by another instance now");
@@ -311,7 +313,7 @@ final class LocalStateQueries implements StateQueries {
     private void requireCaughtUp(String store, int partition) {
         LagInfo lag;
         try {
-            lag = streams.allLocalStorePartitionLags().getOrDefault(store, Map.of()).get(partition);
+            lag = lags().getOrDefault(store, Map.of()).get(partition);
         } catch (RuntimeException e) {
             throw QueryException.unavailable("the lag of this instance's copy of " + store + " partition " + partition
                     + " is not known now (" + e.getClass().getSimpleName() + "), retry shortly");
@@ -325,8 +327,31 @@ final class LocalStateQueries implements StateQueries {
         }
     }
 
-    /** The keyed store {@code name}'s copy of {@code partition} ({@link #partitionOf}), a standby copy where allowed. */
+    /**
+     * Every local copy's lag, fetched at most every {@link #LAG_TTL_NANOS}: each fetch asks the broker for every changelog's
+     * end, and a query reads two or three stores. A lag that old is still well within any sensible bound.
+     */
+    private Map<String, Map<Integer, LagInfo>> lags() {
+        Lags known = lags;
+        long now = System.nanoTime();
+        if (known == null || now - known.fetchedAtNanos() > LAG_TTL_NANOS) {
+            known = new Lags(now, streams.allLocalStorePartitionLags());
+            lags = known;
+        }
+        return known.byStore();
+    }
+
+    private record Lags(long fetchedAtNanos, Map<String, Map<Integer, LagInfo>> byStore) {}
+
+    /**
+     * The keyed store {@code name}'s copy of {@code partition} ({@link #partitionOf}), a standby copy where allowed: then
+     * only once that store's own copy is close enough to its changelog's end (a new standby restores its stores one by
+     * one: the node's entry may be there before its devices are).
+     */
     private <T> T partitionStore(String name, QueryableStoreType<T> type, int partition) {
+        if (standbyCopies()) {
+            requireCaughtUp(name, partition);
+        }
         StoreQueryParameters<T> parameters = StoreQueryParameters.fromNameAndType(name, type).withPartition(partition);
         try {
             return streams.store(standbyCopies() ? parameters.enableStaleStores() : parameters);
