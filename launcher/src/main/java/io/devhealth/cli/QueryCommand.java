@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import java.io.IOException;
 import java.io.InputStream;
+import io.devhealth.processor.query.StandbyReads;
 import java.io.PrintWriter;
 import java.net.ConnectException;
 import java.net.URI;
@@ -145,6 +146,11 @@ public final class QueryCommand implements Runnable {
         if (response.statusCode() != 200) {
             String message = body.path("message").asText("HTTP " + response.statusCode());
             throw new QueryFailed(message, response.statusCode() == 404 ? 1 : response.statusCode() == 400 ? 2 : 3);
+        }
+        if (response.headers().firstValue(StandbyReads.STALE_HEADER).isPresent()) {
+            // On stderr, so that the JSON on stdout stays what the server answered.
+            spec.commandLine().getErr().println("note: answered from a standby copy (the instance holding it cannot answer now): "
+                    + "it may lack the latest changes");
         }
         return body;
     }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.sun.net.httpserver.HttpServer;
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
+import io.devhealth.processor.query.StandbyReads;
 import io.devhealth.simulators.kafka.KafkaSecurity;
 import java.io.InputStream;
 import java.security.KeyStore;
@@ -72,6 +73,8 @@ class QueryCommandTest {
     private final List<String> authorizations = new CopyOnWriteArrayList<>();
     private final StringWriter out = new StringWriter();
     private final StringWriter err = new StringWriter();
+    /** Whether the server marks its answers as a standby copy's. */
+    private volatile boolean stale;
 
     @BeforeEach
     void startServer() throws IOException {
@@ -106,6 +109,9 @@ class QueryCommandTest {
             int status = body == null ? 404 : 200;
             byte[] bytes = (body == null ? "{\"status\":404,\"message\":\"no pod ml/gone\"}" : body).getBytes(StandardCharsets.UTF_8);
             exchange.getResponseHeaders().set("Content-Type", "application/json");
+            if (stale) {
+                exchange.getResponseHeaders().set(StandbyReads.STALE_HEADER, "true");
+            }
             exchange.sendResponseHeaders(status, bytes.length);
             try (OutputStream body2 = exchange.getResponseBody()) {
                 body2.write(bytes);
@@ -141,6 +147,17 @@ class QueryCommandTest {
         assertThat(out.toString()).contains("Pod ml/train-0 on node node-1: Unhealthy")
                 .containsPattern("CONTAINER\\s+CLAIM\\s+DEVICE\\s+HEALTH")
                 .containsPattern("main\\s+train-0-gpu\\s+gpu.example.com/node-1/gpu-0\\s+Unhealthy\\s+2026-11-29T10:00:02Z\\s+XID-79\\s+XID 79");
+    }
+
+    @Test
+    void shouldSayOnStderrWhenAStandbyCopyAnswered() {
+        answers.put("/v1/pods/ml/train-0/devices", POD);
+        stale = true;
+
+        assertThat(run("pod", "ml/train-0")).isZero();
+
+        assertThat(out.toString()).contains("Pod ml/train-0 on node node-1: Unhealthy").doesNotContain("standby");
+        assertThat(err.toString()).contains("answered from a standby copy").contains("may lack the latest changes");
     }
 
     @Test
