@@ -29,6 +29,7 @@ public final class ProcessorConfig extends ServiceConfig {
     public static final String STATE_DIR = "state.dir";
     public static final String PROCESSING_GUARANTEE = "processing.guarantee";
     public static final String COMMIT_INTERVAL = "commit.interval.ms";
+    public static final String TRANSACTIONAL_STATE_STORES = "state.transactional";
     public static final String TIMEOUT_DEFAULT = "timeout.default.seconds";
     public static final String TIMEOUT_PER_DRIVER = "timeout.per.driver";
     public static final String FLAP_THRESHOLD = "flap.threshold";
@@ -74,6 +75,12 @@ public final class ProcessorConfig extends ServiceConfig {
                     "Kafka Streams processing guarantee; exactly_once_v2 so that every transition is emitted once.")
             .define(COMMIT_INTERVAL, Type.LONG, 100L, ConfigDef.Range.atLeast(10), Importance.LOW,
                     "Kafka Streams commit interval; bounds end-to-end latency under exactly_once_v2.")
+            .define(TRANSACTIONAL_STATE_STORES, Type.BOOLEAN, true, Importance.MEDIUM,
+                    "Kafka Streams transactional state stores (enable.transactional.statestores): writes wait in a "
+                            + "buffer until their changelog transaction commits, so that under exactly_once_v2 a store is "
+                            + "not wiped and rebuilt after an error or a move without a checkpoint. Without them, the "
+                            + "handling of such a store lost committed-looking output of other tasks (docs/RELIABILITY.md, "
+                            + "ProcessorScaleOutIT).")
             .define(TIMEOUT_DEFAULT, Type.LONG, TimeoutPolicy.DEFAULT.toSeconds(), ConfigDef.Range.atLeast(1), Importance.MEDIUM,
                     "Seconds a device report stays fresh when neither the device (health_check_timeout_seconds) nor "
                             + TIMEOUT_PER_DRIVER + " says otherwise; after that the device turns Unknown.")
@@ -265,6 +272,10 @@ public final class ProcessorConfig extends ServiceConfig {
 
     public String processingGuarantee() {
         return getString(PROCESSING_GUARANTEE);
+    }
+
+    public boolean transactionalStateStores() {
+        return getBoolean(TRANSACTIONAL_STATE_STORES);
     }
 
     public long commitIntervalMs() {

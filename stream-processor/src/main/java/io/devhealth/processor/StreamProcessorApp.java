@@ -102,6 +102,9 @@ public final class StreamProcessorApp implements AutoCloseable {
         props.put(StreamsConfig.STATE_DIR_CONFIG, config.stateDir());
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, config.processingGuarantee());
         props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, config.commitIntervalMs());
+        // Under exactly-once, a store found without a checkpoint (a standby's, after a restart or a move) is otherwise
+        // wiped, and handling that on a stream thread lost transitions of tasks that were fine (ProcessorScaleOutIT).
+        props.put(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG, config.transactionalStateStores());
         // The 5.0 default, opted into now (and silences the 4.x warning).
         props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
         props.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, BoundedMemoryRocksDbConfig.class.getName());
