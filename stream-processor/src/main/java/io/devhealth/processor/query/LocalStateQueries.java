@@ -47,8 +47,9 @@ import org.apache.kafka.streams.state.WindowStoreIterator;
  * Answers queries from the stores of this instance only; {@link QueryServer} routes to the instance that owns a key.
  * Two kinds: one reads the active copies of partitions only ({@link #active}); the other ({@link #standby}) reads
  * whichever copy this instance keeps, standby or active, once that copy is within a bound of its changelog's end,
- * for {@link StandbyReads}. The fleet sums read active copies in both: a partition counted from a standby as well as
- * from its active copy would count twice.
+ * for {@link StandbyReads}. The fleet sums read the active copies here unless asked for named partitions: a partition
+ * counted from a standby as well as from its active copy would count twice, so only the instance gathering a summary
+ * may name a standby's partitions ({@link FleetPartitions}).
  */
 final class LocalStateQueries implements StateQueries {
 
