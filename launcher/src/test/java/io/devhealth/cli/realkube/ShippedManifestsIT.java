@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.devhealth.testkit.realkube.ControlPlane;
-import io.devhealth.testkit.realkube.KubeBinaries;
-import io.devhealth.testkit.realkube.Kubectl;
+import io.devhealth.simulators.realkube.ControlPlane;
+import io.devhealth.simulators.realkube.KubeBinaries;
+import io.devhealth.simulators.realkube.Kubectl;
 import io.devhealth.testkit.realkube.RealKubernetes;
-import io.devhealth.testkit.realkube.RealNode;
+import io.devhealth.simulators.realkube.RealNode;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.SecretBuilder;

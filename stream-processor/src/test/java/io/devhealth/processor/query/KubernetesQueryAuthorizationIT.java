@@ -5,9 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.devhealth.testkit.process.Ports;
-import io.devhealth.testkit.realkube.ControlPlane;
-import io.devhealth.testkit.realkube.KubeBinaries;
+import io.devhealth.simulators.process.Ports;
+import io.devhealth.simulators.realkube.ControlPlane;
+import io.devhealth.simulators.realkube.KubeBinaries;
 import io.devhealth.testkit.realkube.RealKubernetes;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Namespaced;

@@ -1,5 +1,8 @@
 package io.devhealth.testkit.realkube;
 
+import io.devhealth.simulators.realkube.ControlPlane;
+import io.devhealth.simulators.realkube.KubeBinaries;
+import io.devhealth.simulators.realkube.RealNode;
 import java.lang.annotation.Documented;
 import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;

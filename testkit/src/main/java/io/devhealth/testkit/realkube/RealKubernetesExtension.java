@@ -1,18 +1,28 @@
 package io.devhealth.testkit.realkube;
 
+import io.devhealth.simulators.realkube.ControlPlane;
+import io.devhealth.simulators.realkube.KubeBinaries;
+import io.devhealth.simulators.realkube.RealNode;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Resolves {@link ControlPlane} and {@link RealNode} parameters; see {@link RealKubernetes}. */
+/**
+ * Resolves {@link ControlPlane} and {@link RealNode} parameters; see {@link RealKubernetes}.
+ *
+ * <p>A machine without Go cannot build the binaries: the test is skipped there, unless system property
+ * {@code devhealth.kube.required} is {@code true} (CI sets it), so that a CI run can never pass without
+ * the real cluster.
+ */
 public final class RealKubernetesExtension implements ParameterResolver {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(RealKubernetesExtension.class);
@@ -51,9 +61,19 @@ public final class RealKubernetesExtension implements ParameterResolver {
 
         synchronized ControlPlane plane() {
             if (plane == null) {
-                plane = ControlPlane.start(KubeBinaries.ensureBuilt(), work.resolve("control-plane"), logs);
+                plane = ControlPlane.start(binaries(), work.resolve("control-plane"), logs);
             }
             return plane;
+        }
+
+        private static KubeBinaries binaries() {
+            if (!KubeBinaries.goInstalled() && !Boolean.getBoolean("devhealth.kube.required")) {
+                String why = "Go is not installed: the real Kubernetes tests need it to build Kubernetes "
+                        + KubeBinaries.configuredVersion();
+                LOGGER.warn("skipping real Kubernetes tests reason=\"{}\"", why);
+                Assumptions.abort(why);
+            }
+            return KubeBinaries.ensureBuilt();
         }
 
         synchronized RealNode node() {

@@ -3,6 +3,9 @@ package io.devhealth.testkit.realkube;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.devhealth.simulators.realkube.ControlPlane;
+import io.devhealth.simulators.realkube.GpuWorkloads;
+import io.devhealth.simulators.realkube.RealNode;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.PodCondition;

@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.devhealth.simulators.kube.FleetKubernetesApi;
+import io.devhealth.simulators.realkube.ControlPlane;
+import io.devhealth.simulators.realkube.KubeBinaries;
+import io.devhealth.simulators.realkube.Kubectl;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.ContainerStatusBuilder;
 import io.fabric8.kubernetes.api.model.EventBuilder;

@@ -1,7 +1,7 @@
-package io.devhealth.testkit.realkube;
+package io.devhealth.simulators.realkube;
 
-import io.devhealth.testkit.process.ManagedProcess;
-import io.devhealth.testkit.process.Ports;
+import io.devhealth.simulators.process.ManagedProcess;
+import io.devhealth.simulators.process.Ports;
 import io.fabric8.kubernetes.api.model.ConfigBuilder;
 import io.fabric8.kubernetes.api.model.NamedContextBuilder;
 import io.fabric8.kubernetes.api.model.authentication.TokenRequest;

@@ -1,4 +1,4 @@
-package io.devhealth.testkit.realkube;
+package io.devhealth.simulators.realkube;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

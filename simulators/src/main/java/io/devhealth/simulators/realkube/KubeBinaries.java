@@ -1,4 +1,4 @@
-package io.devhealth.testkit.realkube;
+package io.devhealth.simulators.realkube;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
-import org.junit.jupiter.api.Assumptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,9 +18,8 @@ import org.slf4j.LoggerFactory;
  * The Kubernetes binaries of one version, built by {@code scripts/kube/build.sh} into a cache outside
  * the repository on first use and reused after that.
  *
- * <p>System properties: {@code devhealth.kube.version} (default {@value #DEFAULT_VERSION}) and
- * {@code devhealth.kube.required}: when {@code true} (CI sets it) a machine without Go fails the test
- * instead of skipping it, so that a CI run can never pass without the real cluster.
+ * <p>System property {@code devhealth.kube.version}: the version (default {@value #DEFAULT_VERSION}).
+ * Building needs Go ({@link #goInstalled()}); without it {@link #ensureBuilt()} fails and says so.
  */
 public record KubeBinaries(String version, Path directory) {
 
@@ -29,7 +27,7 @@ public record KubeBinaries(String version, Path directory) {
     private static final Logger LOGGER = LoggerFactory.getLogger(KubeBinaries.class);
     private static final ConcurrentMap<String, KubeBinaries> BUILT = new ConcurrentHashMap<>();
 
-    /** The version this test JVM runs, from {@code devhealth.kube.version}. */
+    /** The version this JVM runs, from {@code devhealth.kube.version}. */
     public static String configuredVersion() {
         String version = System.getProperty("devhealth.kube.version", "");
         return version.isBlank() ? DEFAULT_VERSION : version;
@@ -53,13 +51,9 @@ public record KubeBinaries(String version, Path directory) {
     }
 
     private static KubeBinaries build(String version) {
-        if (!onPath("go")) {
-            String why = "Go is not installed: the real Kubernetes tests need it to build Kubernetes " + version;
-            if (Boolean.getBoolean("devhealth.kube.required")) {
-                throw new IllegalStateException(why + " (devhealth.kube.required=true)");
-            }
-            LOGGER.warn("skipping real Kubernetes tests reason=\"{}\"", why);
-            Assumptions.abort(why);
+        if (!goInstalled()) {
+            throw new IllegalStateException("Go is not installed: it is needed to build Kubernetes " + version
+                    + " (scripts/kube/build.sh)");
         }
         Path script = repositoryRoot().resolve("scripts/kube/build.sh");
         long start = System.nanoTime();
@@ -87,7 +81,7 @@ public record KubeBinaries(String version, Path directory) {
             progress.join();
             if (code != 0 || stdout.isEmpty()) {
                 throw new IllegalStateException("scripts/kube/build.sh " + version + " failed with exit code " + code
-                        + " (its output is in this test's log above)");
+                        + " (its output is in the log above)");
             }
             Path directory = Path.of(stdout.get(stdout.size() - 1));
             LOGGER.info("kubernetes binaries version={} dir={} seconds={}", version, directory,
@@ -101,7 +95,10 @@ public record KubeBinaries(String version, Path directory) {
         }
     }
 
-    /** The checkout this test runs in: the first directory upwards that holds the build script. */
+    /**
+     * The checkout this JVM runs in ({@code devhealth.repository.root}, or the first directory upwards
+     * that holds the build script): where the build script, the shipped manifests and the docs are.
+     */
     public static Path repositoryRoot() {
         String configured = System.getProperty("devhealth.repository.root", "");
         if (!configured.isBlank()) {
@@ -115,7 +112,9 @@ public record KubeBinaries(String version, Path directory) {
         throw new IllegalStateException("scripts/kube/build.sh not found above " + Path.of("").toAbsolutePath());
     }
 
-    private static boolean onPath(String command) {
+    /** Whether {@code go} is on the PATH, which building the binaries needs. */
+    public static boolean goInstalled() {
+        String command = "go";
         String path = System.getenv().getOrDefault("PATH", "");
         for (String dir : path.split(java.io.File.pathSeparator)) {
             if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, command))) {

@@ -1,4 +1,4 @@
-package io.devhealth.testkit.realkube;
+package io.devhealth.simulators.realkube;
 
 import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.core.type.TypeReference;

@@ -1,4 +1,4 @@
-package io.devhealth.testkit.realkube;
+package io.devhealth.simulators.realkube;
 
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;

@@ -1,6 +1,6 @@
-package io.devhealth.testkit.realkube;
+package io.devhealth.simulators.realkube;
 
-import io.devhealth.testkit.process.ManagedProcess;
+import io.devhealth.simulators.process.ManagedProcess;
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
 

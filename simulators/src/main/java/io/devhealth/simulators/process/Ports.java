@@ -1,4 +1,4 @@
-package io.devhealth.testkit.process;
+package io.devhealth.simulators.process;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
