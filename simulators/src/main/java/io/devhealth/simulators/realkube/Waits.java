@@ -5,11 +5,12 @@ import java.time.Duration;
 import java.util.function.BooleanSupplier;
 
 /** Polls until a component is ready, failing early when it has died and with its log when it never is. */
-final class Waits {
+public final class Waits {
 
     private Waits() {}
 
-    static void until(String what, Duration timeout, ManagedProcess process, BooleanSupplier ready) {
+    /** Polls {@code ready} every 200 ms; {@code process}, when not null, is the component whose death ends the wait. */
+    public static void until(String what, Duration timeout, ManagedProcess process, BooleanSupplier ready) {
         long deadline = System.nanoTime() + timeout.toNanos();
         RuntimeException last = null;
         while (System.nanoTime() < deadline) {

@@ -4,20 +4,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.devhealth.cli.demo.RealNodePipeline;
 import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.TerminatedPod;
 import io.devhealth.schema.avro.Verdict;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
+import io.devhealth.simulators.realkube.ControlPlane;
+import io.devhealth.simulators.realkube.GpuWorkloads;
+import io.devhealth.simulators.realkube.RealNode;
 import io.devhealth.sink.DevicePostMortem;
 import io.devhealth.sink.PodStatusWriter;
 import io.devhealth.sink.SinkConfig;
 import io.devhealth.testkit.kafka.KafkaClusterExtension;
 import io.devhealth.testkit.kafka.TopicReader;
-import io.devhealth.simulators.realkube.ControlPlane;
-import io.devhealth.simulators.realkube.GpuWorkloads;
 import io.devhealth.testkit.realkube.RealKubernetes;
-import io.devhealth.simulators.realkube.RealNode;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
@@ -29,6 +30,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -66,11 +68,15 @@ class RealNodePipelineIT {
                 // Every change of the driver is a change of the pod here: these tests flip health on purpose.
                 Map.of(ProcessorConfig.FLAP_THRESHOLD, "0"),
                 Map.of(SinkConfig.TERMINATION_WINDOW_MS, "60000"));
-        verdicts = pipeline.verdicts();
+        verdicts = TopicReader.of(kafka, pipeline.topics().podVerdicts())
+                .deserializers(new StringDeserializer(), pipeline.verdictDeserializer()).open();
     }
 
     @AfterAll
     static void stopPipeline() {
+        if (verdicts != null) {
+            verdicts.close();
+        }
         if (pipeline != null) {
             pipeline.close();
         }

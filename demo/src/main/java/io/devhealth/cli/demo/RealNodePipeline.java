@@ -1,6 +1,4 @@
-package io.devhealth.cli.realkube;
-
-import static org.awaitility.Awaitility.await;
+package io.devhealth.cli.demo;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -19,11 +17,11 @@ import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.devhealth.sink.SinkApp;
 import io.devhealth.sink.SinkConfig;
-import io.devhealth.testkit.kafka.TopicReader;
 import io.devhealth.simulators.realkube.ControlPlane;
 import io.devhealth.simulators.realkube.KubeBinaries;
 import io.devhealth.simulators.realkube.Kubectl;
 import io.devhealth.simulators.realkube.RealNode;
+import io.devhealth.simulators.realkube.Waits;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -45,13 +43,13 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.Deserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 
 /**
- * The whole pipeline on the real node: the production node-collector reading the real kubelet's
+ * The whole pipeline on a real node ({@code io.devhealth.simulators.realkube}): the production node-collector reading the real kubelet's
  * plugin registry and PodResources socket and the real DRA driver's {@code DRAResourceHealth} stream,
  * the production stream-processor, and the production sink writing to the real API server as the
  * ServiceAccount that the shipped {@code k8s/base/sink-apiserver/rbac.yaml} binds — over a real Kafka
@@ -59,9 +57,10 @@ import picocli.CommandLine;
  * {@code docs/TEST-CLUSTER.md}).
  *
  * <p>Services are started as {@code main} starts them, from their typed configuration; the options a
- * test gives override the pipeline's.
+ * caller gives override the pipeline's. The integration tests on the real node run it, and so does
+ * {@code devhealth demo --real-kubernetes}.
  */
-final class RealNodePipeline implements AutoCloseable {
+public final class RealNodePipeline implements AutoCloseable {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(RealNodePipeline.class);
     private static final Duration START = Duration.ofSeconds(90);
@@ -73,7 +72,6 @@ final class RealNodePipeline implements AutoCloseable {
     private final Topics topics;
     private final MeterRegistry sinkMeters = new SimpleMeterRegistry();
     private final String registryName = "realnode-" + UUID.randomUUID();
-    private EmbeddedKafkaCluster kafka;
     private StreamProcessorApp processor;
     private SinkApp sink;
     private NodeCollector collector;
@@ -88,7 +86,7 @@ final class RealNodePipeline implements AutoCloseable {
      *
      * @param processorOptions e.g. {@link ProcessorConfig#FLAP_THRESHOLD}
      */
-    static RealNodePipeline start(ControlPlane plane, RealNode node, EmbeddedKafkaCluster kafka, Path workDir,
+    public static RealNodePipeline start(ControlPlane plane, RealNode node, EmbeddedKafkaCluster kafka, Path workDir,
                                   Map<String, String> processorOptions, Map<String, String> sinkOptions) {
         RealNodePipeline pipeline = new RealNodePipeline(EmbeddedKafkaCluster.uniqueName("realnode") + ".");
         try {
@@ -106,7 +104,7 @@ final class RealNodePipeline implements AutoCloseable {
      * --server-side}, so that the same field manager owns them as when {@code ShippedManifestsIT}
      * applies all of {@code k8s/} in the same cluster).
      */
-    static void applyShippedManifests(ControlPlane plane) {
+    public static void applyShippedManifests(ControlPlane plane) {
         Kubectl kubectl = Kubectl.admin(plane);
         Path base = KubeBinaries.repositoryRoot().resolve("k8s/base");
         // The admission policy too: the sink's writes must pass the guard it ships with.
@@ -117,7 +115,7 @@ final class RealNodePipeline implements AutoCloseable {
         // The ServiceAccount's namespace comes from the kustomization, as `kubectl apply -k` sets it.
         kubectl.ok("apply", "--server-side", "-n", COLLECTOR_NAMESPACE, "-f", base.resolve("node-collector/serviceaccount.yaml").toString());
         KubernetesClient admin = plane.adminClient();
-        await("DevicePostMortem CRD established").atMost(START).until(() -> {
+        Waits.until("DevicePostMortem CRD established", START, null, () -> {
             CustomResourceDefinition crd = admin.apiextensions().v1().customResourceDefinitions()
                     .withName("devicepostmortems.devhealth.io").get();
             return crd != null && crd.getStatus() != null && crd.getStatus().getConditions().stream()
@@ -137,7 +135,6 @@ final class RealNodePipeline implements AutoCloseable {
         kafka.createTopics(partitions, topics.nodeEvents(), topics.healthTransitions(), topics.podVerdicts(), topics.fleetStats(),
                 topics.deadLetters());
         kafka.createCompactedTopics(partitions, topics.podDeviceStatus());
-        this.kafka = kafka;
         String registry = "mem://" + registryName;
 
         Map<String, String> processorSettings = new HashMap<>(Map.of(
@@ -204,12 +201,12 @@ final class RealNodePipeline implements AutoCloseable {
     }
 
     /** The processor's query API, as {@code devhealth query --server} takes it. */
-    String queryUrl() {
+    public String queryUrl() {
         return "http://127.0.0.1:" + processor.queryAddress().port();
     }
 
     /** {@code devhealth query <args> -o json} against the processor, as a user runs it; fails on a non-zero exit. */
-    JsonNode query(String... args) {
+    public JsonNode query(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         CommandLine cli = new CommandLine(new Devhealth()).setOut(new PrintWriter(out)).setErr(new PrintWriter(err));
@@ -226,20 +223,17 @@ final class RealNodePipeline implements AutoCloseable {
         }
     }
 
-    Topics topics() {
+    public Topics topics() {
         return topics;
     }
 
-    /** A reader of pod-verdicts from its beginning, closed with the pipeline. */
-    TopicReader<String, TerminatedPod> verdicts() {
-        TopicReader<String, TerminatedPod> reader = TopicReader.of(kafka, topics.podVerdicts()).deserializers(new StringDeserializer(),
-                AvroSerde.of(TerminatedPod.class, SchemaRegistries.inMemory(registryName)).deserializer()).open();
-        resources.add(reader);
-        return reader;
+    /** Reads the values of pod-verdicts, through the pipeline's schema registry. */
+    public Deserializer<TerminatedPod> verdictDeserializer() {
+        return AvroSerde.of(TerminatedPod.class, SchemaRegistries.inMemory(registryName)).deserializer();
     }
 
     /** The value of one of the sink's counters ({@code devhealth.sink.<name>}), summed over its tags. */
-    double sinkCount(String name, String... tags) {
+    public double sinkCount(String name, String... tags) {
         return sinkMeters.find("devhealth.sink." + name).tags(tags).counters().stream().mapToDouble(Counter::count).sum();
     }
 

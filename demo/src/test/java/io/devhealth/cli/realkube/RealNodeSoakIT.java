@@ -4,14 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.devhealth.cli.demo.RealNodePipeline;
 import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
-import io.devhealth.sink.PodStatusWriter;
-import io.devhealth.testkit.kafka.KafkaClusterExtension;
 import io.devhealth.simulators.realkube.ControlPlane;
 import io.devhealth.simulators.realkube.GpuWorkloads;
-import io.devhealth.testkit.realkube.RealKubernetes;
 import io.devhealth.simulators.realkube.RealNode;
+import io.devhealth.sink.PodStatusWriter;
+import io.devhealth.testkit.kafka.KafkaClusterExtension;
+import io.devhealth.testkit.realkube.RealKubernetes;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
