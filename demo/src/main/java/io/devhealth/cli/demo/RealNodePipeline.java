@@ -43,6 +43,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ExecutionException;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -72,6 +73,7 @@ public final class RealNodePipeline implements AutoCloseable {
     private final Topics topics;
     private final MeterRegistry sinkMeters = new SimpleMeterRegistry();
     private final String registryName = "realnode-" + UUID.randomUUID();
+    private EmbeddedKafkaCluster kafka;
     private StreamProcessorApp processor;
     private SinkApp sink;
     private NodeCollector collector;
@@ -123,6 +125,39 @@ public final class RealNodePipeline implements AutoCloseable {
         });
     }
 
+    /**
+     * Sink options that turn on retry elsewhere (the sink's DeviceTaintRules) on this one-node cluster,
+     * after applying the RBAC of its optional component as it ships: rules held at least {@code minHold},
+     * consumed by group {@code groupId}, and the circuit breaker's node fraction at 1.0, since on one node
+     * any device is all of the fleet's nodes (the breaker has unit tests of its own).
+     */
+    public static Map<String, String> retryElsewhere(ControlPlane plane, String groupId, Duration minHold) {
+        Kubectl.admin(plane).ok("apply", "--server-side", "-f",
+                KubeBinaries.repositoryRoot().resolve("k8s/components/device-taint-rules/rbac.yaml").toString());
+        return Map.of(SinkConfig.TAINT_RULES_ENABLED, "true",
+                SinkConfig.TAINT_RULES_GROUP_ID, groupId,
+                SinkConfig.TAINT_RULES_MIN_HOLD_MS, Long.toString(minHold.toMillis()),
+                SinkConfig.TAINT_RULES_BREAKER_NODE_FRACTION, "1.0");
+    }
+
+    /**
+     * Waits until the consumer group {@code groupId} holds partitions. A new retry-elsewhere group starts
+     * at the end of health-transitions, so it acts only on failures that come after this.
+     */
+    public void awaitAssigned(String groupId, Duration timeout) {
+        Waits.until("consumer group " + groupId + " holds its partitions", timeout, null, () -> {
+            try {
+                return kafka.admin().describeConsumerGroups(List.of(groupId)).all().get().get(groupId).members().stream()
+                        .anyMatch(member -> !member.assignment().topicPartitions().isEmpty());
+            } catch (ExecutionException e) {
+                throw new IllegalStateException(e.getCause());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        });
+    }
+
     private void startAll(ControlPlane plane, RealNode node, EmbeddedKafkaCluster kafka, Path workDir,
                           Map<String, String> processorOptions, Map<String, String> sinkOptions) {
         applyShippedManifests(plane);
@@ -135,6 +170,7 @@ public final class RealNodePipeline implements AutoCloseable {
         kafka.createTopics(partitions, topics.nodeEvents(), topics.healthTransitions(), topics.podVerdicts(), topics.fleetStats(),
                 topics.deadLetters());
         kafka.createCompactedTopics(partitions, topics.podDeviceStatus());
+        this.kafka = kafka;
         String registry = "mem://" + registryName;
 
         Map<String, String> processorSettings = new HashMap<>(Map.of(

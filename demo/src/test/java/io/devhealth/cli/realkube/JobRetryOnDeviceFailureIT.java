@@ -1,8 +1,14 @@
 package io.devhealth.cli.realkube;
 
+import static io.devhealth.cli.demo.DocumentedJobs.condition;
+import static io.devhealth.cli.demo.DocumentedJobs.decided;
+import static io.devhealth.cli.demo.DocumentedJobs.failed;
+import static io.devhealth.cli.demo.DocumentedJobs.hasCondition;
+import static io.devhealth.cli.demo.DocumentedJobs.name;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.devhealth.cli.demo.DocumentedJobs;
 import io.devhealth.cli.demo.RealNodePipeline;
 import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.schema.OwnTaintRules;
@@ -10,31 +16,18 @@ import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.devhealth.simulators.realkube.ControlPlane;
 import io.devhealth.simulators.realkube.GpuWorkloads;
 import io.devhealth.simulators.realkube.KubeBinaries;
-import io.devhealth.simulators.realkube.Kubectl;
 import io.devhealth.simulators.realkube.RealNode;
-import io.devhealth.sink.PodStatusWriter;
-import io.devhealth.sink.SinkConfig;
 import io.devhealth.testkit.kafka.KafkaClusterExtension;
 import io.devhealth.testkit.realkube.RealKubernetes;
-import io.fabric8.kubernetes.api.model.DeletionPropagation;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
-import io.fabric8.kubernetes.api.model.batch.v1.JobBuilder;
-import io.fabric8.kubernetes.api.model.batch.v1.JobCondition;
-import io.fabric8.kubernetes.api.model.batch.v1.UncountedTerminatedPods;
 import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
-import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.fabric8.kubernetes.api.model.resource.v1beta2.DeviceTaintRule;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -43,12 +36,9 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -76,10 +66,8 @@ class JobRetryOnDeviceFailureIT {
     private static final Logger LOGGER = LoggerFactory.getLogger(JobRetryOnDeviceFailureIT.class);
 
     private static final String NAMESPACE = "jobs-real";
-    private static final String CLAIM_TEMPLATE = "one-gpu";
     private static final Duration WAIT = Duration.ofSeconds(90);
     private static final String XID = "XID 79: GPU has fallen off the bus";
-    private static final String TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking";
     /**
      * Retry elsewhere's minimum hold in this class: short, so that a rule of one test is gone soon after it
      * ({@link #cleanUp} waits for that), and longer than the Job controller's 10 s backoff before the
@@ -99,31 +87,21 @@ class JobRetryOnDeviceFailureIT {
     private static KubernetesClient admin;
     private static RealNodePipeline pipeline;
     private static RealNode node;
-    private static Job documentedJob;
+    private static DocumentedJobs jobs;
     private static final String TAINT_GROUP = "devhealth-sink-taints-" + UUID.randomUUID().toString().substring(0, 8);
 
     @BeforeAll
     static void startPipeline(ControlPlane plane, RealNode realNode, EmbeddedKafkaCluster kafka, @TempDir Path work) {
         admin = plane.adminClient();
         node = realNode;
-        documentedJob = documentedJob();
+        jobs = new DocumentedJobs(admin, NAMESPACE, WAIT);
         GpuWorkloads.prepare(admin, NAMESPACE);
-        GpuWorkloads.claimTemplate(admin, NAMESPACE, CLAIM_TEMPLATE, 1);
-        // Retry elsewhere's RBAC as its component ships it, bound to the sink's ServiceAccount.
-        Kubectl.admin(plane).ok("apply", "--server-side", "-f",
-                KubeBinaries.repositoryRoot().resolve("k8s/components/device-taint-rules/rbac.yaml").toString());
+        GpuWorkloads.claimTemplate(admin, NAMESPACE, DocumentedJobs.CLAIM_TEMPLATE, 1);
         pipeline = RealNodePipeline.start(plane, realNode, kafka, work,
                 // Every change of the driver is a change of the pod: these tests flip health on purpose.
                 Map.of(ProcessorConfig.FLAP_THRESHOLD, "0"),
-                Map.of(SinkConfig.TAINT_RULES_ENABLED, "true",
-                        SinkConfig.TAINT_RULES_GROUP_ID, TAINT_GROUP,
-                        SinkConfig.TAINT_RULES_MIN_HOLD_MS, Long.toString(TAINT_HOLD.toMillis()),
-                        // One node: any device would be all of the fleet's nodes. The breaker has its unit tests.
-                        SinkConfig.TAINT_RULES_BREAKER_NODE_FRACTION, "1.0"));
-        // A new retry-elsewhere group starts at the end of health-transitions: the tests' failures come after it joined.
-        await("retry elsewhere's consumer holds its partitions").atMost(WAIT).until(() -> kafka.admin()
-                .describeConsumerGroups(List.of(TAINT_GROUP)).all().get().get(TAINT_GROUP).members().stream()
-                .anyMatch(member -> !member.assignment().topicPartitions().isEmpty()));
+                RealNodePipeline.retryElsewhere(plane, TAINT_GROUP, TAINT_HOLD));
+        pipeline.awaitAssigned(TAINT_GROUP, WAIT);
     }
 
     @AfterAll
@@ -139,7 +117,7 @@ class JobRetryOnDeviceFailureIT {
         for (int i = 0; i < node.gpus(); i++) {
             node.driver().setHealth("gpu-" + i, "Healthy", "");
         }
-        deleteJobsAndWait();
+        jobs.deleteAllAndWait();
         await("devhealth's DeviceTaintRules are gone after their hold").atMost(WAIT).until(() -> ownRules().isEmpty());
     }
 
@@ -150,9 +128,9 @@ class JobRetryOnDeviceFailureIT {
      */
     @Test
     void shouldGiveTheRetryAnotherGpuWhileDevhealthTaintsTheFailedOne() {
-        createJob("train-elsewhere", 1);
-        Pod first = awaitRunningPod("train-elsewhere", null, true);
-        DeviceRequestAllocationResult failed = allocationOf(first);
+        jobs.create("train-elsewhere", 1);
+        Pod first = jobs.awaitRunningPod("train-elsewhere", null, true);
+        DeviceRequestAllocationResult failed = jobs.allocationOf(first);
 
         node.driver().setHealth(failed.getDevice(), "Unhealthy", XID);
         DeviceTaintRule rule = await("devhealth's DeviceTaintRule for " + failed.getDevice()).atMost(WAIT)
@@ -163,12 +141,12 @@ class JobRetryOnDeviceFailureIT {
         assertThat(rule.getSpec().getDeviceSelector().getDevice()).isEqualTo(failed.getDevice());
         assertThat(rule.getSpec().getTaint().getEffect()).isEqualTo("NoSchedule");
         await("devhealth's condition turns False on the running pod").atMost(WAIT)
-                .until(() -> condition(pod(first)).map(PodCondition::getStatus).orElse(null), "False"::equals);
+                .until(() -> condition(jobs.current(first)).map(PodCondition::getStatus).orElse(null), "False"::equals);
         node.runtime().exit(NAMESPACE, name(first), "main", 1, "CUDA error: an illegal memory access");
-        assertThat(failed(awaitDecision("train-elsewhere", first))).as("status.failed: the failure is not counted").isZero();
+        assertThat(failed(jobs.awaitDecision("train-elsewhere", first))).as("status.failed: the failure is not counted").isZero();
 
-        Pod replacement = awaitRunningPod("train-elsewhere", first.getMetadata().getUid(), true);
-        DeviceRequestAllocationResult retried = allocationOf(replacement);
+        Pod replacement = jobs.awaitRunningPod("train-elsewhere", first.getMetadata().getUid(), true);
+        DeviceRequestAllocationResult retried = jobs.allocationOf(replacement);
         LOGGER.info("retry elsewhere failedDevice={} replacementDevice={}", failed.getDevice(), retried.getDevice());
         assertThat(retried.getDevice()).as("the scheduler allocated the replacement's claim another GPU").isNotEqualTo(failed.getDevice());
         assertThat(retried.getPool()).isEqualTo(failed.getPool());
@@ -186,27 +164,19 @@ class JobRetryOnDeviceFailureIT {
         return admin.resources(DeviceTaintRule.class).withLabel(OwnTaintRules.MANAGED_BY_LABEL, OwnTaintRules.MANAGED_BY).list().getItems();
     }
 
-    /** What the scheduler allocated to the pod's own claim (the one its ResourceClaimTemplate made). */
-    private static DeviceRequestAllocationResult allocationOf(Pod pod) {
-        String uid = pod.getMetadata().getUid();
-        return admin.resources(ResourceClaim.class).inNamespace(NAMESPACE).list().getItems().stream()
-                .filter(c -> c.getMetadata().getOwnerReferences().stream().anyMatch(o -> o.getUid().equals(uid)))
-                .findFirst().orElseThrow().getStatus().getAllocation().getDevices().getResults().get(0);
-    }
-
     @Test
     void shouldRetryWithoutCountingWhenThePodDiesOnAnUnhealthyGpu() {
-        Job job = createJob("train-xid", 1);
+        Job job = jobs.create("train-xid", 1);
         assertThat(job.getSpec().getPodReplacementPolicy())
                 .as("the API server's default for a Job with a podFailurePolicy").isEqualTo("Failed");
-        Pod first = awaitRunningPod("train-xid", null, true);
-        String device = deviceOf(first);
+        Pod first = jobs.awaitRunningPod("train-xid", null, true);
+        String device = jobs.allocationOf(first).getDevice();
 
         node.driver().setHealth(device, "Unhealthy", XID);
         await("devhealth's condition turns False on the running pod").atMost(WAIT)
-                .until(() -> condition(pod(first)).map(PodCondition::getStatus).orElse(null), "False"::equals);
+                .until(() -> condition(jobs.current(first)).map(PodCondition::getStatus).orElse(null), "False"::equals);
         node.runtime().exit(NAMESPACE, name(first), "main", 1, "CUDA error: an illegal memory access");
-        Job decided = awaitDecision("train-xid", first);
+        Job decided = jobs.awaitDecision("train-xid", first);
 
         assertThat(failed(decided)).as("status.failed: the failure is not counted").isZero();
         assertThat(hasCondition(decided, "Failed")).isFalse();
@@ -214,9 +184,9 @@ class JobRetryOnDeviceFailureIT {
         // The replacement comes after the controller's pod-failure backoff (10 s for a first failure):
         // an ignored failure still enters the backoff record. Which GPU it gets is
         // shouldGiveTheRetryAnotherGpuWhileDevhealthTaintsTheFailedOne's question, so its condition is not asserted.
-        Pod replacement = awaitRunningPod("train-xid", first.getMetadata().getUid(), false);
-        assertThat(deviceOf(replacement)).as("the replacement holds a GPU of its own claim").isNotBlank();
-        Job retrying = job("train-xid");
+        Pod replacement = jobs.awaitRunningPod("train-xid", first.getMetadata().getUid(), false);
+        assertThat(jobs.allocationOf(replacement).getDevice()).as("the replacement holds a GPU of its own claim").isNotBlank();
+        Job retrying = jobs.job("train-xid");
         assertThat(failed(retrying)).isZero();
         assertThat(retrying.getStatus().getActive()).isEqualTo(1);
         assertThat(hasCondition(retrying, "Failed")).isFalse();
@@ -224,19 +194,19 @@ class JobRetryOnDeviceFailureIT {
 
     @Test
     void shouldCountAnApplicationCrashOnHealthyGpusAndFailTheJobAtItsBackoffLimit() {
-        createJob("train-crash", 1);
-        Pod first = awaitRunningPod("train-crash", null, true);
+        jobs.create("train-crash", 1);
+        Pod first = jobs.awaitRunningPod("train-crash", null, true);
         node.runtime().exit(NAMESPACE, name(first), "main", 1, "Traceback: ZeroDivisionError");
-        Job afterFirst = awaitDecision("train-crash", first);
+        Job afterFirst = jobs.awaitDecision("train-crash", first);
         assertThat(failed(afterFirst)).as("status.failed counts the crash").isEqualTo(1);
         assertThat(hasCondition(afterFirst, "Failed")).as("one failure is within backoffLimit 1").isFalse();
 
-        Pod second = awaitRunningPod("train-crash", first.getMetadata().getUid(), true);
+        Pod second = jobs.awaitRunningPod("train-crash", first.getMetadata().getUid(), true);
         node.runtime().exit(NAMESPACE, name(second), "main", 1, "Traceback: ZeroDivisionError");
-        Job afterSecond = awaitDecision("train-crash", second);
+        Job afterSecond = jobs.awaitDecision("train-crash", second);
         assertThat(failed(afterSecond)).isEqualTo(2);
         await("the Job fails: backoffLimit exceeded").atMost(WAIT).untilAsserted(() ->
-                assertThat(job("train-crash").getStatus().getConditions()).anySatisfy(c -> {
+                assertThat(jobs.job("train-crash").getStatus().getConditions()).anySatisfy(c -> {
                     assertThat(c.getType()).isEqualTo("Failed");
                     assertThat(c.getStatus()).isEqualTo("True");
                     assertThat(c.getReason()).isEqualTo("BackoffLimitExceeded");
@@ -266,7 +236,7 @@ class JobRetryOnDeviceFailureIT {
                 for (int g = 0; g < node.gpus(); g++) {
                     node.driver().setHealth("gpu-" + g, "Healthy", "");
                 }
-                deleteJobsAndWait();
+                jobs.deleteAllAndWait();
             }
         }
         printFigures(runs);
@@ -279,9 +249,9 @@ class JobRetryOnDeviceFailureIT {
 
     /** One run: the report at {@code offsetMs} from the exit (negative: before it), then the Job controller's verdict. */
     private RaceRun race(String jobName, long offsetMs) {
-        createJob(jobName, 0);
-        Pod pod = awaitRunningPod(jobName, null, true);
-        String device = deviceOf(pod);
+        jobs.create(jobName, 0);
+        Pod pod = jobs.awaitRunningPod(jobName, null, true);
+        String device = jobs.allocationOf(pod).getDevice();
         PodTimeline timeline = new PodTimeline(pod.getMetadata().getUid());
         try (Watch ignored = admin.pods().inNamespace(NAMESPACE).withName(name(pod)).watch(timeline)) {
             long reportAt;
@@ -295,7 +265,7 @@ class JobRetryOnDeviceFailureIT {
                 sleep(offsetMs);
                 reportAt = report(device);
             }
-            Job decided = awaitDecision(jobName, pod);
+            Job decided = jobs.awaitDecision(jobName, pod);
             await("the watch saw the decision").atMost(WAIT).until(() -> timeline.decidedAt.get() != 0);
             // A late condition still comes, on the failed pod: its latency is measured either way.
             await("the watch saw devhealth's condition False").atMost(WAIT).until(() -> timeline.conditionFalseAt.get() != 0);
@@ -372,7 +342,7 @@ class JobRetryOnDeviceFailureIT {
             if ("Failed".equals(pod.getStatus().getPhase()) && failedAt.compareAndSet(0, now)) {
                 conditionWhenFailed.set(conditionFalse);
             }
-            if (failedAt.get() != 0 && !pod.getMetadata().getFinalizers().contains(TRACKING_FINALIZER)) {
+            if (failedAt.get() != 0 && decided(pod)) {
                 decidedAt.compareAndSet(0, now);
             }
         }
@@ -387,111 +357,6 @@ class JobRetryOnDeviceFailureIT {
 
     private record RaceRun(long offsetMs, boolean won, long exitToFailedMs, long reportToConditionMs,
                            long failedToDecisionMs, boolean conditionWhenFailed, boolean conditionBeforeDecision) {}
-
-    /**
-     * The Job controller has decided about {@code pod}: its tracking finalizer is gone and no UID waits in
-     * {@code uncountedTerminatedPods}, so {@code status.failed} holds the verdict.
-     */
-    private static Job awaitDecision(String jobName, Pod pod) {
-        await("the Job controller decided about " + name(pod)).atMost(WAIT).until(() -> {
-            Pod current = pod(pod);
-            if (current == null || !"Failed".equals(current.getStatus().getPhase())
-                    || current.getMetadata().getFinalizers().contains(TRACKING_FINALIZER)) {
-                return false;
-            }
-            UncountedTerminatedPods uncounted = job(jobName).getStatus().getUncountedTerminatedPods();
-            return uncounted == null || uncounted.getFailed() == null || uncounted.getFailed().isEmpty();
-        });
-        return job(jobName);
-    }
-
-    /**
-     * The Job's pod that is not {@code previousUid}, once it runs (and, where {@code healthy}, devhealth's
-     * condition on it says True: the pipeline knows the pod's GPU).
-     */
-    private static Pod awaitRunningPod(String jobName, String previousUid, boolean healthy) {
-        return await("a running pod of " + jobName + (healthy ? " with devhealth's condition True" : "")).atMost(WAIT).until(() ->
-                admin.pods().inNamespace(NAMESPACE).withLabel("job-name", jobName).list().getItems().stream()
-                        .filter(p -> !p.getMetadata().getUid().equals(previousUid))
-                        .filter(p -> "Running".equals(p.getStatus().getPhase()))
-                        .filter(p -> !healthy || condition(p).map(c -> "True".equals(c.getStatus())).orElse(false))
-                        .findFirst().orElse(null), p -> p != null);
-    }
-
-    /** The documented Job under {@code name}, with a test's {@code backoffLimit}, and what the fake runtime needs. */
-    private static Job createJob(String name, int backoffLimit) {
-        Job job = new JobBuilder(documentedJob)
-                .editMetadata().withName(name).withNamespace(NAMESPACE).endMetadata()
-                .editSpec().withBackoffLimit(backoffLimit)
-                        .editTemplate().editSpec()
-                                // No process runs that could read a token, and a killed pod goes at once.
-                                .withAutomountServiceAccountToken(false)
-                                .withTerminationGracePeriodSeconds(1L)
-                        .endSpec().endTemplate()
-                .endSpec().build();
-        return admin.resource(job).create();
-    }
-
-    /** The first {@code yaml} block of docs/JOBS.md: the Job users are told to copy. */
-    private static Job documentedJob() {
-        Path doc = KubeBinaries.repositoryRoot().resolve("docs/JOBS.md");
-        try {
-            Matcher block = Pattern.compile("```yaml\\n(.*?)```", Pattern.DOTALL).matcher(Files.readString(doc));
-            assertThat(block.find()).as("a yaml block in " + doc).isTrue();
-            Job job = admin.batch().v1().jobs()
-                    .load(new ByteArrayInputStream(block.group(1).getBytes(StandardCharsets.UTF_8))).item();
-            assertThat(job.getSpec().getTemplate().getSpec().getResourceClaims()).singleElement()
-                    .satisfies(c -> assertThat(c.getResourceClaimTemplateName()).isEqualTo(CLAIM_TEMPLATE));
-            return job;
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static void deleteJobsAndWait() {
-        admin.batch().v1().jobs().inNamespace(NAMESPACE).withPropagationPolicy(DeletionPropagation.BACKGROUND).delete();
-        await("the Jobs, their pods and claims are gone").atMost(WAIT).until(() -> {
-            admin.pods().inNamespace(NAMESPACE).withGracePeriod(0).delete();
-            return admin.batch().v1().jobs().inNamespace(NAMESPACE).list().getItems().isEmpty()
-                    && admin.pods().inNamespace(NAMESPACE).list().getItems().isEmpty()
-                    && admin.resources(ResourceClaim.class).inNamespace(NAMESPACE).list().getItems().isEmpty();
-        });
-    }
-
-    private static String deviceOf(Pod pod) {
-        String uid = pod.getMetadata().getUid();
-        return admin.resources(ResourceClaim.class).inNamespace(NAMESPACE).list().getItems().stream()
-                .filter(c -> c.getMetadata().getOwnerReferences().stream().anyMatch(o -> o.getUid().equals(uid)))
-                .findFirst().orElseThrow().getStatus().getAllocation().getDevices().getResults().get(0).getDevice();
-    }
-
-    private static Optional<PodCondition> condition(Pod pod) {
-        return pod == null ? Optional.empty() : pod.getStatus().getConditions().stream()
-                .filter(c -> PodStatusWriter.CONDITION_TYPE.equals(c.getType())).findFirst();
-    }
-
-    private static boolean hasCondition(Job job, String type) {
-        List<JobCondition> conditions = job.getStatus().getConditions();
-        return conditions != null && conditions.stream().anyMatch(c -> type.equals(c.getType()) && "True".equals(c.getStatus()));
-    }
-
-    private static int failed(Job job) {
-        Integer failed = job.getStatus().getFailed();
-        return failed == null ? 0 : failed;
-    }
-
-    private static Job job(String name) {
-        return admin.batch().v1().jobs().inNamespace(NAMESPACE).withName(name).get();
-    }
-
-    private static Pod pod(Pod pod) {
-        Pod current = admin.pods().inNamespace(NAMESPACE).withName(name(pod)).get();
-        return current != null && current.getMetadata().getUid().equals(pod.getMetadata().getUid()) ? current : null;
-    }
-
-    private static String name(Pod pod) {
-        return pod.getMetadata().getName();
-    }
 
     private static long millis(long nanos) {
         return Math.round(nanos / 1e6);
