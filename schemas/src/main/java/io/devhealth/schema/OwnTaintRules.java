@@ -13,6 +13,11 @@ public final class OwnTaintRules {
     public static final String MANAGED_BY = "devhealth-sink";
     /** The key of the taint every rule carries. */
     public static final String TAINT_KEY = "devhealth.io/unhealthy";
+    /**
+     * The annotation with the instant the sink created a rule: its minimum hold counts from then, also
+     * after a restart of the sink.
+     */
+    public static final String CREATED_AT = "devhealth.io/created-at";
 
     private OwnTaintRules() {}
 

@@ -38,7 +38,6 @@ final class KubernetesTaintRules implements TaintRuleStore {
     static final String DRIVER = "devhealth.io/driver";
     static final String POOL = "devhealth.io/pool";
     static final String DEVICE = "devhealth.io/device";
-    static final String CREATED_AT = "devhealth.io/created-at";
     static final String REASON = "devhealth.io/reason";
     /**
      * The effects under which the allocator does not hand out a device to a claim that does not tolerate
@@ -94,7 +93,7 @@ final class KubernetesTaintRules implements TaintRuleStore {
     }
 
     private static Instant createdAt(ObjectMeta meta, Instant unknown) {
-        String value = meta.getAnnotations().get(CREATED_AT);
+        String value = meta.getAnnotations().get(OwnTaintRules.CREATED_AT);
         try {
             if (value != null) {
                 return Instant.parse(value);
@@ -119,7 +118,7 @@ final class KubernetesTaintRules implements TaintRuleStore {
                         .addToAnnotations(DRIVER, device.driver())
                         .addToAnnotations(POOL, device.pool())
                         .addToAnnotations(DEVICE, device.device())
-                        .addToAnnotations(CREATED_AT, now.toString())
+                        .addToAnnotations(OwnTaintRules.CREATED_AT, now.toString())
                         .addToAnnotations(REASON, truncate(reason))
                 .endMetadata()
                 .withNewSpec()

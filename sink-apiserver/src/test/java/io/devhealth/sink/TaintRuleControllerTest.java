@@ -256,7 +256,7 @@ class TaintRuleControllerTest {
         TaintRuleController before = controller(settings(false, 2, 0.5));
         apply(before, "node-a", "gpu-1", HealthStatus.UNHEALTHY);
         apply(before, "node-a", "gpu-2", HealthStatus.UNHEALTHY);
-        String created = rules().get(0).getMetadata().getAnnotations().get(KubernetesTaintRules.CREATED_AT);
+        String created = rules().get(0).getMetadata().getAnnotations().get(OwnTaintRules.CREATED_AT);
 
         clock.advance(Duration.ofMinutes(3));
         TaintRuleController after = controller(settings(false, 2, 0.5));
@@ -264,7 +264,7 @@ class TaintRuleControllerTest {
         apply(after, "node-a", "gpu-0", HealthStatus.UNHEALTHY);
 
         assertThat(rules()).as("no duplicate, and the node's cap counts the rules from before").hasSize(2);
-        assertThat(rules()).allSatisfy(r -> assertThat(r.getMetadata().getAnnotations()).containsEntry(KubernetesTaintRules.CREATED_AT, created));
+        assertThat(rules()).allSatisfy(r -> assertThat(r.getMetadata().getAnnotations()).containsEntry(OwnTaintRules.CREATED_AT, created));
         assertThat(count("taint.rules.refused", "reason", "node_cap")).isEqualTo(1);
 
         apply(after, "node-a", "gpu-1", HealthStatus.HEALTHY);

@@ -7,6 +7,9 @@ import io.devhealth.sink.PodStatusWriter;
 import io.devhealth.sink.DevicePostMortem;
 import io.devhealth.simulators.dra.DeviceState;
 import io.devhealth.simulators.kube.PodFixtures;
+import io.devhealth.simulators.realkube.ControlPlane;
+import io.devhealth.simulators.realkube.KubeBinaries;
+import io.devhealth.simulators.realkube.RealNode;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.PrintStream;
@@ -31,7 +34,9 @@ import picocli.CommandLine.Option;
  * {@code devhealth demo}: the whole pipeline on an embedded default — no Docker, no cluster, no
  * network — playing three stories: a batch job's GPU fails and the job dies (its DevicePostMortem record
  * and pod condition, frozen, and the query that explains it); a driver goes silent (Unknown after the
- * timeout, found eagerly); and recovery.
+ * timeout, found eagerly); and recovery. With {@code --real-kubernetes} a fourth ({@link JobRetryStory})
+ * follows on real Kubernetes binaries: the Job controller and the scheduler act on devhealth's verdict.
+ * The embedded API server has no controllers, so that story cannot run on it.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = "Run the whole pipeline in this process (in-process Kafka, simulated GPU nodes, local Kubernetes API) "
@@ -66,8 +71,13 @@ public final class DemoCommand implements Callable<Integer> {
             + "devhealth query; stop with Ctrl-C.")
     boolean keepRunning;
 
-    private final PrintStream out = System.out;
-    private final Instant started = Instant.now();
+    @Option(names = "--real-kubernetes", description = "Also play story 4 on real Kubernetes (etcd, kube-apiserver, "
+            + "kube-controller-manager, kube-scheduler and a kubelet, built from source with Go on first use, which takes "
+            + "tens of minutes): a Job retries on another GPU without spending its retry budget.")
+    boolean realKubernetes;
+
+    private final Narrator narrator = new Narrator(System.out);
+    private final PrintStream out = narrator.out();
     private final List<String> summary = new ArrayList<>();
 
     @Override
@@ -78,6 +88,13 @@ public final class DemoCommand implements Callable<Integer> {
             logging.getLoggerList().stream().filter(l -> l.getLevel() != null).forEach(l -> l.setLevel(Level.ERROR));
         }
         Path workDir = Files.createTempDirectory("dh-demo");
+        KubeBinaries binaries = null;
+        if (realKubernetes) {
+            step("story 4 runs on real Kubernetes %s: building it from source with Go unless cached under "
+                    + "~/.cache/devhealth/kube (a cold build takes tens of minutes) ...", KubeBinaries.configuredVersion());
+            binaries = KubeBinaries.ensureBuilt();
+            step("Kubernetes binaries: %s", binaries.directory());
+        }
         step("starting: in-process Kafka, %d simulated nodes x %d GPUs (fake DRA drivers + kubelets on unix sockets), "
                 + "collectors, processor, sink, local Kubernetes API", nodes, gpus);
         EmbeddedPipeline.Options options = EmbeddedPipeline.Options.builder(workDir).nodes(nodes).devicesPerNode(gpus)
@@ -96,16 +113,44 @@ public final class DemoCommand implements Callable<Integer> {
             failBatchJob(pipeline, kube, victim);
             silenceDriver(pipeline, kube, jobs.get(pipeline.nodes().get(pipeline.nodes().size() - 1).name()).get(0));
             recover(pipeline, kube, victim);
-            printSummary(pipeline, victim);
-
-            if (keepRunning) {
-                out.println("The pipeline keeps running; press Ctrl-C to stop.");
-                CountDownLatch forever = new CountDownLatch(1);
-                Runtime.getRuntime().addShutdownHook(new Thread(forever::countDown));
-                forever.await();
+            if (binaries == null) {
+                out.println();
+                step("STORY 4 - a Job retries on another GPU without spending its retry budget: it needs the real Job "
+                        + "controller and scheduler; play it with ./devhealth demo --real-kubernetes (needs Go)");
+                printSummary(pipeline, victim, List.of());
+                keepRunningIfAsked();
+                return 0;
+            }
+            out.println();
+            Path logs = workDir.resolve("kube-logs");
+            step("starting real Kubernetes %s (logs in %s) and, on the same Kafka, a devhealth pipeline for its node",
+                    binaries.version(), logs);
+            try (ControlPlane plane = ControlPlane.start(binaries, workDir.resolve("control-plane"), logs);
+                 RealNode node = RealNode.start(plane, ControlPlane.NODE_NAMES.get(0), 2, workDir.resolve("real-node"), logs);
+                 JobRetryStory story = JobRetryStory.start(plane, node, pipeline.kafka(), workDir.resolve("story-4"), narrator,
+                         new JobRetryStory.Timing(stepTimeout, JobRetryStory.Timing.DEFAULT.taintHold(), terminationWindow))) {
+                JobRetryStory.Outcome outcome = story.play();
+                summary.add(JobRetryStory.summary(outcome));
+                printSummary(pipeline, victim, List.of(
+                        String.format("kubectl --kubeconfig %s get jobs,pods,resourceclaims,devicetaintrules,devicepostmortems -n %s",
+                                plane.adminKubeconfig(), JobRetryStory.NAMESPACE),
+                        String.format("kubectl --kubeconfig %s describe job %s -n %s", plane.adminKubeconfig(), JobRetryStory.JOB,
+                                JobRetryStory.NAMESPACE),
+                        String.format("./devhealth query pod %s/%s --server %s   # story 4", JobRetryStory.NAMESPACE,
+                                DocumentedJobs.name(outcome.failedPod()), story.pipeline().queryUrl())));
+                keepRunningIfAsked();
             }
         }
         return 0;
+    }
+
+    private void keepRunningIfAsked() throws InterruptedException {
+        if (keepRunning) {
+            out.println("The pipeline keeps running; press Ctrl-C to stop.");
+            CountDownLatch forever = new CountDownLatch(1);
+            Runtime.getRuntime().addShutdownHook(new Thread(forever::countDown));
+            forever.await();
+        }
     }
 
     /** One batch job per GPU, created in the API server and reported by each node's kubelet. */
@@ -209,7 +254,8 @@ public final class DemoCommand implements Callable<Integer> {
                 victim.device()));
     }
 
-    private void printSummary(EmbeddedPipeline pipeline, BatchJob victim) {
+    /** What happened, then the commands to explore with, ending with {@code more} (story 4's, where it ran). */
+    private void printSummary(EmbeddedPipeline pipeline, BatchJob victim, List<String> more) {
         out.println();
         out.println("=== What happened ===");
         summary.forEach(line -> out.println("  * " + line));
@@ -224,12 +270,12 @@ public final class DemoCommand implements Callable<Integer> {
                 victim.device(), pipeline.queryUrl());
         pipeline.metricsTargets().forEach((job, targets) ->
                 targets.forEach(target -> out.printf("  curl -s http://%s/metrics   # %s%n", target, job)));
-        out.printf("Finished in %d s.%n", Duration.between(started, Instant.now()).toSeconds());
+        more.forEach(line -> out.println("  " + line));
+        out.printf("Finished in %d s.%n", narrator.elapsed().toSeconds());
     }
 
     private void step(String format, Object... args) {
-        long seconds = Duration.between(started, Instant.now()).toSeconds();
-        out.printf("[%3ds] %s%n", seconds, String.format(format, args));
+        narrator.step(format, args);
     }
 
     private <T> T await(String what, Supplier<Optional<T>> probe) throws InterruptedException {

@@ -403,6 +403,11 @@ public final class EmbeddedPipeline implements AutoCloseable {
         return kube.url();
     }
 
+    /** The broker the pipeline runs on (its own, or the one it was given). */
+    public EmbeddedKafkaCluster kafka() {
+        return kafka;
+    }
+
     public String bootstrapServers() {
         return String.valueOf(kafkaClients.get(Service.PROCESSOR).get("bootstrap.servers"));
     }

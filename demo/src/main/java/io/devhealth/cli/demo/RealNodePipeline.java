@@ -42,6 +42,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.common.serialization.Deserializer;
@@ -210,7 +211,9 @@ public final class RealNodePipeline implements AutoCloseable {
                 Map.entry(CollectorConfig.INVENTORY_ENABLED, "false"),
                 Map.entry(NvmlConfig.ENABLED, "false"),
                 Map.entry(CollectorConfig.HTTP_PORT, "-1")))), Clock.systemUTC()));
-        KubernetesClient inventory = track(plane.clientFor(COLLECTOR_NAMESPACE, "node-collector"));
+        // The control plane closes the clients it hands out; closing this one here too closed it twice, and
+        // the second close met a Vert.x event loop already shut down (an ERROR from netty at every stop).
+        KubernetesClient inventory = plane.clientFor(COLLECTOR_NAMESPACE, "node-collector");
         collector.withInventory(inventory);
         collector.start();
         LOGGER.info("pipeline started node={} topics={} queryUrl={}", node.name(), topics.nodeEvents(), queryUrl());
@@ -243,6 +246,22 @@ public final class RealNodePipeline implements AutoCloseable {
 
     /** {@code devhealth query <args> -o json} against the processor, as a user runs it; fails on a non-zero exit. */
     public JsonNode query(String... args) {
+        Answer answer = ask(args);
+        if (answer.exit() != 0) {
+            throw new AssertionError("devhealth " + String.join(" ", answer.command()) + " exited " + answer.exit() + ": " + answer.err());
+        }
+        return answer.json();
+    }
+
+    /** Like {@link #query}, but empty where the command exits non-zero (e.g. the pod is not known yet). */
+    public Optional<JsonNode> tryQuery(String... args) {
+        Answer answer = ask(args);
+        return answer.exit() == 0 ? Optional.of(answer.json()) : Optional.empty();
+    }
+
+    private record Answer(List<String> command, int exit, JsonNode json, String err) {}
+
+    private Answer ask(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         CommandLine cli = new CommandLine(new Devhealth()).setOut(new PrintWriter(out)).setErr(new PrintWriter(err));
@@ -250,12 +269,12 @@ public final class RealNodePipeline implements AutoCloseable {
         full.addAll(List.of(args));
         int exit = cli.execute(full.toArray(String[]::new));
         if (exit != 0) {
-            throw new AssertionError("devhealth " + String.join(" ", full) + " exited " + exit + ": " + err);
+            return new Answer(full, exit, null, err.toString());
         }
         try {
-            return JSON.readTree(out.toString());
+            return new Answer(full, exit, JSON.readTree(out.toString()), err.toString());
         } catch (IOException e) {
-            throw new AssertionError("not JSON: " + out, e);
+            throw new IllegalStateException("devhealth " + String.join(" ", full) + " printed no JSON: " + out, e);
         }
     }
 

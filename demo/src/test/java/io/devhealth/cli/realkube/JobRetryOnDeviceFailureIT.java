@@ -11,7 +11,6 @@ import static org.awaitility.Awaitility.await;
 import io.devhealth.cli.demo.DocumentedJobs;
 import io.devhealth.cli.demo.RealNodePipeline;
 import io.devhealth.processor.ProcessorConfig;
-import io.devhealth.schema.OwnTaintRules;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.devhealth.simulators.realkube.ControlPlane;
 import io.devhealth.simulators.realkube.GpuWorkloads;
@@ -22,21 +21,17 @@ import io.devhealth.testkit.realkube.RealKubernetes;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
-import io.fabric8.kubernetes.api.model.resource.v1.DeviceRequestAllocationResult;
-import io.fabric8.kubernetes.api.model.resource.v1beta2.DeviceTaintRule;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
@@ -68,12 +63,6 @@ class JobRetryOnDeviceFailureIT {
     private static final String NAMESPACE = "jobs-real";
     private static final Duration WAIT = Duration.ofSeconds(90);
     private static final String XID = "XID 79: GPU has fallen off the bus";
-    /**
-     * Retry elsewhere's minimum hold in this class: short, so that a rule of one test is gone soon after it
-     * ({@link #cleanUp} waits for that), and longer than the Job controller's 10 s backoff before the
-     * replacement, so that the GPU is Healthy again while its rule still holds.
-     */
-    private static final Duration TAINT_HOLD = Duration.ofSeconds(20);
     /** Runs per ordering; {@code -Ddevhealth.jobs.race.runs=10} for a longer measurement. */
     private static final int RACE_RUNS = Integer.getInteger("devhealth.jobs.race.runs", 3);
     /**
@@ -88,7 +77,6 @@ class JobRetryOnDeviceFailureIT {
     private static RealNodePipeline pipeline;
     private static RealNode node;
     private static DocumentedJobs jobs;
-    private static final String TAINT_GROUP = "devhealth-sink-taints-" + UUID.randomUUID().toString().substring(0, 8);
 
     @BeforeAll
     static void startPipeline(ControlPlane plane, RealNode realNode, EmbeddedKafkaCluster kafka, @TempDir Path work) {
@@ -99,9 +87,7 @@ class JobRetryOnDeviceFailureIT {
         GpuWorkloads.claimTemplate(admin, NAMESPACE, DocumentedJobs.CLAIM_TEMPLATE, 1);
         pipeline = RealNodePipeline.start(plane, realNode, kafka, work,
                 // Every change of the driver is a change of the pod: these tests flip health on purpose.
-                Map.of(ProcessorConfig.FLAP_THRESHOLD, "0"),
-                RealNodePipeline.retryElsewhere(plane, TAINT_GROUP, TAINT_HOLD));
-        pipeline.awaitAssigned(TAINT_GROUP, WAIT);
+                Map.of(ProcessorConfig.FLAP_THRESHOLD, "0"), Map.of());
     }
 
     @AfterAll
@@ -118,50 +104,6 @@ class JobRetryOnDeviceFailureIT {
             node.driver().setHealth("gpu-" + i, "Healthy", "");
         }
         jobs.deleteAllAndWait();
-        await("devhealth's DeviceTaintRules are gone after their hold").atMost(WAIT).until(() -> ownRules().isEmpty());
-    }
-
-    /**
-     * Retry elsewhere: XID on the GPU of the Job's pod, the pod dies, devhealth taints exactly that GPU with
-     * a DeviceTaintRule, and the real scheduler gives the replacement pod's new claim another GPU. When the
-     * GPU is Healthy again the rule goes, not before its hold.
-     */
-    @Test
-    void shouldGiveTheRetryAnotherGpuWhileDevhealthTaintsTheFailedOne() {
-        jobs.create("train-elsewhere", 1);
-        Pod first = jobs.awaitRunningPod("train-elsewhere", null, true);
-        DeviceRequestAllocationResult failed = jobs.allocationOf(first);
-
-        node.driver().setHealth(failed.getDevice(), "Unhealthy", XID);
-        DeviceTaintRule rule = await("devhealth's DeviceTaintRule for " + failed.getDevice()).atMost(WAIT)
-                .until(JobRetryOnDeviceFailureIT::ownRules, rules -> !rules.isEmpty()).get(0);
-        assertThat(ownRules()).as("exactly one rule").hasSize(1);
-        assertThat(rule.getSpec().getDeviceSelector().getDriver()).isEqualTo(failed.getDriver());
-        assertThat(rule.getSpec().getDeviceSelector().getPool()).isEqualTo(failed.getPool());
-        assertThat(rule.getSpec().getDeviceSelector().getDevice()).isEqualTo(failed.getDevice());
-        assertThat(rule.getSpec().getTaint().getEffect()).isEqualTo("NoSchedule");
-        await("devhealth's condition turns False on the running pod").atMost(WAIT)
-                .until(() -> condition(jobs.current(first)).map(PodCondition::getStatus).orElse(null), "False"::equals);
-        node.runtime().exit(NAMESPACE, name(first), "main", 1, "CUDA error: an illegal memory access");
-        assertThat(failed(jobs.awaitDecision("train-elsewhere", first))).as("status.failed: the failure is not counted").isZero();
-
-        Pod replacement = jobs.awaitRunningPod("train-elsewhere", first.getMetadata().getUid(), true);
-        DeviceRequestAllocationResult retried = jobs.allocationOf(replacement);
-        LOGGER.info("retry elsewhere failedDevice={} replacementDevice={}", failed.getDevice(), retried.getDevice());
-        assertThat(retried.getDevice()).as("the scheduler allocated the replacement's claim another GPU").isNotEqualTo(failed.getDevice());
-        assertThat(retried.getPool()).isEqualTo(failed.getPool());
-
-        node.driver().setHealth(failed.getDevice(), "Healthy", "");
-        Instant created = Instant.parse(rule.getMetadata().getAnnotations().get("devhealth.io/created-at"));
-        await("the rule is deleted once the GPU is Healthy and the hold has passed").atMost(WAIT)
-                .until(() -> ownRules().isEmpty());
-        assertThat(Instant.now()).as("not before the hold").isAfterOrEqualTo(created.plus(TAINT_HOLD));
-        assertThat(pipeline.sinkCount("taint.rules", "action", "created")).isGreaterThanOrEqualTo(1);
-        assertThat(pipeline.sinkCount("taint.rules", "action", "deleted")).isGreaterThanOrEqualTo(1);
-    }
-
-    private static List<DeviceTaintRule> ownRules() {
-        return admin.resources(DeviceTaintRule.class).withLabel(OwnTaintRules.MANAGED_BY_LABEL, OwnTaintRules.MANAGED_BY).list().getItems();
     }
 
     @Test
@@ -183,7 +125,7 @@ class JobRetryOnDeviceFailureIT {
         assertThat(hasCondition(decided, "FailureTarget")).isFalse();
         // The replacement comes after the controller's pod-failure backoff (10 s for a first failure):
         // an ignored failure still enters the backoff record. Which GPU it gets is
-        // shouldGiveTheRetryAnotherGpuWhileDevhealthTaintsTheFailedOne's question, so its condition is not asserted.
+        // JobRetryStoryIT's question (retry elsewhere), so its condition is not asserted.
         Pod replacement = jobs.awaitRunningPod("train-xid", first.getMetadata().getUid(), false);
         assertThat(jobs.allocationOf(replacement).getDevice()).as("the replacement holds a GPU of its own claim").isNotBlank();
         Job retrying = jobs.job("train-xid");
