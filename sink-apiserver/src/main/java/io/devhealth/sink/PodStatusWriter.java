@@ -149,8 +149,13 @@ public final class PodStatusWriter {
      * Brings the pod to the latest of {@code statuses} (all for one pod, oldest first); terminated
      * containers fold them as of their finishedAt. {@code remembered}: the last status applied before
      * these, if the sink still has it.
+     *
+     * @throws IllegalArgumentException if {@code statuses} is empty: there is no pod to write
      */
     Result write(List<PodDeviceStatus> statuses, PodDeviceStatus remembered) {
+        if (statuses.isEmpty()) {
+            throw new IllegalArgumentException("no status to write: the pod is named by its statuses");
+        }
         PodDeviceStatus latest = statuses.get(statuses.size() - 1);
         return apply(latest.getPod().getNamespace(), latest.getPod().getName(), statuses, remembered, false);
     }

@@ -3,6 +3,7 @@ package io.devhealth.sink;
 import static io.devhealth.sink.PodStatusFixtures.device;
 import static io.devhealth.sink.PodStatusFixtures.status;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.devhealth.schema.avro.HealthStatus;
@@ -17,6 +18,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.time.Instant;
+import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -56,6 +58,14 @@ class PodStatusWriterTest {
         assertThat(condition().getReason()).isEqualTo("DeviceUnhealthy");
         assertThat(condition().getMessage()).isEqualTo("gpu.example.com/node-a/gpu-0 Unhealthy since 2026-11-29T10:00:00Z: XID 79");
         assertThat(client.resources(DevicePostMortem.class).inNamespace("ml").list().getItems()).as("no record of a live pod").isEmpty();
+    }
+
+    @Test
+    void shouldRefuseAnEmptyListOfStatusesWhichNamesNoPod() {
+        PodStatusWriter writer = new PodStatusWriter(client, clock);
+
+        assertThatThrownBy(() -> writer.write(List.of(), null)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("no status to write");
     }
 
     @Test

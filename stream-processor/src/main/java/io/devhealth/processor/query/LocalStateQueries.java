@@ -295,11 +295,9 @@ final class LocalStateQueries implements StateQueries {
             throw QueryException.unavailable("the partition of " + what + " " + key + " is not known now (" + streams.state()
                     + "), retry shortly");
         }
-        if (self.equals(metadata.activeHost()) && !standbyCopies()) {
-            return metadata.partition();
-        }
-        if (standbyCopies() && (self.equals(metadata.activeHost()) || metadata.standbyHosts().contains(self))) {
-            // Each store's copy is checked as it is read (partitionStore).
+        // A standby copy counts where this instance reads them; each store's copy is then checked as it is
+        // read (partitionStore).
+        if (self.equals(metadata.activeHost()) || (standbyCopies() && metadata.standbyHosts().contains(self))) {
             return metadata.partition();
         }
         throw QueryException.notHeld(what + " " + key + " is held by another instance now");

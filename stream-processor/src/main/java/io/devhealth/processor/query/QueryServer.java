@@ -208,12 +208,8 @@ public final class QueryServer implements AutoCloseable {
         this.cluster = view;
         this.standbyReads = standbyReads;
         // Queries whose active copy could not answer, by whether a standby copy did: how often clients read behind.
-        this.standbyAnswered = Counter.builder("devhealth.query.standby.reads").tag("outcome", "answered")
-                .description("Queries whose key's active copy could not answer, answered from a standby copy or not")
-                .register(meters);
-        this.standbyUnanswered = Counter.builder("devhealth.query.standby.reads").tag("outcome", "unanswered")
-                .description("Queries whose key's active copy could not answer, answered from a standby copy or not")
-                .register(meters);
+        this.standbyAnswered = standbyReadCounter(meters, "answered");
+        this.standbyUnanswered = standbyReadCounter(meters, "unanswered");
         if (!security.authenticates()) {
             LOGGER.warn("query API is open to anyone who can reach it, as {}=true asks; set {}, {} or {} to close it",
                     QuerySecurityConfig.INSECURE, QuerySecurityConfig.TOKEN_FILE, QuerySecurityConfig.TOKEN, QuerySecurityConfig.TRUSTSTORE);
@@ -612,6 +608,17 @@ public final class QueryServer implements AutoCloseable {
         }
     }
 
+    private static Counter standbyReadCounter(MeterRegistry meters, String outcome) {
+        return Counter.builder("devhealth.query.standby.reads").tag("outcome", outcome)
+                .description("Queries whose key's active copy could not answer, answered from a standby copy or not")
+                .register(meters);
+    }
+
+    /** The answer for a key whose owner gave it away since this instance looked: it is moving, not missing. */
+    private static QueryException moving(String what, String key) {
+        return QueryException.unavailable(what + " " + key + " is moving between instances, retry shortly");
+    }
+
     /** {@code stores}, once the answer is marked as one from a standby copy (set before the body is written). */
     private static StateQueries stale(Exchange exchange, StateQueries stores) {
         exchange.setHeader(StandbyReads.STALE_HEADER, "true");
@@ -635,8 +642,7 @@ public final class QueryServer implements AutoCloseable {
             }
             HttpResponse<String> fromOwner = forward(holders.active(), target, exchange, caller, false);
             if (notHeld(fromOwner)) {
-                // The owner this instance knew of gave the key away since: it is moving, not missing.
-                failed = QueryException.unavailable(what + " " + key + " is moving between instances, retry shortly");
+                failed = moving(what, key);
             } else if (fromOwner.statusCode() == 503) {
                 failedRemote = fromOwner;
             } else {
@@ -646,7 +652,7 @@ public final class QueryServer implements AutoCloseable {
             if (!e.retryable()) {
                 throw e;
             }
-            failed = e.notHeld() ? QueryException.unavailable(what + " " + key + " is moving between instances, retry shortly") : e;
+            failed = e.notHeld() ? moving(what, key) : e;
         } catch (InvalidStateStoreException e) {
             failed = QueryException.unavailable("state is not queryable now (" + cluster.state() + "), retry shortly");
         }
