@@ -20,6 +20,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -49,6 +50,7 @@ final class NodeEventLoad implements Runnable {
     private final int nodes;
     private final int devicesPerNode;
     private final int reportsPerRound;
+    private final int changePercent;
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final Object round = new Object();
     private final Map<String, Long> sequences = new HashMap<>();
@@ -56,9 +58,23 @@ final class NodeEventLoad implements Runnable {
     private final Instant base = Instant.now();
     private volatile boolean paused;
     private volatile long sent;
+    private volatile long sendingNanos;
+    private static final long ROUND_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
+    /** The mix the fault tests ran first: two thirds changes, a third keep-alives, each of a random health. */
+    static final int RANDOM_MIX = -1;
+
+    /**
+     * @param reportsPerRound reports sent every 50 ms
+     * @param changePercent   {@link #RANDOM_MIX}; or the share of reports, in percent, that are changes of a random
+     *                        health, the rest keep-alives of the device's current health, as a fleet sends them
+     *                        (a device not reported on yet gets a change)
+     */
     NodeEventLoad(EmbeddedKafkaCluster kafka, Topics topics, String registryName, TransitionOracle oracle, Random random, int nodes,
-                  int devicesPerNode, int reportsPerRound) {
+                  int devicesPerNode, int reportsPerRound, int changePercent) {
+        if (changePercent != RANDOM_MIX && (changePercent < 0 || changePercent > 100)) {
+            throw new IllegalArgumentException("changePercent must be 0..100 or RANDOM_MIX, got " + changePercent);
+        }
         this.kafka = kafka;
         this.topics = topics;
         this.registryName = registryName;
@@ -67,6 +83,7 @@ final class NodeEventLoad implements Runnable {
         this.nodes = nodes;
         this.devicesPerNode = devicesPerNode;
         this.reportsPerRound = reportsPerRound;
+        this.changePercent = changePercent;
     }
 
     static String node(int index) {
@@ -101,6 +118,11 @@ final class NodeEventLoad implements Runnable {
         return sent;
     }
 
+    /** Reports sent per second while the load was not paused. */
+    long sentPerSecond() {
+        return sendingNanos == 0 ? 0 : Math.round(sent / (sendingNanos / 1e9));
+    }
+
     @Override
     public void run() {
         Map<String, Object> props = new HashMap<>(kafka.clientProperties());
@@ -114,13 +136,28 @@ final class NodeEventLoad implements Runnable {
                 events.send(new ProducerRecord<>(topics.nodeEvents(), node(i), new NodeEvent(snapshot(node(i)))));
             }
             long rounds = 0;
+            // At a fixed rate: a round that took long (a flush the broker was slow to acknowledge) does not slow the
+            // load down; a load that cannot keep up shows in sentPerSecond.
+            long next = System.nanoTime();
             while (running.get()) {
+                long slot = System.nanoTime();
+                boolean sending;
                 synchronized (round) {
-                    if (!paused) {
+                    sending = !paused;
+                    if (sending) {
                         sendRound(events, rounds++);
                     }
                 }
-                Thread.sleep(50);
+                next += ROUND_NANOS;
+                long wait = next - System.nanoTime();
+                if (wait > 0) {
+                    TimeUnit.NANOSECONDS.sleep(wait);
+                } else {
+                    next = System.nanoTime();
+                }
+                if (sending) {
+                    sendingNanos += System.nanoTime() - slot;
+                }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -132,9 +169,17 @@ final class NodeEventLoad implements Runnable {
             String node = node(random.nextInt(nodes));
             String device = "gpu-" + random.nextInt(devicesPerNode);
             HealthStatus health = HEALTHS[random.nextInt(HEALTHS.length)];
-            // A third are keep-alives: of the device's current health a refresh the processor keeps in
-            // its node's state (PendingRefresh), which every restart must restore with the device.
-            ReportKind kind = random.nextInt(3) == 0 ? ReportKind.KEEPALIVE : ReportKind.CHANGE;
+            ReportKind kind;
+            if (changePercent == RANDOM_MIX) {
+                // A third are keep-alives: of the device's current health a refresh the processor keeps in
+                // its node's state (PendingRefresh), which every restart must restore with the device.
+                kind = random.nextInt(3) == 0 ? ReportKind.KEEPALIVE : ReportKind.CHANGE;
+            } else {
+                HealthStatus current = oracle.current(deviceKey(node, device));
+                boolean keepAlive = current != HealthStatus.UNKNOWN && random.nextInt(100) >= changePercent;
+                kind = keepAlive ? ReportKind.KEEPALIVE : ReportKind.CHANGE;
+                health = keepAlive ? current : health;
+            }
             long sequence = sequences.merge(node, 1L, Long::sum);
             DeviceHealthReport report = DeviceHealthReport.newBuilder()
                     .setNode(node).setSource(SourceKind.DRA).setSourceName(DRIVER)

@@ -91,7 +91,8 @@ class ProcessorKillIT {
         TransitionOracle oracle = new TransitionOracle();
         transitions = TopicReader.of(kafka, topics.healthTransitions()).deserializers(new StringDeserializer(),
                 AvroSerde.of(HealthTransition.class, SchemaRegistries.inMemory(registryName)).deserializer()).open();
-        NodeEventLoad load = new NodeEventLoad(kafka, topics, registryName, oracle, random, NODES, DEVICES_PER_NODE, 40);
+        NodeEventLoad load = new NodeEventLoad(kafka, topics, registryName, oracle, random, NODES, DEVICES_PER_NODE, 40,
+                NodeEventLoad.RANDOM_MIX);
         Thread producer = new Thread(load, "reports-producer");
         // A daemon: a failed run must not leave the fork producing.
         producer.setDaemon(true);

@@ -58,7 +58,10 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * <p>{@code -Ddevhealth.scaleout.dynamic=true} runs dynamic group membership (no {@code group.instance.id},
  * as the StatefulSet in k8s/ runs today) instead of static membership; {@code -Ddevhealth.scaleout.long=true}
- * restarts all three (one by default, for the CI's time) and lets the load run longer between steps.
+ * lets the load run longer between steps (15 s instead of 3 s). The load's size is set by
+ * {@code devhealth.scaleout.rate} (reports/s), {@code .nodes}, {@code .devices.per.node} and {@code .change.percent};
+ * e.g. {@code -Ddevhealth.scaleout.rate=5000 -Ddevhealth.scaleout.nodes=100 -Ddevhealth.scaleout.devices.per.node=8
+ * -Ddevhealth.scaleout.change.percent=5} for a fleet's keep-alives with one report in twenty a change.
  */
 @Tag("fault")
 @ExtendWith(KafkaClusterExtension.class)
@@ -69,12 +72,22 @@ class ProcessorScaleOutIT {
     private static final int INSTANCES = 3;
     private static final int PARTITIONS = 6;
     private static final int STANDBYS = 1;
-    private static final int NODES = 12;
-    private static final int DEVICES_PER_NODE = 4;
-    /** 240 reports/s: enough that every partition has work in flight at every restart, little enough for 2 shared cores. */
-    private static final int REPORTS_PER_ROUND = 12;
-    /** Instances restarted one at a time before the kill: one by default (the CI's time), all with the long mode. */
-    private static final int RESTARTS = LONG ? INSTANCES : 1;
+    private static final int NODES = Integer.getInteger("devhealth.scaleout.nodes", 12);
+    private static final int DEVICES_PER_NODE = Integer.getInteger("devhealth.scaleout.devices.per.node", 4);
+    /**
+     * Reports per second ({@code devhealth.scaleout.rate}): 240 by default, enough that every partition has work
+     * in flight at every restart, little enough for 2 shared cores.
+     */
+    private static final int RATE = Integer.getInteger("devhealth.scaleout.rate", 240);
+    /** The load sends a round every 50 ms. */
+    private static final int REPORTS_PER_ROUND = Math.max(1, RATE / 20);
+    /**
+     * {@code devhealth.scaleout.change.percent}: the share of reports that change a device's health, the rest
+     * keep-alives of its current health (a fleet's mix); unset, the random mix ({@link NodeEventLoad#RANDOM_MIX}).
+     */
+    private static final int CHANGE_PERCENT = Integer.getInteger("devhealth.scaleout.change.percent", NodeEventLoad.RANDOM_MIX);
+    /** Every instance is restarted once, one at a time, as a rolling restart of the StatefulSet does. */
+    private static final int RESTARTS = INSTANCES;
     private static final Duration LOAD_BETWEEN_STEPS = Duration.ofSeconds(LONG ? 15 : 3);
     /** The keys the background client asks about during the moves: half the nodes (and so about half the partitions). */
     private static final int QUERIED_NODES = NODES / 2;
@@ -129,7 +142,8 @@ class ProcessorScaleOutIT {
     void shouldAnswerFromEveryInstanceAndLoseNoTransitionThroughRestartsAndAKill() throws Exception {
         long started = System.nanoTime();
         TransitionOracle oracle = new TransitionOracle();
-        load = new NodeEventLoad(kafka, topics, registryName, oracle, random, NODES, DEVICES_PER_NODE, REPORTS_PER_ROUND);
+        load = new NodeEventLoad(kafka, topics, registryName, oracle, random, NODES, DEVICES_PER_NODE, REPORTS_PER_ROUND,
+                CHANGE_PERCENT);
         Thread producer = new Thread(load, "node-events-producer");
         // A daemon: a failed run must not leave the fork producing.
         producer.setDaemon(true);
@@ -205,6 +219,9 @@ class ProcessorScaleOutIT {
             // Anything emitted twice would show up now.
             List<ConsumerRecord<String, HealthTransition>> received = transitions.readFor(Duration.ofSeconds(3));
             TransitionOracle.Check check = oracle.check(received);
+            System.out.printf("processor-scaleout load nodes=%d devicesPerNode=%d targetRate=%d sentPerSecond=%d changePercent=%s%n",
+                    NODES, DEVICES_PER_NODE, RATE, load.sentPerSecond(),
+                    CHANGE_PERCENT == NodeEventLoad.RANDOM_MIX ? "random-mix" : Integer.toString(CHANGE_PERCENT));
             System.out.printf("processor-scaleout moves seed=%d membership=%s reports=%d expectedTransitions=%d receivedTransitions=%d "
                             + "duplicateIds=%d duplicateContents=%d missing=%d devicesWithWrongSequence=%d restarts=%d stopExitCodes=%s "
                             + "restartToReadyMs=%s fourthToReadyMs=%d elapsedS=%d%n",
