@@ -246,23 +246,23 @@ public final class QueryBenchmark implements Callable<Integer> {
             System.out.println("|---|---:|---:|---:|---:|---:|---:|");
             try (StreamProcessorApp alone = start("alone", 0)) {
                 long t0 = System.nanoTime();
-                awaitReady(List.of(alone), null);
+                ProcessorInstances.awaitReady(List.of(alone), null);
                 row("everything, onto an empty state directory", 1, alone, t0, 0);
             }
             for (int standbys : new int[] {0, 1}) {
                 try (StreamProcessorApp leaving = start("leaving-" + standbys, standbys);
                      StreamProcessorApp staying = start("staying-" + standbys, standbys)) {
-                    awaitReady(List.of(leaving, staying), null);
+                    ProcessorInstances.awaitReady(List.of(leaving, staying), null);
                     if (standbys > 0) {
                         // Kafka Streams' own lag of every local store copy, active and standby, against its changelog's end.
-                        awaitUntil("standbys caught up", () -> caughtUp(staying) && caughtUp(leaving));
+                        ProcessorInstances.awaitUntil("standbys caught up", () -> caughtUp(staying) && caughtUp(leaving));
                     }
-                    int tasks = activeTasks(leaving) + activeTasks(staying);
+                    int tasks = ProcessorInstances.activeTasks(leaving) + ProcessorInstances.activeTasks(staying);
                     double before = counter(staying, RestoreProgress.RESTORED);
                     double partitionsBefore = staying.meters().get(RestoreProgress.RESTORE_TIME).timer().count();
                     long t0 = System.nanoTime();
                     leaving.close();
-                    awaitReady(List.of(staying), tasks);
+                    ProcessorInstances.awaitReady(List.of(staying), tasks);
                     row("one instance's tasks taken over, " + (standbys == 0 ? "no standby" : "from a standby"), 2, staying, t0,
                             before, partitionsBefore);
                 }
@@ -278,39 +278,11 @@ public final class QueryBenchmark implements Callable<Integer> {
             return app;
         }
 
-        /** Until every instance runs, restores nothing, and (when given) the first holds {@code tasks} active tasks. */
-        private static void awaitReady(List<StreamProcessorApp> apps, Integer tasks) throws Exception {
-            awaitUntil("ready", () -> apps.stream().allMatch(app -> app.streams().state() == KafkaStreams.State.RUNNING
-                    && gauge(app, RestoreProgress.RESTORE_PARTITIONS) == 0 && activeTasks(app) > 0)
-                    && (tasks == null || activeTasks(apps.get(0)) == tasks));
-        }
-
-        private static void awaitUntil(String what, java.util.function.BooleanSupplier condition) throws Exception {
-            long deadline = System.nanoTime() + Duration.ofMinutes(30).toNanos();
-            // A few polls in a row: a rebalance can pass through RUNNING before it hands out the last tasks.
-            int inARow = 0;
-            while (inARow < 3) {
-                inARow = condition.getAsBoolean() ? inARow + 1 : 0;
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("not " + what + " within 30 minutes");
-                }
-                Thread.sleep(50);
-            }
-        }
-
         private static boolean caughtUp(StreamProcessorApp app) {
             return app.streams().allLocalStorePartitionLags().values().stream()
                     .flatMap(byPartition -> byPartition.values().stream())
                     // Under exactly-once a changelog ends with a transaction marker, which no store copy reads.
                     .allMatch(lag -> lag.offsetLag() <= 1);
-        }
-
-        private static int activeTasks(StreamProcessorApp app) {
-            return app.streams().metadataForLocalThreads().stream().mapToInt(t -> t.activeTasks().size()).sum();
-        }
-
-        private static double gauge(StreamProcessorApp app, String name) {
-            return app.meters().get(name).gauge().value();
         }
 
         private static double counter(StreamProcessorApp app, String name) {

@@ -11,9 +11,11 @@ import io.devhealth.schema.serde.SchemaRegistryClient;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -164,13 +166,17 @@ public final class ThroughputBenchmark {
 
     private static void printRatios(String what, List<Double> ratios) {
         System.out.printf(Locale.ROOT, "%s, per run: %s; median %.2f×%n", what,
-                ratios.stream().map(r -> String.format(Locale.ROOT, "%.2f", r)).toList(),
-                ratios.stream().sorted().toList().get(ratios.size() / 2));
+                ratios.stream().map(r -> String.format(Locale.ROOT, "%.2f", r)).toList(), medianOf(ratios));
     }
 
-    private static double median(List<Result> list) {
-        List<Double> rates = list.stream().map(Result::perSecond).sorted(Comparator.naturalOrder()).toList();
-        return rates.get(rates.size() / 2);
+    /** The median records per second of a stage over the runs. */
+    static double median(List<Result> list) {
+        return medianOf(list.stream().map(Result::perSecond).toList());
+    }
+
+    /** The middle value (the upper one of an even count). */
+    static double medianOf(List<Double> values) {
+        return values.stream().sorted(Comparator.naturalOrder()).toList().get(values.size() / 2);
     }
 
     private static List<Result> runOnce(EmbeddedKafkaCluster kafka, int run, int count, int devices, int partitions) throws Exception {
@@ -191,10 +197,7 @@ public final class ThroughputBenchmark {
         Supplier<Topology> topology = () -> DeviceHealthTopology.build(topics, ProcessorSerdes.over(registry),
                 TopologyOptions.defaults());
         List<String> inputs = List.of(topics.nodeEvents());
-        // Also part of the work: the topology reads its own transitions back for fleet counts, and its pod
-        // statuses for the pod claims.
-        List<String> readBack = List.of(topics.healthTransitions(), "bench-devhealth-" + run + "-fleet-by-dimension-repartition",
-                topics.podDeviceStatus());
+        List<String> readBack = readBack(topics, config.applicationId());
 
         List<Result> results = new ArrayList<>();
         produce(kafka, allocations);
@@ -206,11 +209,8 @@ public final class ThroughputBenchmark {
         results.add(timed("consume", inTopic, () -> consume(kafka, topics.nodeEvents(), inTopic)));
         results.add(timed("consume→produce (at least once)", inTopic,
                 () -> consumeProduce(kafka, topics.nodeEvents(), passTopic, inTopic)));
-        StreamsBuilder passThroughBuilder = new StreamsBuilder();
-        passThroughBuilder.stream(topics.nodeEvents(), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()))
-                .to(passTopic + "-streams", Produced.with(Serdes.ByteArray(), Serdes.ByteArray()));
-        Topology passThrough = passThroughBuilder.build();
-        results.add(runStreams(kafka, PASS_THROUGH, passThrough, "bench-pass-" + run, inputs, inTopic));
+        results.add(runStreams(kafka, PASS_THROUGH, passThrough(topics.nodeEvents(), passTopic + "-streams"), "bench-pass-" + run,
+                inputs, inTopic));
         // What a stateful task costs before any of our work, with the production Streams settings.
         results.add(runStreams(kafka, FLOOR, StatefulFloor.topology(topics, ProcessorSerdes.over(registry)),
                 StreamProcessorApp.streamsProperties(processorConfig(kafka, topics, run, "bench-floor-" + run)),
@@ -221,16 +221,51 @@ public final class ThroughputBenchmark {
         return results;
     }
 
+    /**
+     * Topics the devhealth topology writes and reads back itself, part of its work: its own transitions
+     * (for the fleet counts, through a repartition topic) and its pod statuses (for the pod claims).
+     */
+    static List<String> readBack(Topics topics, String applicationId) {
+        return List.of(topics.healthTransitions(), applicationId + "-fleet-by-dimension-repartition", topics.podDeviceStatus());
+    }
+
+    /** Kafka's own reference: every record of {@code from} copied to {@code to} as bytes, nothing decoded. */
+    static Topology passThrough(String from, String to) {
+        StreamsBuilder builder = new StreamsBuilder();
+        builder.stream(from, Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()))
+                .to(to, Produced.with(Serdes.ByteArray(), Serdes.ByteArray()));
+        return builder.build();
+    }
+
     /** The production processor's settings (exactly-once, RocksDB memory bounds) for one Streams stage. */
     private static ProcessorConfig processorConfig(EmbeddedKafkaCluster kafka, Topics topics, int run, String applicationId)
             throws IOException {
-        return new ProcessorConfig(Map.of(
-                ProcessorConfig.BOOTSTRAP_SERVERS, kafka.bootstrapServers(),
-                ProcessorConfig.SCHEMA_REGISTRY_URL, "mem://bench-" + run,
-                ProcessorConfig.TOPIC_PREFIX, topics.prefix(),
-                ProcessorConfig.APPLICATION_ID, applicationId,
-                ProcessorConfig.STATE_DIR, Files.createTempDirectory("dh-bench").toString(),
-                ProcessorConfig.COMMIT_INTERVAL, System.getProperty("devhealth.bench.commit.interval.ms", "100")));
+        return new ProcessorConfig(processorSettings(kafka, topics, "bench-" + run, applicationId, Files.createTempDirectory("dh-bench")));
+    }
+
+    /**
+     * The settings of {@link #processorConfig}, as a mutable map for callers that add their own.
+     *
+     * @param registry the name of the in-memory schema registry the records were serialized with
+     */
+    static Map<String, Object> processorSettings(EmbeddedKafkaCluster kafka, Topics topics, String registry, String applicationId,
+                                                 Path stateDir) {
+        Map<String, Object> settings = new HashMap<>();
+        settings.put(ProcessorConfig.BOOTSTRAP_SERVERS, kafka.bootstrapServers());
+        settings.put(ProcessorConfig.SCHEMA_REGISTRY_URL, "mem://" + registry);
+        settings.put(ProcessorConfig.TOPIC_PREFIX, topics.prefix());
+        settings.put(ProcessorConfig.APPLICATION_ID, applicationId);
+        settings.put(ProcessorConfig.STATE_DIR, stateDir.toString());
+        settings.put(ProcessorConfig.COMMIT_INTERVAL, System.getProperty("devhealth.bench.commit.interval.ms", "100"));
+        return settings;
+    }
+
+    /** {@code -Ddevhealth.bench.streams.<setting>=<value>}: Kafka Streams settings to try on every stage that runs Streams. */
+    static Map<String, String> streamsOverrides() {
+        Map<String, String> overrides = new LinkedHashMap<>();
+        System.getProperties().stringPropertyNames().stream().filter(k -> k.startsWith(STREAMS_OVERRIDE))
+                .forEach(k -> overrides.put(k.substring(STREAMS_OVERRIDE.length()), System.getProperty(k)));
+        return overrides;
     }
 
     private interface Stage {
@@ -243,7 +278,7 @@ public final class ThroughputBenchmark {
         return new Result(name, records, System.nanoTime() - start);
     }
 
-    private static void produce(EmbeddedKafkaCluster kafka, List<ProducerRecord<String, byte[]>> records) {
+    static void produce(EmbeddedKafkaCluster kafka, List<ProducerRecord<String, byte[]>> records) {
         Map<String, Object> props = Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
                 ProducerConfig.ACKS_CONFIG, "all",
@@ -300,8 +335,8 @@ public final class ThroughputBenchmark {
         }
     }
 
-    private static Result runStreams(EmbeddedKafkaCluster kafka, String name, Topology topology, String applicationId,
-                                     List<String> inputs, long records) throws Exception {
+    static Result runStreams(EmbeddedKafkaCluster kafka, String name, Topology topology, String applicationId,
+                             List<String> inputs, long records) throws Exception {
         Properties props = new Properties();
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
@@ -311,8 +346,9 @@ public final class ThroughputBenchmark {
         return runStreams(kafka, name, topology, props, inputs, List.of(), records);
     }
 
-    /** Time from RUNNING to the group's committed offsets reaching the end of every input partition. */
     /**
+     * Time from RUNNING to the group's committed offsets reaching the end of every input partition.
+     *
      * @param inputs the topics whose records are counted; their end offsets are taken before the start
      * @param readBack topics the application writes and reads itself: the run ends when it has also caught up with
      *                 them (their end offsets as they are at that moment)
@@ -320,9 +356,7 @@ public final class ThroughputBenchmark {
     private static Result runStreams(EmbeddedKafkaCluster kafka, String name, Topology topology, Properties props,
                                      List<String> inputs, List<String> readBack, long records) throws Exception {
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        // -Ddevhealth.bench.streams.<setting>=<value> tries a Kafka Streams setting on every stage that runs Streams.
-        System.getProperties().stringPropertyNames().stream().filter(k -> k.startsWith(STREAMS_OVERRIDE))
-                .forEach(k -> props.put(k.substring(STREAMS_OVERRIDE.length()), System.getProperty(k)));
+        props.putAll(streamsOverrides());
         String group = props.getProperty(StreamsConfig.APPLICATION_ID_CONFIG);
         Admin admin = kafka.admin();
         Map<TopicPartition, Long> ends = endOffsets(admin, inputs);
@@ -355,66 +389,79 @@ public final class ThroughputBenchmark {
                 throw new IllegalStateException(name + " did not reach RUNNING");
             }
             long start = System.nanoTime();
-            // Timed from the moment a tenth of the input is committed to the end: what is measured is
-            // the rate of processing, not how long opening stores and joining the group took.
-            long total = remaining(admin, group, ends);
-            long firstProgress = 0;
-            long tenth = 0;
-            CpuMeter.Sample cpuAtStart = CpuMeter.sample(group);
-            CpuMeter.Sample cpuAtTenth = null;
-            Map<String, Long> threadsAtTenth = Map.of();
-            long deadline = start + Duration.ofMinutes(10).toNanos();
-            for (long left = total; left > 0; left = remaining(admin, group, ends)) {
-                long now = System.nanoTime();
-                if (firstProgress == 0 && left < total) {
-                    firstProgress = now;
-                }
-                if (tenth == 0 && left <= total - total / 10) {
-                    tenth = now;
-                    cpuAtTenth = CpuMeter.sample(group);
-                    threadsAtTenth = BREAKDOWN ? CpuMeter.byThread() : Map.of();
-                }
-                if (now > deadline) {
-                    throw new IllegalStateException(name + " did not catch up within 10 minutes");
-                }
-                Thread.sleep(10);
-            }
-            long end = System.nanoTime();
-            CpuMeter.Sample cpuAtEnd = CpuMeter.sample(group);
-            Map<String, Long> threadsAtEnd = BREAKDOWN ? CpuMeter.byThread() : Map.of();
-            // The fleet counts are complete when the application has read its own topics to their end and
-            // nothing more comes: the fleet combiner sends what it folded once per flush interval, so the
-            // end offsets must stay put for a whole interval (plus a commit) after it caught up.
-            for (Map<TopicPartition, Long> own = readBack.isEmpty() ? Map.of() : endOffsets(admin, readBack); !own.isEmpty();
-                    own = endOffsets(admin, readBack)) {
-                while (remaining(admin, group, own) > 0) {
-                    if (System.nanoTime() > deadline) {
-                        throw new IllegalStateException(name + " did not catch up with its own topics within 10 minutes");
-                    }
-                    Thread.sleep(10);
-                }
-                end = System.nanoTime();
-                cpuAtEnd = CpuMeter.sample(group);
-                threadsAtEnd = BREAKDOWN ? CpuMeter.byThread() : Map.of();
-                Thread.sleep(READ_BACK_QUIET.toMillis());
-                if (endOffsets(admin, readBack).equals(own)) {
-                    break;
-                }
-            }
-            if (BREAKDOWN && cpuAtTenth != null) {
-                printBreakdown(name, threadsAtTenth, threadsAtEnd, records - records / 10);
-            }
-            Result result = tenth == 0 || end - tenth < 50_000_000L
-                    ? new Result(name, records, end - start, cpuAtEnd.minus(cpuAtStart))
-                    : new Result(name, records - records / 10, end - tenth, cpuAtEnd.minus(cpuAtTenth));
-            System.out.printf(Locale.ROOT, "    %s: first input committed %,d ms after RUNNING; whole run from RUNNING %,.0f rec/s%n",
-                    name, ((firstProgress == 0 ? end : firstProgress) - start) / 1_000_000, records * 1e9 / (end - start));
+            Result result = measure(admin, name, group, ends, readBack, records, start, "RUNNING");
             if (restored.get() > 0) {
                 System.out.printf(Locale.ROOT, "    %s: %,d changelog records restored, last restore ended %+,d ms after RUNNING%n",
                         name, restored.get(), (restoreEnd.get() - start) / 1_000_000);
             }
             return result;
         }
+    }
+
+    /**
+     * Waits until the running application {@code group} has committed every input record up to
+     * {@code ends}, and caught up with its own {@code readBack} topics, and times it from the moment a
+     * tenth of the input is committed to the end: what is measured is the rate of processing, not how
+     * long opening stores and joining the group took.
+     *
+     * @param start when the application was let loose on its input ({@code since} names that moment in the output)
+     * @return the rate and CPU from a tenth committed, or from {@code start} when the input was too small for that
+     */
+    static Result measure(Admin admin, String name, String group, Map<TopicPartition, Long> ends, List<String> readBack,
+                          long records, long start, String since) throws Exception {
+        long total = remaining(admin, group, ends);
+        long firstProgress = 0;
+        long tenth = 0;
+        CpuMeter.Sample cpuAtStart = CpuMeter.sample(group);
+        CpuMeter.Sample cpuAtTenth = null;
+        Map<String, Long> threadsAtTenth = Map.of();
+        long deadline = start + Duration.ofMinutes(10).toNanos();
+        for (long left = total; left > 0; left = remaining(admin, group, ends)) {
+            long now = System.nanoTime();
+            if (firstProgress == 0 && left < total) {
+                firstProgress = now;
+            }
+            if (tenth == 0 && left <= total - total / 10) {
+                tenth = now;
+                cpuAtTenth = CpuMeter.sample(group);
+                threadsAtTenth = BREAKDOWN ? CpuMeter.byThread() : Map.of();
+            }
+            if (now > deadline) {
+                throw new IllegalStateException(name + " did not catch up within 10 minutes");
+            }
+            Thread.sleep(10);
+        }
+        long end = System.nanoTime();
+        CpuMeter.Sample cpuAtEnd = CpuMeter.sample(group);
+        Map<String, Long> threadsAtEnd = BREAKDOWN ? CpuMeter.byThread() : Map.of();
+        // The fleet counts are complete when the application has read its own topics to their end and
+        // nothing more comes: the fleet combiner sends what it folded once per flush interval, so the
+        // end offsets must stay put for a whole interval (plus a commit) after it caught up.
+        for (Map<TopicPartition, Long> own = readBack.isEmpty() ? Map.of() : endOffsets(admin, readBack); !own.isEmpty();
+                own = endOffsets(admin, readBack)) {
+            while (remaining(admin, group, own) > 0) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException(name + " did not catch up with its own topics within 10 minutes");
+                }
+                Thread.sleep(10);
+            }
+            end = System.nanoTime();
+            cpuAtEnd = CpuMeter.sample(group);
+            threadsAtEnd = BREAKDOWN ? CpuMeter.byThread() : Map.of();
+            Thread.sleep(READ_BACK_QUIET.toMillis());
+            if (endOffsets(admin, readBack).equals(own)) {
+                break;
+            }
+        }
+        if (BREAKDOWN && cpuAtTenth != null) {
+            printBreakdown(name, threadsAtTenth, threadsAtEnd, records - records / 10);
+        }
+        Result result = tenth == 0 || end - tenth < 50_000_000L
+                ? new Result(name, records, end - start, cpuAtEnd.minus(cpuAtStart))
+                : new Result(name, records - records / 10, end - tenth, cpuAtEnd.minus(cpuAtTenth));
+        System.out.printf(Locale.ROOT, "    %s: first input committed %,d ms after %s; whole run from %s %,.0f rec/s%n",
+                name, ((firstProgress == 0 ? end : firstProgress) - start) / 1_000_000, since, since, records * 1e9 / (end - start));
+        return result;
     }
 
     private static void printBreakdown(String stage, Map<String, Long> before, Map<String, Long> after, long records) {
@@ -427,7 +474,7 @@ public final class ThroughputBenchmark {
                 .forEach(e -> System.out.printf(Locale.ROOT, "      %8.2f  %s%n", e.getValue() / 1e3 / records, e.getKey()));
     }
 
-    private static Map<TopicPartition, Long> endOffsets(Admin admin, List<String> topics) throws Exception {
+    static Map<TopicPartition, Long> endOffsets(Admin admin, List<String> topics) throws Exception {
         Map<TopicPartition, Long> ends = new LinkedHashMap<>();
         for (String topic : topics) {
             int count = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().size();
