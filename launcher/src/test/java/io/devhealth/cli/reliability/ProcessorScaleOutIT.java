@@ -54,7 +54,8 @@ import org.junit.jupiter.api.io.TempDir;
  * the owner's answer must match what the load said last. Then, under load and with a client asking
  * every instance all the time, the instances are restarted one at a time on their state directories,
  * one is SIGKILLed and a fourth starts: health-transitions must hold exactly the oracle's transitions,
- * and the client's error rate and the longest time a key went unanswered are printed.
+ * and the client's error rate, the longest time a key went unanswered and the longest time each partition went
+ * unprocessed ({@link ProcessingStalls}) are printed.
  *
  * <p>{@code -Ddevhealth.scaleout.dynamic=true} runs dynamic group membership (no {@code group.instance.id},
  * as the StatefulSet in k8s/ runs today) instead of static membership; {@code -Ddevhealth.scaleout.long=true}
@@ -108,6 +109,7 @@ class ProcessorScaleOutIT {
     private EmbeddedKafkaCluster kafka;
     private NodeEventLoad load;
     private Querier querier;
+    private ProcessingStalls stalls;
 
     @BeforeEach
     void startBroker(@OwnBroker EmbeddedKafkaCluster own) {
@@ -127,6 +129,9 @@ class ProcessorScaleOutIT {
     void stop() throws InterruptedException {
         if (querier != null) {
             querier.stop();
+        }
+        if (stalls != null) {
+            stalls.stop();
         }
         if (load != null) {
             load.stop();
@@ -179,11 +184,15 @@ class ProcessorScaleOutIT {
             Thread client = new Thread(querier, "query-client");
             client.setDaemon(true);
             client.start();
+            stalls = new ProcessingStalls();
+            Thread stallWatch = new Thread(stalls, "processing-stalls");
+            stallWatch.setDaemon(true);
+            stallWatch.start();
             List<Long> restartMs = new ArrayList<>();
             List<Integer> stopExitCodes = new ArrayList<>();
             for (Instance instance : List.copyOf(instances).subList(0, RESTARTS)) {
                 Thread.sleep(LOAD_BETWEEN_STEPS.toMillis());
-                querier.phase("restart-" + instance.member);
+                phase("restart-" + instance.member);
                 long t0 = System.nanoTime();
                 instance.down();
                 stopExitCodes.add(instance.process.stop());
@@ -193,7 +202,7 @@ class ProcessorScaleOutIT {
             }
             Thread.sleep(LOAD_BETWEEN_STEPS.toMillis());
             Instance killed = instances.get(random.nextInt(INSTANCES));
-            querier.phase("kill-" + killed.member);
+            phase("kill-" + killed.member);
             killed.down();
             int exitCode = killed.process.kill();
             assertThat(exitCode).as("killed with SIGKILL").isEqualTo(137);
@@ -206,12 +215,14 @@ class ProcessorScaleOutIT {
             long fourthReadyMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
             // Long enough for the killed member's session to end and its partitions to move.
             Thread.sleep(Math.max(LOAD_BETWEEN_STEPS.toMillis(), 12_000));
-            querier.phase("settled");
+            phase("settled");
             Thread.sleep(LOAD_BETWEEN_STEPS.toMillis());
             load.stop();
             producer.join();
             querier.stop();
             client.join(10_000);
+            stalls.stop();
+            stallWatch.join(10_000);
 
             int expectedTotal = oracle.total();
             // On a timeout the figures below still say what is missing or duplicated: no failing wait here.
@@ -230,6 +241,7 @@ class ProcessorScaleOutIT {
                     fourthReadyMs,
                     TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started));
             querier.print();
+            stalls.print();
             printWhereTransitionsAreMissing(check);
             // Input dropped as already applied (collector epoch and sequence): after a move, replayed input that the
             // state already holds; with transitions missing, the sign of state kept where its transaction was not.
@@ -279,6 +291,79 @@ class ProcessorScaleOutIT {
             uncommitted.put(p, end - (at == null ? 0 : at.offset()));
         }
         System.out.printf("processor-scaleout missing devices=%s uncommittedNodeEventsByPartition=%s%n", wrong, uncommitted);
+    }
+
+    private void phase(String name) {
+        querier.phase(name);
+        stalls.phase(name);
+    }
+
+    /**
+     * How long each node-events partition went without processing while the instances moved: the group's committed
+     * offsets, polled every 200 ms, advance with every commit (exactly-once commits every 100 ms) as long as the load
+     * sends, which it does to every partition throughout. The longest time between two advances of a partition, per
+     * phase, is how long its task was away: stopped with its instance, waiting for the session to time out, restoring
+     * on the instance that took it over.
+     */
+    private final class ProcessingStalls implements Runnable {
+        private volatile boolean running = true;
+        private volatile String phase = "start";
+        private final Map<Integer, Long> committed = new TreeMap<>();
+        private final Map<Integer, Long> advancedAt = new TreeMap<>();
+        /** By phase (where the stall ended), by partition: the longest stall in ms. */
+        private final Map<String, Map<Integer, Long>> longestMs = new TreeMap<>();
+
+        void phase(String name) {
+            phase = name;
+        }
+
+        void stop() {
+            running = false;
+        }
+
+        @Override
+        public void run() {
+            while (running) {
+                long now = System.nanoTime();
+                try {
+                    kafka.admin().listConsumerGroupOffsets(applicationId).partitionsToOffsetAndMetadata().get(5, TimeUnit.SECONDS)
+                            .forEach((partition, offset) -> {
+                                if (offset == null || !partition.topic().equals(topics.nodeEvents())) {
+                                    return;
+                                }
+                                Long before = committed.put(partition.partition(), offset.offset());
+                                Long since = advancedAt.get(partition.partition());
+                                if (before == null || since == null) {
+                                    advancedAt.put(partition.partition(), now);
+                                } else if (offset.offset() > before) {
+                                    long stallMs = TimeUnit.NANOSECONDS.toMillis(now - since);
+                                    synchronized (longestMs) {
+                                        longestMs.computeIfAbsent(phase, k -> new TreeMap<>()).merge(partition.partition(), stallMs, Math::max);
+                                    }
+                                    advancedAt.put(partition.partition(), now);
+                                }
+                            });
+                    Thread.sleep(200);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                } catch (Exception e) {
+                    // The broker is busy; the next poll measures the same stall, only later.
+                }
+            }
+        }
+
+        void print() {
+            synchronized (longestMs) {
+                List<Long> all = new ArrayList<>();
+                Map<Integer, Long> overall = new TreeMap<>();
+                longestMs.values().forEach(byPartition -> byPartition.forEach((partition, ms) -> overall.merge(partition, ms, Math::max)));
+                all.addAll(overall.values());
+                all.sort(null);
+                System.out.printf("processor-scaleout processing longestStallMsByPartition=%s p50=%d max=%d byPhase=%s%n", overall,
+                        all.isEmpty() ? 0 : all.get(all.size() / 2), all.isEmpty() ? 0 : all.get(all.size() - 1), longestMs);
+            }
+        }
     }
 
     /** Keeps asking until every instance routes every query, then asks once more and keeps what was wrong. */

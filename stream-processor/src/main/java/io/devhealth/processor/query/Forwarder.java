@@ -63,7 +63,7 @@ final class Forwarder {
         try {
             return client.send(request.build(), HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
-            throw QueryException.unavailable("instance " + host.host() + ":" + host.port() + " did not answer (" + e.getClass().getSimpleName()
+            throw QueryException.unreachable("instance " + host.host() + ":" + host.port() + " did not answer (" + e.getClass().getSimpleName()
                     + "), retry shortly");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -11,6 +11,8 @@ import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.avro.TerminatedPod;
 import io.devhealth.schema.avro.Verdict;
+import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -27,6 +29,7 @@ import org.apache.kafka.streams.LagInfo;
 import org.apache.kafka.streams.StoreQueryParameters;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
 import org.apache.kafka.streams.kstream.Windowed;
+import org.apache.kafka.streams.processor.StreamPartitioner;
 import org.apache.kafka.streams.query.FailureReason;
 import org.apache.kafka.streams.query.Query;
 import org.apache.kafka.streams.query.QueryResult;
@@ -54,14 +57,21 @@ import org.apache.kafka.streams.state.WindowStoreIterator;
 final class LocalStateQueries implements StateQueries {
 
     private static final long ACTIVE_ONLY = -1L;
-    private static final long LAG_TTL_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(500);
+    /**
+     * How long the standby copies' lags are reused: each fetch asks the broker for every changelog's end, and a query
+     * reads two or three stores. A lag that old is still well within any sensible bound.
+     */
+    private static final Duration LAG_TTL = Duration.ofMillis(500);
+    private static final String ALL_STORES = "all";
+    /** The most changelog offsets the active copy may lack to be read while its thread rebalances ({@link #requireCaughtUp}). */
+    private static final long ACTIVE_MAX_LAG = 1L;
 
     private final KafkaStreams streams;
     private final PageTokens pageTokens;
     private final HostInfo self;
     /** The most changelog records a copy read here may lack; {@link #ACTIVE_ONLY} reads the active copies only. */
     private final long maxLagRecords;
-    private volatile Lags lags;
+    private final ExpiringCache<String, Map<String, Map<Integer, LagInfo>>> lags = new ExpiringCache<>(1, LAG_TTL, Clock.systemUTC());
 
     private LocalStateQueries(KafkaStreams streams, PageTokens pageTokens, HostInfo self, long maxLagRecords) {
         this.streams = streams;
@@ -304,15 +314,25 @@ final class LocalStateQueries implements StateQueries {
     }
 
     /**
-     * Refuses (503) to read this instance's copy of {@code store}'s {@code partition} while it lacks more than
-     * {@link #maxLagRecords} of its changelog: a standby that fell behind, or an active copy still restoring.
-     * The lag is Kafka Streams' own ({@link KafkaStreams#allLocalStorePartitionLags}: the changelog's end, asked of the
-     * broker, less the copy's position).
+     * Refuses (503) to read this instance's copy of {@code store}'s {@code partition} as it stands while it is not
+     * close enough to its changelog's end. A standby copy may lack up to {@link #maxLagRecords}. The active copy,
+     * read so while its stream thread rebalances, may lack {@link #ACTIVE_MAX_LAG} offset at most: Kafka Streams reports
+     * a running active task as caught up ({@code StreamTask#changelogOffsets}), and one that is not running (restored,
+     * waiting for its thread) at the offset after the last record it restored, one short of the changelog's end under
+     * exactly-once, where the marker that commits the last transaction takes an offset of its own. More than that is a
+     * task still restoring, whose store holds an arbitrary part of the partition (a bound in records, like a standby's,
+     * let a small store answer nearly empty in the scale-out test). The lag is
+     * Kafka Streams' own ({@link KafkaStreams#allLocalStorePartitionLags}: the changelog's end, asked of the broker,
+     * less the copy's position); for an active copy asked now, since a task can go from running back to restoring
+     * (a corrupted task is wiped and restored) within any time a lag is kept.
      */
     private void requireCaughtUp(String store, int partition) {
+        boolean active = activeHere(store, partition);
         LagInfo lag;
         try {
-            lag = lags().getOrDefault(store, Map.of()).get(partition);
+            Map<String, Map<Integer, LagInfo>> byStore = active ? streams.allLocalStorePartitionLags() : lags.get(ALL_STORES,
+                    all -> streams.allLocalStorePartitionLags());
+            lag = byStore.getOrDefault(store, Map.of()).get(partition);
         } catch (RuntimeException e) {
             throw QueryException.unavailable("the lag of this instance's copy of " + store + " partition " + partition
                     + " is not known now (" + e.getClass().getSimpleName() + "), retry shortly");
@@ -320,27 +340,19 @@ final class LocalStateQueries implements StateQueries {
         if (lag == null) {
             throw QueryException.unavailable("this instance keeps no copy of " + store + " partition " + partition + " now, retry shortly");
         }
-        if (lag.offsetLag() > maxLagRecords) {
-            throw QueryException.unavailable("this instance's copy of " + store + " partition " + partition + " lacks "
-                    + lag.offsetLag() + " records (more than " + maxLagRecords + "), retry shortly");
+        long bound = active ? ACTIVE_MAX_LAG : maxLagRecords;
+        if (lag.offsetLag() > bound) {
+            throw QueryException.unavailable("this instance's " + (active ? "active" : "standby") + " copy of " + store + " partition "
+                    + partition + " lacks " + lag.offsetLag() + " records (more than " + bound + "), retry shortly");
         }
     }
 
-    /**
-     * Every local copy's lag, fetched at most every {@link #LAG_TTL_NANOS}: each fetch asks the broker for every changelog's
-     * end, and a query reads two or three stores. A lag that old is still well within any sensible bound.
-     */
-    private Map<String, Map<Integer, LagInfo>> lags() {
-        Lags known = lags;
-        long now = System.nanoTime();
-        if (known == null || now - known.fetchedAtNanos() > LAG_TTL_NANOS) {
-            known = new Lags(now, streams.allLocalStorePartitionLags());
-            lags = known;
-        }
-        return known.byStore();
+    /** Whether this instance holds the active copy of {@code store}'s {@code partition}, as of the last assignment. */
+    private boolean activeHere(String store, int partition) {
+        KeyQueryMetadata metadata = streams.queryMetadataForKey(store, "",
+                (StreamPartitioner<String, Object>) (topic, key, value, partitions) -> Optional.of(Set.of(partition)));
+        return metadata != null && self.equals(metadata.activeHost());
     }
-
-    private record Lags(long fetchedAtNanos, Map<String, Map<Integer, LagInfo>> byStore) {}
 
     /**
      * The keyed store {@code name}'s copy of {@code partition} ({@link #partitionOf}), a standby copy where allowed: then

@@ -7,15 +7,17 @@ final class QueryException extends RuntimeException {
 
     private final int status;
     private final boolean notHeld;
+    private final boolean unreachable;
 
     QueryException(int status, String message) {
-        this(status, message, false);
+        this(status, message, false, false);
     }
 
-    private QueryException(int status, String message, boolean notHeld) {
+    private QueryException(int status, String message, boolean notHeld, boolean unreachable) {
         super(message);
         this.status = status;
         this.notHeld = notHeld;
+        this.unreachable = unreachable;
     }
 
     int status() {
@@ -27,13 +29,18 @@ final class QueryException extends RuntimeException {
         return notHeld;
     }
 
+    /** A 503 because the instance asked gave no answer at all (gone, or not listening), not one it sent. */
+    boolean unreachable() {
+        return unreachable;
+    }
+
     /** "Ask again shortly" (503), or "not on this instance": another copy of the key may answer now. */
     boolean retryable() {
         return status == 503 || notHeld;
     }
 
     static QueryException notHeld(String message) {
-        return new QueryException(404, message, true);
+        return new QueryException(404, message, true, false);
     }
 
     static QueryException badRequest(String message) {
@@ -46,5 +53,9 @@ final class QueryException extends RuntimeException {
 
     static QueryException unavailable(String message) {
         return new QueryException(503, message);
+    }
+
+    static QueryException unreachable(String message) {
+        return new QueryException(503, message, false, true);
     }
 }

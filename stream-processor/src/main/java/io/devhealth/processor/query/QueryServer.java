@@ -15,15 +15,15 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.Deque;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -204,7 +204,7 @@ public final class QueryServer implements AutoCloseable {
         serve(view, metrics, meters, StandbyReads.OFF);
     }
 
-    private void serve(ClusterView view, Supplier<String> metrics, MeterRegistry meters, StandbyReads standbyReads) {
+    void serve(ClusterView view, Supplier<String> metrics, MeterRegistry meters, StandbyReads standbyReads) {
         this.cluster = view;
         this.standbyReads = standbyReads;
         // Queries whose active copy could not answer, by whether a standby copy did: how often clients read behind.
@@ -428,8 +428,9 @@ public final class QueryServer implements AutoCloseable {
 
     /**
      * The fleet summary: each partition of the two fleet stores counted once, asked of the instance where it is
-     * active (this one's read here); the partitions of an instance that could not answer (gone, restoring, moving)
-     * then from their standby copies with {@link StandbyReads} on, this instance's first, and the answer marked stale.
+     * active (this one's read here); the partitions of an instance that could not answer (gone, restoring, moving,
+     * rebalancing) then from their copies read as they stand with {@link StandbyReads} on ({@link #staleCopies}), and
+     * the answer marked stale.
      * A partition no copy answered makes it a 503, retry shortly: a partial sum would be wrong, not late. A peer's
      * request counts what it names ({@link FleetPartitions}); without that, every partition active here.
      */
@@ -454,45 +455,47 @@ public final class QueryServer implements AutoCloseable {
             }
         });
         FleetSums sums = new FleetSums();
-        Map<FleetPartitions.Part, Set<HostInfo>> tried = new HashMap<>();
+        // Filled for each partition whose active copy could not answer: the copies to read as they stand, in turn.
+        Map<FleetPartitions.Part, Deque<HostInfo>> staleLeft = new HashMap<>();
         QueryException failure = null;
-        boolean standby = false;
-        // Round one asks each partition's active copy; later rounds (standby reads) each missing one's next standby.
+        boolean stale = false;
+        boolean staleAsked = false;
+        // Round one asks each partition's active copy; later rounds (standby reads) each missing one's next stale copy.
         while (!parts.isEmpty()) {
             Map<HostInfo, List<FleetPartitions.Part>> round = new LinkedHashMap<>();
             for (Map.Entry<FleetPartitions.Part, ClusterView.Holders> part : parts.entrySet()) {
-                Set<HostInfo> done = tried.computeIfAbsent(part.getKey(), k -> new HashSet<>());
-                Optional<HostInfo> next = done.isEmpty() ? Optional.of(part.getValue().active())
-                        : !standbyReads.enabled() ? Optional.empty()
-                        : part.getValue().standbys().stream().filter(host -> !done.contains(host))
-                                .min(Comparator.comparing(host -> !cluster.isSelf(host)));
+                Optional<HostInfo> next = !stale ? Optional.of(part.getValue().active())
+                        : Optional.ofNullable(staleLeft.getOrDefault(part.getKey(), new ArrayDeque<>()).pollFirst());
                 next.ifPresent(host -> round.computeIfAbsent(host, h -> new ArrayList<>()).add(part.getKey()));
             }
             if (round.isEmpty()) {
                 break;
             }
+            staleAsked |= stale;
             for (Map.Entry<HostInfo, List<FleetPartitions.Part>> ask : round.entrySet()) {
-                ask.getValue().forEach(part -> tried.get(part).add(ask.getKey()));
                 try {
-                    sums.add(fleetPart(ask.getKey(), FleetPartitions.of(ask.getValue()), standby, exchange, caller, from, to));
+                    sums.add(fleetPart(ask.getKey(), FleetPartitions.of(ask.getValue()), stale, exchange, caller, from, to));
                     ask.getValue().forEach(parts::remove);
                 } catch (QueryException e) {
                     if (!e.retryable()) {
                         throw e;
                     }
                     failure = e;
+                    if (!stale && standbyReads.enabled()) {
+                        boolean activeHeld = !e.unreachable() && !e.notHeld();
+                        ask.getValue().forEach(part -> staleLeft.put(part, new ArrayDeque<>(staleCopies(parts.get(part), activeHeld))));
+                    }
                 }
             }
-            standby = true;
+            stale = true;
         }
-        boolean standbyAsked = tried.values().stream().anyMatch(hosts -> hosts.size() > 1);
-        if (standbyAsked) {
+        if (staleAsked) {
             (parts.isEmpty() ? standbyAnswered : standbyUnanswered).increment();
         }
         if (!parts.isEmpty()) {
             throw failure != null ? failure : QueryException.unavailable("fleet partitions " + parts.keySet() + " cannot be read now, retry shortly");
         }
-        if (standbyAsked) {
+        if (staleAsked) {
             exchange.setHeader(StandbyReads.STALE_HEADER, "true");
         }
         Responses.json(exchange, 200, sums.view(from, to, window));
@@ -610,7 +613,7 @@ public final class QueryServer implements AutoCloseable {
 
     private static Counter standbyReadCounter(MeterRegistry meters, String outcome) {
         return Counter.builder("devhealth.query.standby.reads").tag("outcome", outcome)
-                .description("Queries whose key's active copy could not answer, answered from a standby copy or not")
+                .description("Queries whose key's active copy could not answer, answered from a copy read as it stands or not")
                 .register(meters);
     }
 
@@ -628,7 +631,7 @@ public final class QueryServer implements AutoCloseable {
     /**
      * Asks the copies of {@code key} in turn until one answers for it: the active copy (here, or forwarded to its
      * instance), whose every answer stands but "retry shortly" (503, or "moved away"); then, with {@link StandbyReads}
-     * on, its standby copies, this instance's first, of which only a 200 stands (and a "not found" where
+     * on, the copies read as they stand ({@link #staleCopies}), of which only a 200 stands (and a "not found" where
      * {@code absenceStands}: a copy behind may not know a key yet). When none answers, what the active copy said:
      * the 503 its instance sent, or thrown.
      */
@@ -636,6 +639,8 @@ public final class QueryServer implements AutoCloseable {
                       boolean absenceStands, LocalAnswer answer) throws IOException {
         QueryException failed = null;
         HttpResponse<String> failedRemote = null;
+        // Whether the active copy's instance still holds the partition and said "retry shortly" (not gone, not moved on).
+        boolean activeHeld = false;
         try {
             if (cluster.isSelf(holders.active())) {
                 return new Reply(answer.get(cluster.local()), null, false);
@@ -645,6 +650,7 @@ public final class QueryServer implements AutoCloseable {
                 failed = moving(what, key);
             } else if (fromOwner.statusCode() == 503) {
                 failedRemote = fromOwner;
+                activeHeld = true;
             } else {
                 return Reply.remote(fromOwner);
             }
@@ -653,14 +659,17 @@ public final class QueryServer implements AutoCloseable {
                 throw e;
             }
             failed = e.notHeld() ? moving(what, key) : e;
+            activeHeld = cluster.isSelf(holders.active()) && !e.notHeld();
         } catch (InvalidStateStoreException e) {
             failed = QueryException.unavailable("state is not queryable now (" + cluster.state() + "), retry shortly");
+            activeHeld = cluster.isSelf(holders.active());
         }
         if (standbyReads.enabled()) {
             Optional<Reply> fromStandby = Optional.empty();
             boolean answered = true;
+            List<String> refusals = new ArrayList<>();
             try {
-                fromStandby = askStandbys(holders, target, exchange, caller, absenceStands, answer);
+                fromStandby = askStandbys(staleCopies(holders, activeHeld), target, exchange, caller, absenceStands, answer, refusals);
                 answered = fromStandby.isPresent();
             } finally {
                 (answered ? standbyAnswered : standbyUnanswered).increment();
@@ -668,6 +677,9 @@ public final class QueryServer implements AutoCloseable {
             if (fromStandby.isPresent()) {
                 return fromStandby.get();
             }
+            // Why a client is told to retry: what the active copy said is its answer; what each other copy said is here.
+            LOGGER.info("no copy answered what={} key={} active={}:{} activeHeld={} copies={}", what, key, holders.active().host(),
+                    holders.active().port(), activeHeld, refusals);
         }
         if (failedRemote != null) {
             return Reply.remote(failedRemote);
@@ -675,34 +687,63 @@ public final class QueryServer implements AutoCloseable {
         throw failed;
     }
 
+    /** The message of an instance's error answer ({@code Responses.error}), or what its body starts with. */
+    private static String messageOf(HttpResponse<String> answer) {
+        try {
+            return FLEET_JSON.readTree(answer.body()).path("message").asText();
+        } catch (IOException e) {
+            return Excerpt.of(answer.body());
+        }
+    }
+
     /**
-     * The first 200 of the key's standby copies, this instance's asked first (no hop), or where {@code absenceStands} the
-     * first "not found" (this instance's thrown, marked stale); empty when none gave one.
+     * The copies of a key to read as they stand once its active copy could not answer, in the order asked: this
+     * instance's own first (no hop), then the active copy itself where its instance still holds the partition
+     * ({@code activeHeld}), then the other standbys. The active copy is there because "could not answer" is, more often
+     * than not, a rebalance elsewhere in the group: Kafka Streams refuses an active-only read of every task of a stream
+     * thread that is not RUNNING, also of tasks the rebalance leaves where they are, and a thread stays
+     * PARTITIONS_ASSIGNED until every task assigned to it has restored (a standby promoted after a SIGKILL, a task
+     * moved to a new instance). A read that allows stale stores only needs the thread alive and the task's store open
+     * ({@code StreamThreadStateStoreProvider#stores}), so the active copy, the freshest there is, keeps answering
+     * through the rebalance, marked stale like a standby's answer.
      */
-    private Optional<Reply> askStandbys(ClusterView.Holders holders, URI target, Exchange exchange, AccessPolicy.Allowed caller,
-                                        boolean absenceStands, LocalAnswer answer) throws IOException {
-        List<HostInfo> standbys = new ArrayList<>(holders.standbys());
-        standbys.sort(Comparator.comparing(host -> !cluster.isSelf(host)));
-        for (HostInfo standby : standbys) {
+    private List<HostInfo> staleCopies(ClusterView.Holders holders, boolean activeHeld) {
+        List<HostInfo> copies = new ArrayList<>();
+        if (activeHeld) {
+            copies.add(holders.active());
+        }
+        copies.addAll(holders.standbys());
+        copies.sort(Comparator.comparing(host -> !cluster.isSelf(host)));
+        return copies;
+    }
+
+    /**
+     * The first 200 of {@code copies}, read as they stand, or where {@code absenceStands} the first "not found" (this
+     * instance's thrown, marked stale); empty when none gave one.
+     */
+    private Optional<Reply> askStandbys(List<HostInfo> copies, URI target, Exchange exchange, AccessPolicy.Allowed caller,
+                                        boolean absenceStands, LocalAnswer answer, List<String> refusals) throws IOException {
+        for (HostInfo copy : copies) {
+            String refusal;
             try {
-                if (cluster.isSelf(standby)) {
+                if (cluster.isSelf(copy)) {
                     return Optional.of(new Reply(answer.get(cluster.standbyCopies()), null, true));
                 }
-                HttpResponse<String> fromStandby = forward(standby, target, exchange, caller, true);
-                if (fromStandby.statusCode() == 200 || absenceStands && fromStandby.statusCode() == 404 && !notHeld(fromStandby)) {
-                    return Optional.of(Reply.remote(fromStandby));
+                HttpResponse<String> fromCopy = forward(copy, target, exchange, caller, true);
+                if (fromCopy.statusCode() == 200 || absenceStands && fromCopy.statusCode() == 404 && !notHeld(fromCopy)) {
+                    return Optional.of(Reply.remote(fromCopy));
                 }
-                LOGGER.debug("standby copy did not answer instance={}:{} status={}", standby.host(), standby.port(),
-                        fromStandby.statusCode());
+                refusal = fromCopy.statusCode() + " " + messageOf(fromCopy);
             } catch (QueryException e) {
                 if (absenceStands && e.status() == 404 && !e.notHeld()) {
                     exchange.setHeader(StandbyReads.STALE_HEADER, "true");
                     throw e;
                 }
-                LOGGER.debug("standby copy did not answer instance={}:{} error=\"{}\"", standby.host(), standby.port(), e.getMessage());
+                refusal = e.status() + " " + e.getMessage();
             } catch (InvalidStateStoreException e) {
-                LOGGER.debug("standby copy did not answer instance={}:{} error=\"{}\"", standby.host(), standby.port(), e.getMessage());
+                refusal = e.getMessage();
             }
+            refusals.add(copy.host() + ":" + copy.port() + " " + refusal);
         }
         return Optional.empty();
     }

@@ -1,11 +1,12 @@
 package io.devhealth.processor.query;
 
 /**
- * Whether a key whose active copy cannot answer (its instance gone, restoring, or the partition moving) is
- * answered from a standby copy, and how far behind its changelog such a copy may be. Kafka Streams keeps
- * standbys for a fast takeover ({@code num.standby.replicas}); reading them too (KIP-535) is what keeps
- * queries answered through the session timeout of a killed instance and the rebalance of a restarted one.
- * Such an answer carries {@value #STALE_HEADER}{@code : true}.
+ * Whether a key whose active copy cannot answer (its instance gone, restoring, rebalancing, or the partition
+ * moving) is answered from a copy read as it stands, a standby copy or the active copy itself while its stream
+ * thread rebalances, and how far behind its changelog such a copy may be. Kafka Streams keeps standbys for a fast
+ * takeover ({@code num.standby.replicas}); reading them too (KIP-535) is what keeps queries answered through the
+ * session timeout of a killed instance and the rebalance of a restarted one. Such an answer carries
+ * {@value #STALE_HEADER}{@code : true}.
  *
  * @param maxLagRecords the most changelog records a copy may lack to answer: Kafka Streams' own
  *        {@code acceptable.recovery.lag} default, the lag it calls caught up

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import org.apache.kafka.streams.errors.InvalidStateStoreException;
 import org.apache.kafka.streams.state.HostInfo;
 
 /**
@@ -23,6 +24,7 @@ final class FakeCluster implements ClusterView {
     private final Set<String> pods;
     private final HostInfo verdictOwner;
     private final Set<String> verdicts;
+    private volatile boolean rebalancing;
 
     FakeCluster(HostInfo self, Map<String, HostInfo> owners, List<HostInfo> others, Set<String> pods) {
         this(self, owners, others, pods, self, Set.of());
@@ -39,14 +41,22 @@ final class FakeCluster implements ClusterView {
         this.verdicts = verdicts;
     }
 
+    /**
+     * From now on this instance's stream thread rebalances, as Kafka Streams has it: an active-only read is refused,
+     * a read of the copies as they stand ({@link #standbyCopies}) still answers.
+     */
+    void rebalance() {
+        rebalancing = true;
+    }
+
     @Override
     public boolean ready() {
-        return true;
+        return !rebalancing;
     }
 
     @Override
     public String state() {
-        return "RUNNING";
+        return rebalancing ? "REBALANCING" : "RUNNING";
     }
 
     @Override
@@ -74,14 +84,22 @@ final class FakeCluster implements ClusterView {
         return Map.of();
     }
 
-    /** No standbys here: the stores of this instance are its only copies. */
+    /** No standbys here: the stores of this instance are its only copies, readable as they stand while it rebalances. */
     @Override
     public StateQueries standbyCopies() {
-        return local();
+        return copies();
     }
 
     @Override
     public StateQueries local() {
+        if (rebalancing) {
+            throw new InvalidStateStoreException("Cannot get state store node-state because the stream thread is PARTITIONS_ASSIGNED, "
+                    + "not RUNNING");
+        }
+        return copies();
+    }
+
+    private StateQueries copies() {
         return new StateQueries() {
             @Override
             public Optional<QueryViews.PodDevices> pod(String namespace, String name, Instant at) {
