@@ -257,6 +257,9 @@ class ProcessorScaleOutIT {
             assertThat(check.actual()).as("per device, the exact sequence of from->to").isEqualTo(check.expected());
             assertThat(querier.requests()).as("queries asked during the moves").isGreaterThan(100);
             assertThat(querier.serverErrors()).as("answers that are 5xx but 503 (retry shortly)").isEmpty();
+            // 0.992-0.997 measured on a loaded 2-core machine with every copy answering; 0.86-0.96 while only standbys did.
+            // The bound leaves a loaded CI machine room and still fails a query API that stops answering through moves.
+            assertThat(querier.availability()).as("share of queries answered 200 through the moves").isGreaterThanOrEqualTo(0.97);
             assertThat(querier.wrongAnswers()).as("200 answers that are not a node's, pod's or fleet's document").isEmpty();
             assertThat(querier.notFound()).as("404 for nodes and pods that exist (moving partitions are 503, retry)").isEmpty();
             assertThat(querier.regressionsAfterGracefulMoves())
@@ -623,6 +626,13 @@ class ProcessorScaleOutIT {
             }
         }
 
+        /** The share of answers that were 200: every answer but "retry shortly" (503) and the like. */
+        synchronized double availability() {
+            int answered = byStatus.entrySet().stream().filter(e -> e.getKey() >= 0).mapToInt(Map.Entry::getValue).sum();
+            int failed = failuresByPhase.values().stream().mapToInt(Integer::intValue).sum();
+            return answered == 0 ? 0.0 : 1.0 - (double) failed / answered;
+        }
+
         synchronized int requests() {
             return requests;
         }
@@ -658,8 +668,8 @@ class ProcessorScaleOutIT {
             failingSince.forEach((path, since) -> longestGapMs.merge(path, TimeUnit.NANOSECONDS.toMillis(end - since), Math::max));
             System.out.printf("processor-scaleout queries requests=%d answered=%d failed=%d errorRate=%.4f availability=%.4f byStatus=%s "
                             + "failuresByPhase=%s staleByPhase=%s staleOlderThanBefore=%d staleBehindMsMax=%d latencyMsP50=%d p99=%d max=%d%n",
-                    requests, answered, failed, answered == 0 ? 0.0 : (double) failed / answered,
-                    answered == 0 ? 0.0 : 1.0 - (double) failed / answered, byStatus, failuresByPhase, staleByPhase,
+                    requests, answered, failed, answered == 0 ? 0.0 : (double) failed / answered, availability(), byStatus,
+                    failuresByPhase, staleByPhase,
                     staleBehindMs.size(), staleBehindMs.stream().mapToLong(Long::longValue).max().orElse(0),
                     percentile(sorted, 50), percentile(sorted, 99), sorted.isEmpty() ? 0 : sorted.get(sorted.size() - 1));
             System.out.printf("processor-scaleout unanswerable longestMsByNode(any instance)=%s longestMsByKey(any instance)=%s "

@@ -207,7 +207,7 @@ public final class QueryServer implements AutoCloseable {
     void serve(ClusterView view, Supplier<String> metrics, MeterRegistry meters, StandbyReads standbyReads) {
         this.cluster = view;
         this.standbyReads = standbyReads;
-        // Queries whose active copy could not answer, by whether a standby copy did: how often clients read behind.
+        // Queries whose active copy could not answer, by whether a copy read as it stands did: how often clients read behind.
         this.standbyAnswered = standbyReadCounter(meters, "answered");
         this.standbyUnanswered = standbyReadCounter(meters, "unanswered");
         if (!security.authenticates()) {
