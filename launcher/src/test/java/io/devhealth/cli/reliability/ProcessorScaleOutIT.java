@@ -301,20 +301,10 @@ class ProcessorScaleOutIT {
         stalls.phase(name);
     }
 
-    /**
-     * How long each node-events partition went without processing while the instances moved: the group's committed
-     * offsets, polled every 200 ms, advance with every commit (exactly-once commits every 100 ms) as long as the load
-     * sends, which it does to every partition throughout. The longest time between two advances of a partition, per
-     * phase, is how long its task was away: stopped with its instance, waiting for the session to time out, restoring
-     * on the instance that took it over.
-     */
-    private final class ProcessingStalls implements Runnable {
-        private volatile boolean running = true;
-        private volatile String phase = "start";
-        private final Map<Integer, Long> committed = new TreeMap<>();
-        private final Map<Integer, Long> advancedAt = new TreeMap<>();
-        /** By phase (where the stall ended), by partition: the longest stall in ms. */
-        private final Map<String, Map<Integer, Long>> longestMs = new TreeMap<>();
+    /** A watch the test runs beside the moves until it stops it, filing what it sees under the step under way. */
+    private abstract static class PhasedWatch implements Runnable {
+        volatile boolean running = true;
+        volatile String phase = "start";
 
         void phase(String name) {
             phase = name;
@@ -323,6 +313,21 @@ class ProcessorScaleOutIT {
         void stop() {
             running = false;
         }
+    }
+
+    /**
+     * How long each node-events partition went without processing while the instances moved: the group's committed
+     * offsets, polled every 200 ms, advance with every commit (exactly-once commits every 100 ms) as long as the load
+     * sends, which it does to every partition throughout. The longest time between two advances of a partition, per
+     * phase, is how long its task was away: stopped with its instance, waiting for the session to time out, restoring
+     * on the instance that took it over.
+     */
+    private final class ProcessingStalls extends PhasedWatch {
+        private final Map<Integer, Long> committed = new TreeMap<>();
+        private final Map<Integer, Long> advancedAt = new TreeMap<>();
+        /** By phase (where the stall ended), by partition: the longest stall in ms. */
+        private final Map<String, Map<Integer, Long>> longestMs = new TreeMap<>();
+
 
         @Override
         public void run() {
@@ -491,9 +496,7 @@ class ProcessorScaleOutIT {
      * went unanswered (by any instance, and by one instance a client kept asking), node answers older than one
      * answered before, and any answer that is not a 200 document or a 503 (retry shortly).
      */
-    private final class Querier implements Runnable {
-        private volatile boolean running = true;
-        private volatile String phase = "start";
+    private final class Querier extends PhasedWatch {
         private final Map<Integer, Integer> byStatus = new TreeMap<>();
         private final Map<String, Integer> failuresByPhase = new TreeMap<>();
         /** 200 answers from a standby copy ({@link StandbyReads#STALE_HEADER}). */
@@ -514,13 +517,6 @@ class ProcessorScaleOutIT {
         private final List<Long> latenciesMs = new ArrayList<>();
         private volatile int requests;
 
-        void phase(String name) {
-            phase = name;
-        }
-
-        void stop() {
-            running = false;
-        }
 
         @Override
         public void run() {
