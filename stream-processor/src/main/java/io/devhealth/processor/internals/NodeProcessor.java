@@ -32,7 +32,6 @@ import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
-import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.WindowStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -83,8 +82,6 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
     private final Map<String, Counter> duplicates = new HashMap<>();
     private ProcessorContext<String, Object> context;
     private NodeStore store;
-    /** The last status this task's nodes emitted, by node and pod ({@link StateKeys#nodePod}). */
-    private KeyValueStore<String, PodDeviceStatus> podStatus;
     private WindowStore<String, HealthTransition> deviceHistory;
     private SilenceClock clock;
     private NodeIdentityCheck identity;
@@ -99,7 +96,6 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
     public void init(ProcessorContext<String, Object> context) {
         this.context = context;
         this.store = new NodeStore(context, gauges.tally());
-        this.podStatus = context.getStateStore(TopologyNames.NODE_POD_STATUS_STORE);
         this.deviceHistory = context.getStateStore(TopologyNames.DEVICE_HISTORY_STORE);
         transitionCounters = new TransitionCounters(options.meters());
         // By the kind of record, as the node's watermarks are kept (NodeState): not by topic, since
@@ -286,11 +282,10 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
      * history stay where the claims keep them.
      */
     private void release(String node, String pod, long timestamp) {
-        String key = StateKeys.nodePod(node, pod);
-        if (podStatus.get(key) == null) {
+        if (store.podStatus(node, pod) == null) {
             return;
         }
-        podStatus.delete(key);
+        store.deletePodStatus(node, pod);
         Headers headers = new RecordHeaders();
         headers.add(NodeIdentityCheck.NODE_HEADER, node.getBytes(StandardCharsets.UTF_8));
         context.forward(new Record<>(pod, null, timestamp, headers), TopologyNames.POD_STATUS_SINK);
@@ -370,8 +365,11 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
     private void commit(String node, String key, DeviceState previous, DeviceState next, long at, Supplier<String> transitionId) {
         store.putDevice(node, key, next);
         boolean isTransition = DeviceRules.isTransition(previous, next);
+        boolean podsSeeIt = isTransition || !Objects.equals(previous.message(), next.message())
+                || !Objects.equals(previous.reason(), next.reason());
+        List<PodAllocation> using = podsSeeIt ? podsUsing(node, next) : List.of();
         if (isTransition) {
-            List<PodRef> affected = podsUsing(node, next).stream()
+            List<PodRef> affected = using.stream()
                     .map(pod -> new PodRef(pod.getNamespace(), pod.getName(), null)).toList();
             HealthTransition transition = HealthTransition.newBuilder()
                     .setId(transitionId.get())
@@ -393,9 +391,8 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
             LOGGER.info("health transition node={} device={} from={} to={} reason={} pods={}", node, key, previous.health(),
                     next.health(), next.reason(), affected.size());
         }
-        if (isTransition || !Objects.equals(previous.message(), next.message())
-                || !Objects.equals(previous.reason(), next.reason())) {
-            refreshPods(node, podsUsing(node, next), at);
+        if (podsSeeIt) {
+            refreshPods(node, using, at);
         }
     }
 
@@ -459,15 +456,14 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
             if (gone && !DepartedPods.reaches(departed, key, state.nodeTime(), options.terminationWindow().toMillis())) {
                 continue;
             }
-            String nodeKey = StateKeys.nodePod(node, key);
-            PodDeviceStatus previous = podStatus.get(nodeKey);
+            PodDeviceStatus previous = store.podStatus(node, key);
             PodDeviceStatus next = PodStatusBuilder.build(nodeAllocations.getCluster(), node, pod, deviceKey -> store.device(node, deviceKey),
                     id -> deviceById(node, id), inventory, previous, now);
             if (gone) {
                 next = PodStatusBuilder.afterDeparture(previous, next);
             }
             if (PodStatusBuilder.differs(previous, next)) {
-                podStatus.put(nodeKey, next);
+                store.putPodStatus(node, key, next);
                 context.forward(new Record<>(key, next, timestamp), TopologyNames.POD_STATUS_SINK);
             }
         }

@@ -2,6 +2,7 @@ package io.devhealth.processor.internals;
 
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.NodeDevices;
+import io.devhealth.schema.avro.PodDeviceStatus;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -17,16 +18,21 @@ import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
  * The state of the nodes of one processor task, with one owner: the {@code node-state},
- * {@code device-state}, {@code node-allocations} and {@code node-inventory} stores, what is kept of
- * them decoded in memory, each device's deadline, and the keep-alives not yet written into device
- * states. The processor reads and writes through this alone; the stores stay the only truth
+ * {@code device-state}, {@code node-allocations}, {@code node-inventory} and {@code node-pod-status}
+ * stores, what is kept of them decoded in memory, each device's deadline, and the keep-alives not yet
+ * written into device states. The processor reads and writes through this alone; the stores stay the only truth
  * (everything here is rebuilt from them when the processor is initialized).
  *
  * <p>Why it keeps so much in memory: every record reads its node's state and one of its devices,
  * every change a node's allocations and inventory, and the expiry punctuator every node's earliest
  * deadline once a second. Decoding them from the stores each time was most of a report's cost. A
  * node's devices sit in a small array (a node has a handful), so finding one is a node look-up and a
- * short scan, and their deadlines are read where the devices are.
+ * short scan, and their deadlines are read where the devices are. The last status a node emitted for
+ * each of its pods is read before every status it emits (to keep unchanged devices' {@code since} and
+ * to emit only what changed): it is kept decoded after its first read or write, so a device's first
+ * report, which re-emits the status its pod got from the allocations, does not read back and decode
+ * what was written moments before. (They take about as much memory as the allocations kept here:
+ * a status has an entry per allocated device, as the allocation has.)
  *
  * <p>Writing, three ways:
  * <ul>
@@ -61,6 +67,7 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
     private final KeyValueStore<String, DeviceState> deviceStore;
     private final KeyValueStore<String, NodeAllocations> allocationStore;
     private final KeyValueStore<String, NodeDevices> inventoryStore;
+    private final KeyValueStore<String, PodDeviceStatus> podStatusStore;
     private final StateGauges.Tally gauges;
     private final Map<String, Node> nodes = new HashMap<>();
     private final List<Node> changed = new ArrayList<>();
@@ -73,6 +80,7 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
         this.deviceStore = context.getStateStore(TopologyNames.DEVICE_STATE_STORE);
         this.allocationStore = context.getStateStore(TopologyNames.NODE_ALLOCATIONS_STORE);
         this.inventoryStore = context.getStateStore(TopologyNames.NODE_INVENTORY_STORE);
+        this.podStatusStore = context.getStateStore(TopologyNames.NODE_POD_STATUS_STORE);
         CommitHookKeyValueStore.attach(nodeStore, this);
         load();
     }
@@ -324,6 +332,41 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
         }
     }
 
+    /** The last status {@code node} emitted for pod {@code podKey} ({@link StateKeys#pod}); null when none, or since it released the pod. */
+    PodDeviceStatus podStatus(String node, String podKey) {
+        ensureLoaded();
+        Node entry = nodes.get(node);
+        String key = StateKeys.nodePod(node, podKey);
+        if (entry == null) {
+            return podStatusStore.get(key); // as allocations(): a node without a state is not kept in memory
+        }
+        PodDeviceStatus status = entry.podStatuses.get(podKey);
+        if (status == null) {
+            status = podStatusStore.get(key);
+            if (status != null) {
+                entry.podStatuses.put(podKey, status);
+            }
+        }
+        return status;
+    }
+
+    /** Writes {@code status} as the last status {@code node} emitted for pod {@code podKey}, now. */
+    void putPodStatus(String node, String podKey, PodDeviceStatus status) {
+        ensureLoaded();
+        podStatusStore.put(StateKeys.nodePod(node, podKey), status);
+        nodeOf(node).podStatuses.put(podKey, status);
+    }
+
+    /** Forgets the last status {@code node} emitted for pod {@code podKey}: the node released the pod. */
+    void deletePodStatus(String node, String podKey) {
+        ensureLoaded();
+        podStatusStore.delete(StateKeys.nodePod(node, podKey));
+        Node entry = nodes.get(node);
+        if (entry != null) {
+            entry.podStatuses.remove(podKey);
+        }
+    }
+
     @Override
     public void writeBeforeCommit() {
         for (Node entry : changed) {
@@ -380,6 +423,8 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
         boolean changed;
         final Kept<NodeAllocations> allocations = new Kept<>();
         final Kept<NodeDevices> inventory = new Kept<>();
+        /** The last status the node emitted, by pod ({@link StateKeys#pod}): those read or written since the load; a pod not here is read from the store. */
+        final Map<String, PodDeviceStatus> podStatuses = new HashMap<>();
         PodIndex pods;
         /** Where the processor's gauge shows the node's time; null until it has one. */
         AtomicLong shownTime;

@@ -7,6 +7,8 @@ import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.SourceKind;
 import io.devhealth.schema.avro.InventoryDevice;
 import io.devhealth.schema.avro.NodeDevices;
+import io.devhealth.schema.avro.PodDeviceStatus;
+import io.devhealth.schema.avro.PodRef;
 import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -27,10 +29,12 @@ class NodeStoreTest {
 
     private static final String NODE = "n1";
     private static final String SOURCE = "DRA:gpu.nvidia.com";
+    private static final String POD = "ml/train-0";
 
     private final MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
     private KeyValueStore<String, StoredNode> nodes;
     private KeyValueStore<String, DeviceState> devices;
+    private KeyValueStore<String, PodDeviceStatus> podStatuses;
     private NodeStore store;
     private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
     private final StateGauges gauges = new StateGauges(meters);
@@ -45,6 +49,8 @@ class NodeStoreTest {
                 Serdes.String()));
         add(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(TopologyNames.NODE_INVENTORY_STORE), Serdes.String(),
                 AvroSerde.of(NodeDevices.class, SchemaRegistries.inMemory("node-store-test-" + UUID.randomUUID()))));
+        podStatuses = add(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(TopologyNames.NODE_POD_STATUS_STORE), Serdes.String(),
+                AvroSerde.of(PodDeviceStatus.class, SchemaRegistries.inMemory("node-store-test-" + UUID.randomUUID()))));
         store = new NodeStore(context, gauges.tally());
     }
 
@@ -71,6 +77,19 @@ class NodeStoreTest {
         DeviceRef ref = DeviceRef.newBuilder().setDriver("gpu.nvidia.com").setPool(NODE).setDevice("gpu-" + device).build();
         return new DeviceState("c", NODE, ref.getDriver(), ref.getPool(), ref.getDevice(), null, Map.of(SOURCE, source), HealthStatus.HEALTHY,
                 null, null, SourceKind.DRA, observedAt, refreshedAt + 30_000L);
+    }
+
+    /** The {@code version}th status of pod {@code ml/train-0} on {@link #NODE}. */
+    private static PodDeviceStatus podStatus(int version) {
+        return PodDeviceStatus.newBuilder()
+                .setPod(new PodRef("ml", "train-0", null))
+                .setCluster("c")
+                .setNode(NODE)
+                .setVersion(version)
+                .setUpdatedAt(Instant.ofEpochMilli(1_000L * version))
+                .setSummary(HealthStatus.HEALTHY)
+                .setContainers(List.of())
+                .build();
     }
 
     private static NodeState node(long time) {
@@ -152,6 +171,44 @@ class NodeStoreTest {
 
         assertThat(store.node(NODE)).as("as committed").isEqualTo(node(1_000));
         assertThat(store.device(NODE, key(0))).isEqualTo(healthy(0, 1_000, 1_000));
+    }
+
+    @Test
+    void shouldWriteAPodsStatusThroughAndReadTheSameFromTheStoreAfterARestart() {
+        store.putNode(NODE, node(1_000));
+        store.putPodStatus(NODE, POD, podStatus(1));
+        store.putPodStatus(NODE, POD, podStatus(2));
+        commit();
+
+        assertThat(podStatuses.get(NODE + "/" + POD)).isEqualTo(podStatus(2));
+        assertThat(store.podStatus(NODE, POD)).isEqualTo(podStatus(2));
+        assertThat(new NodeStore(context, gauges.tally()).podStatus(NODE, POD)).isEqualTo(podStatus(2));
+        assertThat(store.podStatus(NODE, "ml/other")).as("never emitted").isNull();
+    }
+
+    @Test
+    void shouldForgetAReleasedPodsStatusInMemoryAndInTheStore() {
+        store.putNode(NODE, node(1_000));
+        store.putPodStatus(NODE, POD, podStatus(3));
+
+        store.deletePodStatus(NODE, POD);
+
+        assertThat(store.podStatus(NODE, POD)).isNull();
+        assertThat(podStatuses.get(NODE + "/" + POD)).isNull();
+    }
+
+    @Test
+    void shouldReadPodStatusesFromTheStoreAgainAfterACommitWasAbandoned() {
+        store.putNode(NODE, node(1_000));
+        store.putPodStatus(NODE, POD, podStatus(1));
+        commit();
+        store.putPodStatus(NODE, POD, podStatus(2));
+        // What Kafka Streams restores after abandoning the commit: the status as committed.
+        podStatuses.put(NODE + "/" + POD, podStatus(1));
+
+        ((CommitHookKeyValueStore<?, ?>) nodes).clearCache();
+
+        assertThat(store.podStatus(NODE, POD)).as("as committed").isEqualTo(podStatus(1));
     }
 
     @Test
