@@ -29,6 +29,13 @@ import org.apache.kafka.common.serialization.Serializer;
 final class FleetSimulation {
 
     static final String DRIVER = "gpu.bench.example";
+    /**
+     * Longer than any stage runs: a stage sends each device one report per round and no keep-alive in between, so
+     * with a collector's usual 30 s a stage longer than that (every first contact of 80,000 devices on this machine)
+     * turned the devices it reached first Unknown while it ran, each a second transition, history entry and pod
+     * status, and measured the silence clock's work as much as the reports', more the slower the run.
+     */
+    static final long TIMEOUT_SECONDS = 3_600;
 
     private final int nodes;
     private final int devicesPerNode;
@@ -89,6 +96,7 @@ final class FleetSimulation {
                     .setHealth(unhealthy[device] ? HealthStatus.UNHEALTHY : HealthStatus.HEALTHY)
                     .setMessage(unhealthy[device] ? "XID 79: GPU has fallen off the bus" : null)
                     .setKind(flip ? ReportKind.CHANGE : ReportKind.KEEPALIVE)
+                    .setTimeoutSeconds(TIMEOUT_SECONDS)
                     .setObservedAt(start.plusMillis(i / devices() * 15_000L))
                     .setCollectorEpoch(1)
                     .setSequence(++sequence[n])
