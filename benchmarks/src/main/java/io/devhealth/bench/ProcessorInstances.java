@@ -18,14 +18,19 @@ final class ProcessorInstances {
 
     private ProcessorInstances() {}
 
-    /**
-     * Until every instance runs, restores nothing and holds an active task, and (when given) the
-     * instances hold {@code tasks} distinct active tasks between them.
-     */
-    static void awaitReady(List<StreamProcessorApp> apps, Integer tasks) throws Exception {
-        awaitUntil("ready", () -> apps.stream().allMatch(app -> app.streams().state() == KafkaStreams.State.RUNNING
-                && gauge(app, RestoreProgress.RESTORE_PARTITIONS) == 0 && activeTasks(app) > 0)
-                && (tasks == null || activeTaskIds(apps).size() == tasks));
+    /** Until every instance runs, restores nothing and holds an active task. */
+    static void awaitReady(List<StreamProcessorApp> apps) throws Exception {
+        awaitUntil("ready", () -> ready(apps));
+    }
+
+    /** As {@link #awaitReady(List)}, and until the instances hold {@code tasks} distinct active tasks between them. */
+    static void awaitReady(List<StreamProcessorApp> apps, int tasks) throws Exception {
+        awaitUntil("ready", () -> ready(apps) && activeTaskIds(apps).size() == tasks);
+    }
+
+    private static boolean ready(List<StreamProcessorApp> apps) {
+        return apps.stream().allMatch(app -> app.streams().state() == KafkaStreams.State.RUNNING
+                && gauge(app, RestoreProgress.RESTORE_PARTITIONS) == 0 && activeTasks(app) > 0);
     }
 
     static void awaitUntil(String what, BooleanSupplier condition) throws Exception {

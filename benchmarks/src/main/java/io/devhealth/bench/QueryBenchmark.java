@@ -246,13 +246,13 @@ public final class QueryBenchmark implements Callable<Integer> {
             System.out.println("|---|---:|---:|---:|---:|---:|---:|");
             try (StreamProcessorApp alone = start("alone", 0)) {
                 long t0 = System.nanoTime();
-                ProcessorInstances.awaitReady(List.of(alone), null);
+                ProcessorInstances.awaitReady(List.of(alone));
                 row("everything, onto an empty state directory", 1, alone, t0, 0);
             }
             for (int standbys : new int[] {0, 1}) {
                 try (StreamProcessorApp leaving = start("leaving-" + standbys, standbys);
                      StreamProcessorApp staying = start("staying-" + standbys, standbys)) {
-                    ProcessorInstances.awaitReady(List.of(leaving, staying), null);
+                    ProcessorInstances.awaitReady(List.of(leaving, staying));
                     if (standbys > 0) {
                         // Kafka Streams' own lag of every local store copy, active and standby, against its changelog's end.
                         ProcessorInstances.awaitUntil("standbys caught up", () -> caughtUp(staying) && caughtUp(leaving));

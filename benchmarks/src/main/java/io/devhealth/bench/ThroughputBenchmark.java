@@ -174,9 +174,11 @@ public final class ThroughputBenchmark {
         return medianOf(list.stream().map(Result::perSecond).toList());
     }
 
-    /** The middle value (the upper one of an even count). */
+    /** The middle value; of an even count, the mean of the middle two. */
     static double medianOf(List<Double> values) {
-        return values.stream().sorted(Comparator.naturalOrder()).toList().get(values.size() / 2);
+        List<Double> sorted = values.stream().sorted(Comparator.naturalOrder()).toList();
+        int middle = sorted.size() / 2;
+        return sorted.size() % 2 == 1 ? sorted.get(middle) : (sorted.get(middle - 1) + sorted.get(middle)) / 2;
     }
 
     private static List<Result> runOnce(EmbeddedKafkaCluster kafka, int run, int count, int devices, int partitions) throws Exception {
@@ -204,6 +206,9 @@ public final class ThroughputBenchmark {
         produce(kafka, firstContact);
         results.add(runStreams(kafka, "devhealth first contact (EOS)", topology.get(), StreamProcessorApp.streamsProperties(config),
                 inputs, readBack, allocations.size() + firstContact.size()));
+        // What the stage wrote, so that a run whose inputs the processor dropped (no pods, say) cannot pass for a measurement.
+        System.out.printf(Locale.ROOT, "  run %d  first contact wrote %,d transitions and %,d pod statuses%n", run,
+                committedRecords(kafka, topics.healthTransitions()), committedRecords(kafka, topics.podDeviceStatus()));
         results.add(timed("produce (idempotent, acks=all)", reports.size(), () -> produce(kafka, reports)));
         int inTopic = allocations.size() + firstContact.size() + reports.size();
         results.add(timed("consume", inTopic, () -> consume(kafka, topics.nodeEvents(), inTopic)));
@@ -289,6 +294,24 @@ public final class ThroughputBenchmark {
         try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer())) {
             records.forEach(producer::send);
             producer.flush();
+        }
+    }
+
+    /** How many committed records {@code topic} holds (transaction markers and aborted records not counted). */
+    static long committedRecords(EmbeddedKafkaCluster kafka, String topic) {
+        Map<String, Object> props = new HashMap<>(consumerProps(kafka, "bench-count-" + topic));
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
+                    .map(info -> new TopicPartition(topic, info.partition())).toList();
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
+            long count = 0;
+            while (partitions.stream().anyMatch(p -> consumer.position(p) < ends.get(p))) {
+                count += consumer.poll(Duration.ofMillis(200)).count();
+            }
+            return count;
         }
     }
 

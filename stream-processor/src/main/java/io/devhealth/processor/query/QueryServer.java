@@ -465,7 +465,7 @@ public final class QueryServer implements AutoCloseable {
             Map<HostInfo, List<FleetPartitions.Part>> round = new LinkedHashMap<>();
             for (Map.Entry<FleetPartitions.Part, ClusterView.Holders> part : parts.entrySet()) {
                 Optional<HostInfo> next = !stale ? Optional.of(part.getValue().active())
-                        : Optional.ofNullable(staleLeft.getOrDefault(part.getKey(), new ArrayDeque<>()).pollFirst());
+                        : Optional.ofNullable(staleLeft.get(part.getKey())).map(Deque::pollFirst);
                 next.ifPresent(host -> round.computeIfAbsent(host, h -> new ArrayList<>()).add(part.getKey()));
             }
             if (round.isEmpty()) {
