@@ -6,6 +6,7 @@ import io.devhealth.processor.internals.FleetCombiner;
 import io.devhealth.processor.internals.FleetVerdicts;
 import io.devhealth.processor.internals.FleetWindows;
 import io.devhealth.processor.internals.NodeProcessor;
+import io.devhealth.processor.internals.OutputEncoding;
 import io.devhealth.processor.internals.PodClaims;
 import io.devhealth.processor.internals.StateGauges;
 import io.devhealth.processor.internals.StateSerdes;
@@ -16,6 +17,8 @@ import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.TerminatedPod;
 import io.devhealth.schema.avro.PodDeviceStatus;
+import io.devhealth.schema.serde.Encoded;
+import io.devhealth.schema.serde.EncodedSerde;
 import java.time.Duration;
 import java.util.List;
 import org.apache.kafka.common.serialization.Serdes;
@@ -112,7 +115,10 @@ public final class DeviceHealthTopology {
         topology.addSource(EVENTS_SOURCE, Serdes.String().deserializer(), serdes.nodeEvents().deserializer(), topics.nodeEvents());
         // One processor for everything a node says: it all changes the same node's state (see NodeProcessor).
         StateGauges gauges = new StateGauges(options.meters());
-        topology.addProcessor(NODE_PROCESSOR, () -> new NodeProcessor(options, gauges), EVENTS_SOURCE);
+        EncodedSerde<PodDeviceStatus> podStatuses = serdes.encodedPodDeviceStatus();
+        EncodedSerde<HealthTransition> transitions = serdes.encodedHealthTransitions();
+        OutputEncoding encoding = new OutputEncoding(podStatuses, topics.podDeviceStatus(), transitions, topics.healthTransitions());
+        topology.addProcessor(NODE_PROCESSOR, () -> new NodeProcessor(options, gauges, encoding), EVENTS_SOURCE);
 
         String[] owner = {NODE_PROCESSOR};
         // No record cache anywhere: the processor keeps its nodes decoded itself (NodeStore). Every
@@ -130,15 +136,15 @@ public final class DeviceHealthTopology {
         topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(NODE_INVENTORY_STORE),
                 Serdes.String(), serdes.nodeDevices()), owner);
         topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(NODE_POD_STATUS_STORE),
-                Serdes.String(), serdes.podDeviceStatus()), owner);
+                Serdes.String(), podStatuses), owner);
         topology.addStateStore(Stores.windowStoreBuilder(
                 Stores.persistentWindowStore(DEVICE_HISTORY_STORE, options.historyRetention(), HISTORY_WINDOW, true),
-                Serdes.String(), serdes.healthTransitions()), owner);
+                Serdes.String(), transitions), owner);
 
-        topology.addSink(POD_STATUS_SINK, topics.podDeviceStatus(), Serdes.String().serializer(),
-                serdes.podDeviceStatus().serializer(), NODE_PROCESSOR);
-        topology.addSink(TRANSITIONS_SINK, topics.healthTransitions(), Serdes.String().serializer(),
-                serdes.healthTransitions().serializer(), NODE_PROCESSOR);
+        topology.addSink(POD_STATUS_SINK, topics.podDeviceStatus(), Serdes.String().serializer(), podStatuses.serializer(),
+                NODE_PROCESSOR);
+        topology.addSink(TRANSITIONS_SINK, topics.healthTransitions(), Serdes.String().serializer(), transitions.serializer(),
+                NODE_PROCESSOR);
         return topology;
     }
 
@@ -184,13 +190,15 @@ public final class DeviceHealthTopology {
      * kept, in {@value #POD_STATUS_STORE} and {@value #POD_HISTORY_STORE}.
      */
     private static void addPodClaims(StreamsBuilder builder, Topics topics, ProcessorSerdes serdes, TopologyOptions options) {
+        // The statuses are kept as they were read: the bytes the node processor wrote, never encoded again here.
+        EncodedSerde<PodDeviceStatus> podStatuses = serdes.encodedPodDeviceStatus();
         builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(POD_STATUS_STORE),
-                Serdes.String(), serdes.podDeviceStatus()));
+                Serdes.String(), podStatuses));
         builder.addStateStore(Stores.windowStoreBuilder(
                 Stores.persistentWindowStore(POD_HISTORY_STORE, options.historyRetention(), HISTORY_WINDOW, true),
-                Serdes.String(), serdes.podDeviceStatus()));
-        KStream<String, PodDeviceStatus> statuses = builder.stream(topics.podDeviceStatus(),
-                Consumed.with(Serdes.String(), serdes.podDeviceStatus()).withName("pod-status-readback-source"));
+                Serdes.String(), podStatuses));
+        KStream<String, Encoded<PodDeviceStatus>> statuses = builder.stream(topics.podDeviceStatus(),
+                Consumed.with(Serdes.String(), podStatuses).withName("pod-status-readback-source"));
         statuses.process(() -> new PodClaims(options.meters()), Named.as("pod-claims"), POD_STATUS_STORE, POD_HISTORY_STORE);
     }
 

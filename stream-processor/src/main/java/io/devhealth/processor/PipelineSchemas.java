@@ -46,13 +46,10 @@ public final class PipelineSchemas {
         value(subjects, topics.podVerdicts(), TerminatedPod.getClassSchema());
         value(subjects, topics.fleetStats(), FleetStats.getClassSchema());
         value(subjects, topics.deadLetters(), DeadLetter.getClassSchema());
-        // The stores DeviceHealthTopology builds with the registry's serdes (the others use StateSerdes).
+        // The stores DeviceHealthTopology builds with the registry's serdes (the others use StateSerdes). The
+        // stores of pod statuses and transitions are not here: they keep the bytes written for their topics (Encoded).
         value(subjects, changelog(applicationId, TopologyNames.NODE_ALLOCATIONS_STORE), NodeAllocations.getClassSchema());
         value(subjects, changelog(applicationId, TopologyNames.NODE_INVENTORY_STORE), NodeDevices.getClassSchema());
-        value(subjects, changelog(applicationId, TopologyNames.NODE_POD_STATUS_STORE), PodDeviceStatus.getClassSchema());
-        value(subjects, changelog(applicationId, TopologyNames.POD_STATUS_STORE), PodDeviceStatus.getClassSchema());
-        value(subjects, changelog(applicationId, TopologyNames.DEVICE_HISTORY_STORE), HealthTransition.getClassSchema());
-        value(subjects, changelog(applicationId, TopologyNames.POD_HISTORY_STORE), PodDeviceStatus.getClassSchema());
         value(subjects, changelog(applicationId, TopologyNames.POD_VERDICT_STORE), TerminatedPod.getClassSchema());
         return subjects;
     }

@@ -12,6 +12,8 @@ import io.devhealth.processor.internals.SignedRecordDeserializer;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.security.RecordVerifier;
 import io.devhealth.schema.serde.AvroSerde;
+import io.devhealth.schema.serde.Encoded;
+import io.devhealth.schema.serde.EncodedSerde;
 import io.devhealth.schema.serde.SchemaRegistryClient;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Optional;
@@ -47,6 +49,19 @@ public record ProcessorSerdes(
                 AvroSerde.of(TerminatedPod.class, registry, false, autoRegister),
                 AvroSerde.of(FleetStats.class, registry, false, autoRegister),
                 AvroSerde.of(DeadLetter.class, registry, false, autoRegister));
+    }
+
+    /**
+     * Pod statuses with their bytes ({@link Encoded}): what the topology keeps and writes them as, so that a status
+     * is encoded once for the node's store and the topic, and kept by the pod claims as it was read.
+     */
+    public EncodedSerde<PodDeviceStatus> encodedPodDeviceStatus() {
+        return EncodedSerde.over(podDeviceStatus);
+    }
+
+    /** Transitions with their bytes ({@link Encoded}): encoded once for the device's history and the topic. */
+    public EncodedSerde<HealthTransition> encodedHealthTransitions() {
+        return EncodedSerde.over(healthTransitions);
     }
 
     /**

@@ -11,6 +11,7 @@ import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.ReportKind;
 import io.devhealth.schema.avro.SourceKind;
+import io.devhealth.schema.serde.Encoded;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -133,11 +134,11 @@ class ClockSkewTest {
     }
 
     private List<String> history(String node, String device) {
-        WindowStore<String, HealthTransition> store = fixture.driver.getWindowStore(DeviceHealthTopology.DEVICE_HISTORY_STORE);
+        WindowStore<String, Encoded<HealthTransition>> store = fixture.driver.getWindowStore(DeviceHealthTopology.DEVICE_HISTORY_STORE);
         List<String> out = new ArrayList<>();
-        try (WindowStoreIterator<HealthTransition> it = store.fetch(StateKeys.device(node, ref(node, device)),
+        try (WindowStoreIterator<Encoded<HealthTransition>> it = store.fetch(StateKeys.device(node, ref(node, device)),
                 T0.minus(Duration.ofHours(1)), T0.plus(Duration.ofHours(1)))) {
-            it.forEachRemaining(kv -> out.add(kv.value.getFrom() + "->" + kv.value.getTo() + "@" + kv.value.getAt()));
+            it.forEachRemaining(kv -> out.add(kv.value.value().getFrom() + "->" + kv.value.value().getTo() + "@" + kv.value.value().getAt()));
         }
         return out;
     }

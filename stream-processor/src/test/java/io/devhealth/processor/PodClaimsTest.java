@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.devhealth.schema.avro.DeadLetter;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.PodDeviceStatus;
+import io.devhealth.schema.serde.Encoded;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -104,9 +105,9 @@ class PodClaimsTest {
         allocate(B, T0.plusSeconds(5), "gpu-7");
         fixture.podStatus.readRecordsToList();
 
-        KeyValueStore<String, PodDeviceStatus> nodeSide = fixture.driver.getKeyValueStore(DeviceHealthTopology.NODE_POD_STATUS_STORE);
-        assertThat(nodeSide.get(A + "/" + POD).getNode()).isEqualTo(A);
-        assertThat(nodeSide.get(B + "/" + POD).getNode()).isEqualTo(B);
+        KeyValueStore<String, Encoded<PodDeviceStatus>> nodeSide = fixture.driver.getKeyValueStore(DeviceHealthTopology.NODE_POD_STATUS_STORE);
+        assertThat(nodeSide.get(A + "/" + POD).value().getNode()).isEqualTo(A);
+        assertThat(nodeSide.get(B + "/" + POD).value().getNode()).isEqualTo(B);
 
         // A's snapshot again, unchanged: A's status of the pod is what A last emitted, so nothing is emitted.
         pipe(A, NodeAllocations.newBuilder(aSnapshot).setObservedAt(T0.plusSeconds(20)).setSequence(++sequence).build());
@@ -130,15 +131,16 @@ class PodClaimsTest {
     }
 
     private PodDeviceStatus latest() {
-        KeyValueStore<String, PodDeviceStatus> store = fixture.driver.getKeyValueStore(DeviceHealthTopology.POD_STATUS_STORE);
-        return store.get(POD);
+        KeyValueStore<String, Encoded<PodDeviceStatus>> store = fixture.driver.getKeyValueStore(DeviceHealthTopology.POD_STATUS_STORE);
+        Encoded<PodDeviceStatus> latest = store.get(POD);
+        return latest == null ? null : latest.value();
     }
 
     private List<PodDeviceStatus> history() {
-        WindowStore<String, PodDeviceStatus> store = fixture.driver.getWindowStore(DeviceHealthTopology.POD_HISTORY_STORE);
+        WindowStore<String, Encoded<PodDeviceStatus>> store = fixture.driver.getWindowStore(DeviceHealthTopology.POD_HISTORY_STORE);
         List<PodDeviceStatus> entries = new ArrayList<>();
-        try (WindowStoreIterator<PodDeviceStatus> all = store.fetch(POD, Instant.EPOCH, T0.plus(Duration.ofDays(1)))) {
-            all.forEachRemaining((KeyValue<Long, PodDeviceStatus> entry) -> entries.add(entry.value));
+        try (WindowStoreIterator<Encoded<PodDeviceStatus>> all = store.fetch(POD, Instant.EPOCH, T0.plus(Duration.ofDays(1)))) {
+            all.forEachRemaining((KeyValue<Long, Encoded<PodDeviceStatus>> entry) -> entries.add(entry.value.value()));
         }
         return entries;
     }

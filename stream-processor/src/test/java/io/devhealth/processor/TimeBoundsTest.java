@@ -12,6 +12,7 @@ import io.devhealth.schema.avro.DeadLetter;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.PodDeviceStatus;
+import io.devhealth.schema.serde.Encoded;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -117,13 +118,13 @@ class TimeBoundsTest {
     }
 
     private List<HealthTransition> deviceHistory() {
-        WindowStore<String, HealthTransition> store = fixture.driver.getWindowStore(DeviceHealthTopology.DEVICE_HISTORY_STORE);
-        return all(store, DEVICE_KEY);
+        WindowStore<String, Encoded<HealthTransition>> store = fixture.driver.getWindowStore(DeviceHealthTopology.DEVICE_HISTORY_STORE);
+        return all(store, DEVICE_KEY).stream().map(Encoded::value).toList();
     }
 
     private List<PodDeviceStatus> podHistory() {
-        WindowStore<String, PodDeviceStatus> store = fixture.driver.getWindowStore(DeviceHealthTopology.POD_HISTORY_STORE);
-        return all(store, POD_KEY);
+        WindowStore<String, Encoded<PodDeviceStatus>> store = fixture.driver.getWindowStore(DeviceHealthTopology.POD_HISTORY_STORE);
+        return all(store, POD_KEY).stream().map(Encoded::value).toList();
     }
 
     private static <V> List<V> all(WindowStore<String, V> store, String key) {

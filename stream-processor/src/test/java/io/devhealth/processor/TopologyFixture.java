@@ -84,8 +84,15 @@ final class TopologyFixture implements AutoCloseable {
     /** Also verifying collector records' node signatures with {@code verifier} (principals.secret), when present. */
     TopologyFixture(java.util.function.UnaryOperator<TopologyOptions.Builder> customize,
                     java.util.Optional<io.devhealth.schema.security.RecordVerifier> verifier) {
-        serdes = ProcessorSerdes.over(SchemaRegistries.inMemory("topology-test-" + UUID.randomUUID()))
-                .authenticated(topics, verifier, meters);
+        this(customize, verifier, java.util.function.UnaryOperator.identity());
+    }
+
+    /** With the topology's serdes as {@code serdesOf} makes them of the fixture's (a test that watches them). */
+    TopologyFixture(java.util.function.UnaryOperator<TopologyOptions.Builder> customize,
+                    java.util.Optional<io.devhealth.schema.security.RecordVerifier> verifier,
+                    java.util.function.UnaryOperator<ProcessorSerdes> serdesOf) {
+        serdes = serdesOf.apply(ProcessorSerdes.over(SchemaRegistries.inMemory("topology-test-" + UUID.randomUUID()))
+                .authenticated(topics, verifier, meters));
         Properties props = new Properties();
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "topology-test");
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");

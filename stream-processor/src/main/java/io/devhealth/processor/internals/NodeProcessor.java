@@ -16,6 +16,7 @@ import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.avro.PodRef;
 import io.devhealth.schema.avro.Severity;
 import io.devhealth.schema.avro.SourceState;
+import io.devhealth.schema.serde.Encoded;
 import io.micrometer.core.instrument.Counter;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -44,8 +45,9 @@ import org.slf4j.LoggerFactory;
  * class keeps the rest: dispatch by kind of record, the node's identity ({@link NodeIdentityCheck}),
  * de-duplication by (collector epoch, sequence), and what a change is forwarded as: every change of a
  * device's effective health emits exactly one HealthTransition, is kept in the device's history, and
- * re-emits the status of every pod using the device. Output values are PodDeviceStatus (null: the
- * node released the pod) or HealthTransition, routed by child name ({@link TopologyNames}).
+ * re-emits the status of every pod using the device. Output values are pod statuses (null: the node
+ * released the pod) and transitions, each encoded once ({@link OutputEncoding}), routed by child name
+ * ({@link TopologyNames}).
  *
  * <p>Each node's pod statuses are its own view, kept by node and pod: whether the query API shows a
  * node's view of a pod is {@link PodClaims}' decision, made on what was emitted here.
@@ -78,18 +80,23 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
 
     private final TopologyOptions options;
     private final StateGauges gauges;
+    private final OutputEncoding encoding;
     private TransitionCounters transitionCounters;
     private final Map<String, Counter> duplicates = new HashMap<>();
     private ProcessorContext<String, Object> context;
     private NodeStore store;
-    private WindowStore<String, HealthTransition> deviceHistory;
+    private WindowStore<String, Encoded<HealthTransition>> deviceHistory;
     private SilenceClock clock;
     private NodeIdentityCheck identity;
 
-    /** @param gauges the processor instance's gauges, shared by every task's processor */
-    public NodeProcessor(TopologyOptions options, StateGauges gauges) {
+    /**
+     * @param gauges the processor instance's gauges, shared by every task's processor
+     * @param encoding how pod statuses and transitions are encoded, once each, for their topics and stores
+     */
+    public NodeProcessor(TopologyOptions options, StateGauges gauges, OutputEncoding encoding) {
         this.options = options;
         this.gauges = gauges;
+        this.encoding = encoding;
     }
 
     @Override
@@ -385,8 +392,9 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
                     .setAt(Instant.ofEpochMilli(at))
                     .setSeverity(severity(next.health()))
                     .build();
-            deviceHistory.put(key, transition, at);
-            context.forward(new Record<>(key, transition, at, transitionHeaders(node, next)), TopologyNames.TRANSITIONS_SINK);
+            Encoded<HealthTransition> encoded = encoding.transition(transition);
+            deviceHistory.put(key, encoded, at);
+            context.forward(new Record<>(key, encoded, at, transitionHeaders(node, next)), TopologyNames.TRANSITIONS_SINK);
             transitionCounters.count(previous.health(), next.health(), next.reason());
             LOGGER.info("health transition node={} device={} from={} to={} reason={} pods={}", node, key, previous.health(),
                     next.health(), next.reason(), affected.size());
@@ -463,8 +471,9 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
                 next = PodStatusBuilder.afterDeparture(previous, next);
             }
             if (PodStatusBuilder.differs(previous, next)) {
-                store.putPodStatus(node, key, next);
-                context.forward(new Record<>(key, next, timestamp), TopologyNames.POD_STATUS_SINK);
+                Encoded<PodDeviceStatus> encoded = encoding.podStatus(next);
+                store.putPodStatus(node, key, encoded);
+                context.forward(new Record<>(key, encoded, timestamp), TopologyNames.POD_STATUS_SINK);
             }
         }
     }

@@ -3,6 +3,7 @@ package io.devhealth.processor.internals;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.NodeDevices;
 import io.devhealth.schema.avro.PodDeviceStatus;
+import io.devhealth.schema.serde.Encoded;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -67,7 +68,7 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
     private final KeyValueStore<String, DeviceState> deviceStore;
     private final KeyValueStore<String, NodeAllocations> allocationStore;
     private final KeyValueStore<String, NodeDevices> inventoryStore;
-    private final KeyValueStore<String, PodDeviceStatus> podStatusStore;
+    private final KeyValueStore<String, Encoded<PodDeviceStatus>> podStatusStore;
     private final StateGauges.Tally gauges;
     private final Map<String, Node> nodes = new HashMap<>();
     private final List<Node> changed = new ArrayList<>();
@@ -338,11 +339,11 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
         Node entry = nodes.get(node);
         String key = StateKeys.nodePod(node, podKey);
         if (entry == null) {
-            return podStatusStore.get(key); // as allocations(): a node without a state is not kept in memory
+            return decoded(podStatusStore.get(key)); // as allocations(): a node without a state is not kept in memory
         }
         PodDeviceStatus status = entry.podStatuses.get(podKey);
         if (status == null) {
-            status = podStatusStore.get(key);
+            status = decoded(podStatusStore.get(key));
             if (status != null) {
                 entry.podStatuses.put(podKey, status);
             }
@@ -350,11 +351,18 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
         return status;
     }
 
-    /** Writes {@code status} as the last status {@code node} emitted for pod {@code podKey}, now. */
-    void putPodStatus(String node, String podKey, PodDeviceStatus status) {
+    private static PodDeviceStatus decoded(Encoded<PodDeviceStatus> stored) {
+        return stored == null ? null : stored.value();
+    }
+
+    /**
+     * Writes {@code status} as the last status {@code node} emitted for pod {@code podKey}, now: its bytes to the
+     * store, the decoded status kept in memory.
+     */
+    void putPodStatus(String node, String podKey, Encoded<PodDeviceStatus> status) {
         ensureLoaded();
         podStatusStore.put(StateKeys.nodePod(node, podKey), status);
-        nodeOf(node).podStatuses.put(podKey, status);
+        nodeOf(node).podStatuses.put(podKey, status.value());
     }
 
     /** Forgets the last status {@code node} emitted for pod {@code podKey}: the node released the pod. */

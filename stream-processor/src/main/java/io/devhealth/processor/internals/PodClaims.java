@@ -1,9 +1,12 @@
 package io.devhealth.processor.internals;
 
 import io.devhealth.schema.avro.PodDeviceStatus;
+import io.devhealth.schema.serde.Encoded;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.streams.processor.api.Processor;
@@ -40,7 +43,7 @@ import org.slf4j.LoggerFactory;
  * is not decided here: the sink writes a status only to a pod whose {@code spec.nodeName} is the node
  * the status names.
  */
-public final class PodClaims implements Processor<String, PodDeviceStatus, Void, Void> {
+public final class PodClaims implements Processor<String, Encoded<PodDeviceStatus>, Void, Void> {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(PodClaims.class);
 
@@ -54,8 +57,15 @@ public final class PodClaims implements Processor<String, PodDeviceStatus, Void,
     private final MeterRegistry meters;
     private Counter refused;
     private Counter ignoredReleases;
-    private KeyValueStore<String, PodDeviceStatus> latest;
-    private WindowStore<String, PodDeviceStatus> history;
+    private KeyValueStore<String, Encoded<PodDeviceStatus>> latest;
+    private WindowStore<String, Encoded<PodDeviceStatus>> history;
+    /**
+     * The node holding each pod this task has seen (null: none), as {@link #latest} says: read from the store the
+     * first time and kept, so that a status from the holder, nearly every status, is checked without decoding the
+     * holder's whole status. This processor is the store's only writer; the map is emptied whenever Kafka Streams
+     * (re)initializes the task, whose store is then as committed.
+     */
+    private final Map<String, String> holders = new HashMap<>();
 
     public PodClaims(MeterRegistry meters) {
         this.meters = meters;
@@ -65,49 +75,64 @@ public final class PodClaims implements Processor<String, PodDeviceStatus, Void,
     public void init(ProcessorContext<Void, Void> context) {
         latest = context.getStateStore(TopologyNames.POD_STATUS_STORE);
         history = context.getStateStore(TopologyNames.POD_HISTORY_STORE);
+        holders.clear();
         // Registered at 0 before the first refusal, so that an increase() alert sees the first one.
         refused = counter(meters, REFUSED);
         ignoredReleases = counter(meters, IGNORED_RELEASE);
     }
 
     @Override
-    public void process(Record<String, PodDeviceStatus> record) {
+    public void process(Record<String, Encoded<PodDeviceStatus>> record) {
         String pod = record.key();
         if (pod == null || pod.isEmpty()) {
             throw new InvalidInputException("pod status without key (pod)");
         }
-        PodDeviceStatus holder = latest.get(pod);
-        PodDeviceStatus status = record.value();
-        if (status == null) {
+        String holder = holderOf(pod);
+        if (record.value() == null) {
             release(pod, holder, releasingNode(record.headers()));
             return;
         }
+        PodDeviceStatus status = record.value().value();
         String claimant = status.getNode();
         if (claimant == null || claimant.isEmpty()) {
             throw new InvalidInputException("status of pod " + pod + " without node");
         }
-        if (holder != null && !holder.getNode().equals(claimant)) {
+        if (holder != null && !holder.equals(claimant)) {
             refused.increment();
-            LOGGER.warn("pod claim refused pod={} holder={} holderUid={} claimant={} claimantUid={}", pod, holder.getNode(),
-                    holder.getPod().getUid(), claimant, status.getPod().getUid());
+            LOGGER.warn("pod claim refused pod={} holder={} holderUid={} claimant={} claimantUid={}", pod, holder,
+                    latest.get(pod).value().getPod().getUid(), claimant, status.getPod().getUid());
             // Thrown before any store changes: the dead-letter handler keeps the record and processing goes on.
-            throw new InvalidInputException("pod " + pod + " is held by node " + holder.getNode() + ": status from node " + claimant
+            throw new InvalidInputException("pod " + pod + " is held by node " + holder + ": status from node " + claimant
                     + " refused");
         }
         if (holder == null) {
             LOGGER.debug("pod claimed pod={} node={} uid={}", pod, claimant, status.getPod().getUid());
         }
-        latest.put(pod, status);
-        history.put(pod, status, record.timestamp());
+        // Kept as read: the bytes the node processor wrote (Encoded), not encoded again.
+        latest.put(pod, record.value());
+        history.put(pod, record.value(), record.timestamp());
+        holders.put(pod, claimant);
     }
 
-    private void release(String pod, PodDeviceStatus holder, String node) {
-        if (holder == null || !holder.getNode().equals(node)) {
+    /** The node holding {@code pod}; null when none does. */
+    private String holderOf(String pod) {
+        if (holders.containsKey(pod)) {
+            return holders.get(pod);
+        }
+        Encoded<PodDeviceStatus> held = latest.get(pod);
+        String holder = held == null ? null : held.value().getNode();
+        holders.put(pod, holder);
+        return holder;
+    }
+
+    private void release(String pod, String holder, String node) {
+        if (holder == null || !holder.equals(node)) {
             ignoredReleases.increment();
-            LOGGER.info("pod release ignored pod={} node={} holder={}", pod, node, holder == null ? null : holder.getNode());
+            LOGGER.info("pod release ignored pod={} node={} holder={}", pod, node, holder);
             return;
         }
         latest.delete(pod);
+        holders.put(pod, null);
         LOGGER.debug("pod released pod={} node={}", pod, node);
     }
 

@@ -11,6 +11,7 @@ import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.avro.TerminatedPod;
 import io.devhealth.schema.avro.Verdict;
+import io.devhealth.schema.serde.Encoded;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -98,15 +99,15 @@ final class LocalStateQueries implements StateQueries {
         String key = StateKeys.pod(namespace, name);
         int partition = partitionOf(DeviceHealthTopology.POD_STATUS_STORE, key, "pod");
         if (at == null) {
-            ReadOnlyKeyValueStore<String, PodDeviceStatus> latest = partitionStore(DeviceHealthTopology.POD_STATUS_STORE,
+            ReadOnlyKeyValueStore<String, Encoded<PodDeviceStatus>> latest = partitionStore(DeviceHealthTopology.POD_STATUS_STORE,
                     QueryableStoreTypes.keyValueStore(), partition);
-            return Optional.ofNullable(latest.get(key)).map(status -> QueryViews.pod(status, null));
+            return Optional.ofNullable(latest.get(key)).map(status -> QueryViews.pod(status.value(), null));
         }
-        ReadOnlyWindowStore<String, PodDeviceStatus> history = partitionStore(DeviceHealthTopology.POD_HISTORY_STORE,
+        ReadOnlyWindowStore<String, Encoded<PodDeviceStatus>> history = partitionStore(DeviceHealthTopology.POD_HISTORY_STORE,
                 QueryableStoreTypes.windowStore(), partition);
-        try (WindowStoreIterator<PodDeviceStatus> asOf = history.backwardFetch(key, Instant.EPOCH, at)) {
+        try (WindowStoreIterator<Encoded<PodDeviceStatus>> asOf = history.backwardFetch(key, Instant.EPOCH, at)) {
             if (asOf.hasNext()) {
-                return Optional.of(QueryViews.pod(asOf.next().value, at));
+                return Optional.of(QueryViews.pod(asOf.next().value.value(), at));
             }
         }
         return Optional.empty();
@@ -120,7 +121,7 @@ final class LocalStateQueries implements StateQueries {
         PageTokens.HistoryPosition resume = token == null ? null : pageTokens.parseHistory(key, token);
         long start = resume == null ? from.toEpochMilli() : Math.max(from.toEpochMilli(), resume.timestamp());
         int partition = nodePartition(node);
-        ReadOnlyWindowStore<String, HealthTransition> history = partitionStore(DeviceHealthTopology.DEVICE_HISTORY_STORE,
+        ReadOnlyWindowStore<String, Encoded<HealthTransition>> history = partitionStore(DeviceHealthTopology.DEVICE_HISTORY_STORE,
                 QueryableStoreTypes.windowStore(), partition);
         List<QueryViews.Transition> items = new ArrayList<>();
         String next = null;
@@ -128,9 +129,9 @@ final class LocalStateQueries implements StateQueries {
         int runLength = 0;
         long lastTimestamp = 0;
         int lastRun = 0;
-        try (WindowStoreIterator<HealthTransition> entries = history.fetch(key, Instant.ofEpochMilli(start), to)) {
+        try (WindowStoreIterator<Encoded<HealthTransition>> entries = history.fetch(key, Instant.ofEpochMilli(start), to)) {
             while (entries.hasNext()) {
-                KeyValue<Long, HealthTransition> entry = entries.next();
+                KeyValue<Long, Encoded<HealthTransition>> entry = entries.next();
                 runLength = entry.key == runTimestamp ? runLength + 1 : 1;
                 runTimestamp = entry.key;
                 if (resume != null && entry.key == resume.timestamp() && runLength <= resume.skip()) {
@@ -140,7 +141,7 @@ final class LocalStateQueries implements StateQueries {
                     next = pageTokens.history(key, lastTimestamp, lastRun);
                     break;
                 }
-                items.add(QueryViews.transition(entry.value));
+                items.add(QueryViews.transition(entry.value.value()));
                 lastTimestamp = entry.key;
                 lastRun = runLength;
             }

@@ -10,6 +10,8 @@ import io.devhealth.schema.avro.NodeDevices;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.avro.PodRef;
 import io.devhealth.schema.serde.AvroSerde;
+import io.devhealth.schema.serde.Encoded;
+import io.devhealth.schema.serde.EncodedSerde;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Instant;
@@ -30,11 +32,13 @@ class NodeStoreTest {
     private static final String NODE = "n1";
     private static final String SOURCE = "DRA:gpu.nvidia.com";
     private static final String POD = "ml/train-0";
+    private static final EncodedSerde<PodDeviceStatus> POD_STATUSES = EncodedSerde.over(
+            AvroSerde.of(PodDeviceStatus.class, SchemaRegistries.inMemory("node-store-test-" + UUID.randomUUID())));
 
     private final MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
     private KeyValueStore<String, StoredNode> nodes;
     private KeyValueStore<String, DeviceState> devices;
-    private KeyValueStore<String, PodDeviceStatus> podStatuses;
+    private KeyValueStore<String, Encoded<PodDeviceStatus>> podStatuses;
     private NodeStore store;
     private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
     private final StateGauges gauges = new StateGauges(meters);
@@ -50,7 +54,7 @@ class NodeStoreTest {
         add(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(TopologyNames.NODE_INVENTORY_STORE), Serdes.String(),
                 AvroSerde.of(NodeDevices.class, SchemaRegistries.inMemory("node-store-test-" + UUID.randomUUID()))));
         podStatuses = add(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(TopologyNames.NODE_POD_STATUS_STORE), Serdes.String(),
-                AvroSerde.of(PodDeviceStatus.class, SchemaRegistries.inMemory("node-store-test-" + UUID.randomUUID()))));
+                POD_STATUSES));
         store = new NodeStore(context, gauges.tally());
     }
 
@@ -80,6 +84,11 @@ class NodeStoreTest {
     }
 
     /** The {@code version}th status of pod {@code ml/train-0} on {@link #NODE}. */
+    /** A status as the node processor writes it: encoded once, for the topic. */
+    private static Encoded<PodDeviceStatus> encoded(int version) {
+        return POD_STATUSES.encode("pod-device-status", podStatus(version));
+    }
+
     private static PodDeviceStatus podStatus(int version) {
         return PodDeviceStatus.newBuilder()
                 .setPod(new PodRef("ml", "train-0", null))
@@ -176,11 +185,11 @@ class NodeStoreTest {
     @Test
     void shouldWriteAPodsStatusThroughAndReadTheSameFromTheStoreAfterARestart() {
         store.putNode(NODE, node(1_000));
-        store.putPodStatus(NODE, POD, podStatus(1));
-        store.putPodStatus(NODE, POD, podStatus(2));
+        store.putPodStatus(NODE, POD, encoded(1));
+        store.putPodStatus(NODE, POD, encoded(2));
         commit();
 
-        assertThat(podStatuses.get(NODE + "/" + POD)).isEqualTo(podStatus(2));
+        assertThat(podStatuses.get(NODE + "/" + POD)).isEqualTo(encoded(2));
         assertThat(store.podStatus(NODE, POD)).isEqualTo(podStatus(2));
         assertThat(new NodeStore(context, gauges.tally()).podStatus(NODE, POD)).isEqualTo(podStatus(2));
         assertThat(store.podStatus(NODE, "ml/other")).as("never emitted").isNull();
@@ -189,7 +198,7 @@ class NodeStoreTest {
     @Test
     void shouldForgetAReleasedPodsStatusInMemoryAndInTheStore() {
         store.putNode(NODE, node(1_000));
-        store.putPodStatus(NODE, POD, podStatus(3));
+        store.putPodStatus(NODE, POD, encoded(3));
 
         store.deletePodStatus(NODE, POD);
 
@@ -200,11 +209,11 @@ class NodeStoreTest {
     @Test
     void shouldReadPodStatusesFromTheStoreAgainAfterACommitWasAbandoned() {
         store.putNode(NODE, node(1_000));
-        store.putPodStatus(NODE, POD, podStatus(1));
+        store.putPodStatus(NODE, POD, encoded(1));
         commit();
-        store.putPodStatus(NODE, POD, podStatus(2));
+        store.putPodStatus(NODE, POD, encoded(2));
         // What Kafka Streams restores after abandoning the commit: the status as committed.
-        podStatuses.put(NODE + "/" + POD, podStatus(1));
+        podStatuses.put(NODE + "/" + POD, encoded(1));
 
         ((CommitHookKeyValueStore<?, ?>) nodes).clearCache();
 
