@@ -20,8 +20,10 @@ import io.devhealth.schema.avro.SourceKind;
 import io.devhealth.schema.serde.SchemaRegistries;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TopologyDescription;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -60,6 +62,24 @@ class DeviceHealthTopologyTest {
         read.removeIf(topic -> topic.endsWith("-repartition"));
 
         assertThat(DeviceHealthTopology.inputTopics(topics)).containsExactlyInAnyOrderElementsOf(read);
+    }
+
+    /** What lets the processor run with task idling off (StreamProcessorApp): no task has two partitions to order. */
+    @Test
+    void shouldReadOneTopicInEverySubtopology() {
+        TopologyDescription description = DeviceHealthTopology.build(Topics.withDefaultPrefix(),
+                ProcessorSerdes.over(SchemaRegistries.inMemory("sources-" + UUID.randomUUID()))).describe();
+
+        for (TopologyDescription.Subtopology subtopology : description.subtopologies()) {
+            Set<String> read = new HashSet<>();
+            subtopology.nodes().stream().filter(TopologyDescription.Source.class::isInstance)
+                    .forEach(source -> read.addAll(((TopologyDescription.Source) source).topicSet()));
+            assertThat(read).as("topics of sub-topology %d", subtopology.id()).hasSize(1);
+        }
+        ProcessorConfig config = new ProcessorConfig(Map.of(ProcessorConfig.BOOTSTRAP_SERVERS, "unused:9092",
+                ProcessorConfig.SCHEMA_REGISTRY_URL, "mem://unused"));
+        assertThat(StreamProcessorApp.streamsProperties(config))
+                .containsEntry(StreamsConfig.MAX_TASK_IDLE_MS_CONFIG, StreamsConfig.MAX_TASK_IDLE_MS_DISABLED);
     }
 
     @Test
