@@ -44,7 +44,7 @@ class SchemasCommandTest {
 
         assertThat(registry.subjects()).containsExactlyInAnyOrderElementsOf(PipelineSchemas.subjects(topics, "acme-processor").keySet());
         assertThat(registry.subjects()).contains("acme.node-events-value", "acme.pod-device-status-value", "acme.dlq-value",
-                "acme-processor-pod-history-changelog-value");
+                "acme-processor-node-allocations-changelog-value");
         assertThat(out.toString().lines()).hasSize(registry.subjects().size());
         assertThat(lookupOnly.serialize(topics.deadLetters(), letter)).isNotEmpty();
     }
