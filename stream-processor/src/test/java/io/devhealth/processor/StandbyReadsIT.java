@@ -3,6 +3,7 @@ package io.devhealth.processor;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.devhealth.processor.query.StandbyReads;
 import io.devhealth.schema.avro.ClaimAllocation;
 import io.devhealth.schema.avro.ClaimDevice;
@@ -29,6 +30,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerInterceptor;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.ThreadMetadata;
@@ -55,6 +60,12 @@ class StandbyReadsIT {
     /** Longer than the test: the closed static member keeps its partitions throughout. */
     private static final Duration SESSION_TIMEOUT = Duration.ofMinutes(2);
     private static final String FORWARDED = "X-Devhealth-Forwarded";
+    /** With {@value #FORWARDED}: answer from this instance's copies read as they stand, standby ones too. */
+    private static final String STANDBY_READ = "X-Devhealth-Standby-Read";
+    private static final int DEVICES = 4;
+    /** How often each node's first device changes before its others are first reported. */
+    private static final int FLAPS = 60;
+    private static final ObjectMapper JSON = new ObjectMapper();
     private static final String FLEET = "/v1/fleet/summary";
 
     private final Instant t0 = Instant.now().truncatedTo(ChronoUnit.MILLIS).minus(Duration.ofMinutes(10));
@@ -111,6 +122,107 @@ class StandbyReadsIT {
             assertThat(get(pair.staying, held, false).statusCode()).as(held).isEqualTo(503);
         }
         assertThat(get(pair.staying, FLEET, false).statusCode()).as("the fleet summary without the gone instance's part").isEqualTo(503);
+    }
+
+    /**
+     * A new instance's standby copy, while it restores, lacks whole devices however few records it lacks: the first
+     * instance wrote each node's first device many times, then its three others once. Asked for its own copies
+     * (as another instance asks it for a standby read) while its restore is slowed, the new instance answers
+     * 503, retry shortly, or a node with all four devices; never a node with fewer, even with a bound in records
+     * that a copy at offset 0 meets.
+     */
+    @Test
+    void shouldNotAnswerFromAStandbyCopyThatIsStillRestoring(@TempDir Path tmp) throws Exception {
+        Map<String, String> firstSettings = settings("first", true);
+        StreamProcessorApp first = run.start(tmp.resolve("first"), firstSettings);
+        for (int i = 0; i < NODES; i++) {
+            for (int flap = 0; flap < FLAPS; flap++) {
+                run.sendReport(node(i), report(node(i), "gpu-0", flap % 2 == 0 ? HealthStatus.UNHEALTHY : HealthStatus.HEALTHY,
+                        t0.plusMillis(flap)));
+            }
+            for (int d = 1; d < DEVICES; d++) {
+                run.sendReport(node(i), report(node(i), "gpu-" + d, HealthStatus.HEALTHY, t0.plusSeconds(1)));
+            }
+        }
+        await("the first instance answers every node with its devices").atMost(WAIT).until(() -> {
+            for (int i = 0; i < NODES; i++) {
+                HttpResponse<String> answer = get(first, nodePath(i), true);
+                if (answer.statusCode() != 200 || devicesIn(answer.body()) != DEVICES) {
+                    return false;
+                }
+            }
+            return true;
+        });
+
+        Map<String, String> secondSettings = settings("second", true);
+        // Any copy within a million records may answer: the bound alone would let one at offset 0 answer.
+        secondSettings.put(ProcessorConfig.QUERY_STANDBY_MAX_LAG, "1000000");
+        secondSettings.put("kafka.restore.consumer." + ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5");
+        secondSettings.put("kafka.restore.consumer." + ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG, SlowRestore.class.getName());
+        StreamProcessorApp second = run.start(tmp.resolve("second"), secondSettings);
+
+        List<String> partial = new ArrayList<>();
+        List<String> restoring = new ArrayList<>();
+        await("the new instance answers every node from its own copies, each with its devices").atMost(WAIT)
+                .pollInterval(Duration.ofMillis(20)).until(() -> {
+                    boolean all = true;
+                    for (int i = 0; i < NODES; i++) {
+                        HttpResponse<String> answer = standbyRead(second, nodePath(i));
+                        if (answer.statusCode() == 200 && devicesIn(answer.body()) != DEVICES) {
+                            partial.add(nodePath(i) + " " + answer.body());
+                        } else if (answer.statusCode() == 503 && answer.body().contains("is restoring")) {
+                            restoring.add(nodePath(i) + " " + answer.body());
+                        }
+                        all &= answer.statusCode() == 200;
+                    }
+                    return all;
+                });
+        assertThat(partial).as("answers with fewer devices than the node has").isEmpty();
+        assertThat(restoring).as("the new instance was asked while its copies restored").isNotEmpty();
+    }
+
+    /** Slows the restore consumer it is set on: every poll that returns records takes {@value #PAUSE_MS} ms longer. */
+    public static final class SlowRestore implements ConsumerInterceptor<byte[], byte[]> {
+        static final long PAUSE_MS = 40;
+
+        @Override
+        public ConsumerRecords<byte[], byte[]> onConsume(ConsumerRecords<byte[], byte[]> records) {
+            if (!records.isEmpty()) {
+                try {
+                    Thread.sleep(PAUSE_MS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return records;
+        }
+
+        @Override
+        public void onCommit(Map<TopicPartition, OffsetAndMetadata> offsets) {
+        }
+
+        @Override
+        public void close() {
+        }
+
+        @Override
+        public void configure(Map<String, ?> configs) {
+        }
+    }
+
+    private static String nodePath(int i) {
+        return "/v1/nodes/" + node(i) + "/devices";
+    }
+
+    private static int devicesIn(String nodeAnswer) throws Exception {
+        return JSON.readTree(nodeAnswer).path("items").size();
+    }
+
+    /** Asks {@code app} for its own copies read as they stand, as another instance asks it for a standby read. */
+    private HttpResponse<String> standbyRead(StreamProcessorApp app, String path) throws Exception {
+        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + app.queryAddress().port() + path))
+                .timeout(Duration.ofSeconds(15)).header(FORWARDED, "1").header(STANDBY_READ, "1").GET().build();
+        return http.send(request, HttpResponse.BodyHandlers.ofString());
     }
 
     /** Two instances over 2 partitions, each active for one and standby for the other, every node's and pod's state in both. */
@@ -224,9 +336,13 @@ class StandbyReadsIT {
     }
 
     private DeviceHealthReport report(String node, Instant at) {
+        return report(node, "gpu-0", HealthStatus.HEALTHY, at);
+    }
+
+    private DeviceHealthReport report(String node, String device, HealthStatus health, Instant at) {
         return DeviceHealthReport.newBuilder().setNode(node).setSource(SourceKind.DRA).setSourceName(DRIVER)
-                .setDevice(DeviceRef.newBuilder().setDriver(DRIVER).setPool(node).setDevice("gpu-0").build())
-                .setHealth(HealthStatus.HEALTHY).setKind(ReportKind.CHANGE).setTimeoutSeconds(3600L)
+                .setDevice(DeviceRef.newBuilder().setDriver(DRIVER).setPool(node).setDevice(device).build())
+                .setHealth(health).setKind(ReportKind.CHANGE).setTimeoutSeconds(3600L)
                 .setObservedAt(at).setCollectorEpoch(1).setSequence(++sequence).build();
     }
 

@@ -64,8 +64,6 @@ final class LocalStateQueries implements StateQueries {
      */
     private static final Duration LAG_TTL = Duration.ofMillis(500);
     private static final String ALL_STORES = "all";
-    /** The most changelog offsets the active copy may lack to be read while its thread rebalances ({@link #requireCaughtUp}). */
-    private static final long ACTIVE_MAX_LAG = 1L;
 
     private final KafkaStreams streams;
     private final PageTokens pageTokens;
@@ -73,6 +71,8 @@ final class LocalStateQueries implements StateQueries {
     /** The most changelog records a copy read here may lack; {@link #ACTIVE_ONLY} reads the active copies only. */
     private final long maxLagRecords;
     private final ExpiringCache<String, Map<String, Map<Integer, LagInfo>>> lags = new ExpiringCache<>(1, LAG_TTL, Clock.systemUTC());
+    /** Every fetch of the lags passes through it: which copies here have finished restoring since they began here. */
+    private final RestoredCopies restoredCopies = new RestoredCopies();
 
     private LocalStateQueries(KafkaStreams streams, PageTokens pageTokens, HostInfo self, long maxLagRecords) {
         this.streams = streams;
@@ -317,22 +317,24 @@ final class LocalStateQueries implements StateQueries {
     /**
      * Refuses (503) to read this instance's copy of {@code store}'s {@code partition} as it stands while it is not
      * close enough to its changelog's end. A standby copy may lack up to {@link #maxLagRecords}. The active copy,
-     * read so while its stream thread rebalances, may lack {@link #ACTIVE_MAX_LAG} offset at most: Kafka Streams reports
-     * a running active task as caught up ({@code StreamTask#changelogOffsets}), and one that is not running (restored,
+     * read so while its stream thread rebalances, may lack {@link RestoredCopies#MARKER_OFFSETS} offset at most: Kafka
+     * Streams reports a running active task as caught up ({@code StreamTask#changelogOffsets}), and one that is not running (restored,
      * waiting for its thread) at the offset after the last record it restored, one short of the changelog's end under
      * exactly-once, where the marker that commits the last transaction takes an offset of its own. More than that is a
      * task still restoring, whose store holds an arbitrary part of the partition (a bound in records, like a standby's,
      * let a small store answer nearly empty in the scale-out test). The lag is
      * Kafka Streams' own ({@link KafkaStreams#allLocalStorePartitionLags}: the changelog's end, asked of the broker,
      * less the copy's position); for an active copy asked now, since a task can go from running back to restoring
-     * (a corrupted task is wiped and restored) within any time a lag is kept.
+     * (a corrupted task is wiped and restored) within any time a lag is kept. A standby copy must moreover have
+     * finished restoring since it began here ({@link RestoredCopies}): a copy still restoring may lack whole keys
+     * however few records it lacks.
      */
     private void requireCaughtUp(String store, int partition) {
         boolean active = activeHere(store, partition);
         LagInfo lag;
         try {
-            Map<String, Map<Integer, LagInfo>> byStore = active ? streams.allLocalStorePartitionLags() : lags.get(ALL_STORES,
-                    all -> streams.allLocalStorePartitionLags());
+            Map<String, Map<Integer, LagInfo>> byStore = active ? restoredCopies.observe(streams.allLocalStorePartitionLags())
+                    : lags.get(ALL_STORES, all -> restoredCopies.observe(streams.allLocalStorePartitionLags()));
             lag = byStore.getOrDefault(store, Map.of()).get(partition);
         } catch (RuntimeException e) {
             throw QueryException.unavailable("the lag of this instance's copy of " + store + " partition " + partition
@@ -341,7 +343,12 @@ final class LocalStateQueries implements StateQueries {
         if (lag == null) {
             throw QueryException.unavailable("this instance keeps no copy of " + store + " partition " + partition + " now, retry shortly");
         }
-        long bound = active ? ACTIVE_MAX_LAG : maxLagRecords;
+        if (!active && !restoredCopies.restored(store, partition)) {
+            throw QueryException.unavailable("this instance's standby copy of " + store + " partition " + partition
+                    + " is restoring (at " + lag.currentOffsetPosition() + " of " + restoredCopies.target(store, partition)
+                    + "), retry shortly");
+        }
+        long bound = active ? RestoredCopies.MARKER_OFFSETS : maxLagRecords;
         if (lag.offsetLag() > bound) {
             throw QueryException.unavailable("this instance's " + (active ? "active" : "standby") + " copy of " + store + " partition "
                     + partition + " lacks " + lag.offsetLag() + " records (more than " + bound + "), retry shortly");
