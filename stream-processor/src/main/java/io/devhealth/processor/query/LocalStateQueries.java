@@ -331,9 +331,28 @@ final class LocalStateQueries implements StateQueries {
      */
     private void requireCaughtUp(String store, int partition) {
         boolean active = activeHere(store, partition);
+        LagInfo lag = lagOf(store, partition, active);
+        if (!active && !restoredCopies.restored(store, partition)) {
+            // Seen restoring up to LAG_TTL ago: a copy that has caught up since need not wait for the next fetch.
+            lag = lagOf(store, partition, true);
+            if (!restoredCopies.restored(store, partition)) {
+                throw QueryException.unavailable("this instance's standby copy of " + store + " partition " + partition
+                        + " is restoring (at " + lag.currentOffsetPosition() + " of " + restoredCopies.target(store, partition)
+                        + "), retry shortly");
+            }
+        }
+        long bound = active ? RestoredCopies.MARKER_OFFSETS : maxLagRecords;
+        if (lag.offsetLag() > bound) {
+            throw QueryException.unavailable("this instance's " + (active ? "active" : "standby") + " copy of " + store + " partition "
+                    + partition + " lacks " + lag.offsetLag() + " records (more than " + bound + "), retry shortly");
+        }
+    }
+
+    /** The lag of this instance's copy of {@code store}'s {@code partition}: asked of the broker now, or up to {@link #LAG_TTL} old. */
+    private LagInfo lagOf(String store, int partition, boolean now) {
         LagInfo lag;
         try {
-            Map<String, Map<Integer, LagInfo>> byStore = active ? restoredCopies.observe(streams.allLocalStorePartitionLags())
+            Map<String, Map<Integer, LagInfo>> byStore = now ? restoredCopies.observe(streams.allLocalStorePartitionLags())
                     : lags.get(ALL_STORES, all -> restoredCopies.observe(streams.allLocalStorePartitionLags()));
             lag = byStore.getOrDefault(store, Map.of()).get(partition);
         } catch (RuntimeException e) {
@@ -343,16 +362,7 @@ final class LocalStateQueries implements StateQueries {
         if (lag == null) {
             throw QueryException.unavailable("this instance keeps no copy of " + store + " partition " + partition + " now, retry shortly");
         }
-        if (!active && !restoredCopies.restored(store, partition)) {
-            throw QueryException.unavailable("this instance's standby copy of " + store + " partition " + partition
-                    + " is restoring (at " + lag.currentOffsetPosition() + " of " + restoredCopies.target(store, partition)
-                    + "), retry shortly");
-        }
-        long bound = active ? RestoredCopies.MARKER_OFFSETS : maxLagRecords;
-        if (lag.offsetLag() > bound) {
-            throw QueryException.unavailable("this instance's " + (active ? "active" : "standby") + " copy of " + store + " partition "
-                    + partition + " lacks " + lag.offsetLag() + " records (more than " + bound + "), retry shortly");
-        }
+        return lag;
     }
 
     /** Whether this instance holds the active copy of {@code store}'s {@code partition}, as of the last assignment. */
