@@ -110,12 +110,13 @@ public final class DeviceHealthTopology {
         StreamsBuilder builder = new StreamsBuilder();
         addTransitionReaders(builder, topics, serdes, options);
         addVerdictReaders(builder, topics, serdes, options);
-        addPodClaims(builder, topics, serdes, options);
+        // One pod-status serde for the node processor that writes the statuses and the claims that keep them.
+        EncodedSerde<PodDeviceStatus> podStatuses = serdes.encodedPodDeviceStatus();
+        addPodClaims(builder, topics, podStatuses, options);
         Topology topology = builder.build();
         topology.addSource(EVENTS_SOURCE, Serdes.String().deserializer(), serdes.nodeEvents().deserializer(), topics.nodeEvents());
         // One processor for everything a node says: it all changes the same node's state (see NodeProcessor).
         StateGauges gauges = new StateGauges(options.meters());
-        EncodedSerde<PodDeviceStatus> podStatuses = serdes.encodedPodDeviceStatus();
         EncodedSerde<HealthTransition> transitions = serdes.encodedHealthTransitions();
         OutputEncoding encoding = new OutputEncoding(podStatuses, topics.podDeviceStatus(), transitions, topics.healthTransitions());
         topology.addProcessor(NODE_PROCESSOR, () -> new NodeProcessor(options, gauges, encoding), EVENTS_SOURCE);
@@ -189,9 +190,9 @@ public final class DeviceHealthTopology {
      * exactly-once only committed statuses): {@link PodClaims} decides which node's statuses of a pod are
      * kept, in {@value #POD_STATUS_STORE} and {@value #POD_HISTORY_STORE}.
      */
-    private static void addPodClaims(StreamsBuilder builder, Topics topics, ProcessorSerdes serdes, TopologyOptions options) {
+    private static void addPodClaims(StreamsBuilder builder, Topics topics, EncodedSerde<PodDeviceStatus> podStatuses,
+                                     TopologyOptions options) {
         // The statuses are kept as they were read: the bytes the node processor wrote, never encoded again here.
-        EncodedSerde<PodDeviceStatus> podStatuses = serdes.encodedPodDeviceStatus();
         builder.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(POD_STATUS_STORE),
                 Serdes.String(), podStatuses));
         builder.addStateStore(Stores.windowStoreBuilder(

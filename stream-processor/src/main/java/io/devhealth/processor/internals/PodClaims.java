@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.streams.processor.api.Processor;
@@ -60,12 +61,12 @@ public final class PodClaims implements Processor<String, Encoded<PodDeviceStatu
     private KeyValueStore<String, Encoded<PodDeviceStatus>> latest;
     private WindowStore<String, Encoded<PodDeviceStatus>> history;
     /**
-     * The node holding each pod this task has seen (null: none), as {@link #latest} says: read from the store the
+     * The node holding each pod this task has seen (empty: none), as {@link #latest} says: read from the store the
      * first time and kept, so that a status from the holder, nearly every status, is checked without decoding the
      * holder's whole status. This processor is the store's only writer; the map is emptied whenever Kafka Streams
      * (re)initializes the task, whose store is then as committed.
      */
-    private final Map<String, String> holders = new HashMap<>();
+    private final Map<String, Optional<String>> holders = new HashMap<>();
 
     public PodClaims(MeterRegistry meters) {
         this.meters = meters;
@@ -111,18 +112,13 @@ public final class PodClaims implements Processor<String, Encoded<PodDeviceStatu
         // Kept as read: the bytes the node processor wrote (Encoded), not encoded again.
         latest.put(pod, record.value());
         history.put(pod, record.value(), record.timestamp());
-        holders.put(pod, claimant);
+        holders.put(pod, Optional.of(claimant));
     }
 
     /** The node holding {@code pod}; null when none does. */
     private String holderOf(String pod) {
-        if (holders.containsKey(pod)) {
-            return holders.get(pod);
-        }
-        Encoded<PodDeviceStatus> held = latest.get(pod);
-        String holder = held == null ? null : held.value().getNode();
-        holders.put(pod, holder);
-        return holder;
+        return holders.computeIfAbsent(pod, unseen -> Optional.ofNullable(latest.get(unseen)).map(held -> held.value().getNode()))
+                .orElse(null);
     }
 
     private void release(String pod, String holder, String node) {
@@ -132,7 +128,7 @@ public final class PodClaims implements Processor<String, Encoded<PodDeviceStatu
             return;
         }
         latest.delete(pod);
-        holders.put(pod, null);
+        holders.put(pod, Optional.empty());
         LOGGER.debug("pod released pod={} node={}", pod, node);
     }
 
