@@ -14,6 +14,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.Properties;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
@@ -31,6 +32,8 @@ public final class StreamProcessorApp implements AutoCloseable {
 
     private final PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final KafkaStreams streams;
+    /** The query API's: the changelogs' last stable offsets, for standby reads. */
+    private final Admin admin;
     private final KafkaStreamsMetrics streamsMetrics;
     private final QueryServer queryServer;
     private final HostInfo advertised;
@@ -58,6 +61,7 @@ public final class StreamProcessorApp implements AutoCloseable {
             queryServer.close();
             throw e;
         }
+        this.admin = Admin.create(new StreamsConfig(props).getAdminConfigs(config.applicationId() + "-query"));
         this.streamsMetrics = new KafkaStreamsMetrics(streams);
         streamsMetrics.bindTo(meters);
         RestoreProgress restores = new RestoreProgress(meters);
@@ -125,7 +129,7 @@ public final class StreamProcessorApp implements AutoCloseable {
             return StreamThreadExceptionResponse.REPLACE_THREAD;
         });
         streams.start();
-        queryServer.serve(streams, meters, advertised, config.standbyReads());
+        queryServer.serve(streams, admin, config.applicationId(), meters, advertised, config.standbyReads());
         if (config.httpPort() >= 0) {
             operations = HealthServer.start(config.httpHost(), config.httpPort(), config.httpLimits(), meters::scrape,
                     () -> HealthServer.Check.ok("running"), this::readiness);
@@ -180,6 +184,7 @@ public final class StreamProcessorApp implements AutoCloseable {
             operations.close();
         }
         queryServer.close();
+        admin.close(Duration.ofSeconds(5));
         streams.close(CloseOptions.timeout(Duration.ofSeconds(10)).withGroupMembershipOperation(membershipOnClose(streamsProperties(config))));
         streamsMetrics.close();
         meters.close();

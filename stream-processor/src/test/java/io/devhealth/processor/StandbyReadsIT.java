@@ -21,6 +21,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -29,10 +30,16 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Future;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerInterceptor;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
@@ -122,6 +129,55 @@ class StandbyReadsIT {
             assertThat(get(pair.staying, held, false).statusCode()).as(held).isEqualTo(503);
         }
         assertThat(get(pair.staying, FLEET, false).statusCode()).as("the fleet summary without the gone instance's part").isEqualTo(503);
+    }
+
+    /**
+     * An instance killed in the middle of a transaction leaves it open on the changelogs it wrote until the broker
+     * aborts it: a copy restored with read_committed cannot pass its records, and Kafka Streams' lag, counted to the
+     * log's end, counts them. Here a transaction is left open on the node stores' changelogs, 20 records each, with
+     * a bound of 5: the standby copy, which holds everything committed, still answers the gone instance's nodes,
+     * because its lag is taken against the last stable offset.
+     */
+    @Test
+    void shouldAnswerFromAStandbyCopyThatHoldsEverythingCommittedWhileATransactionIsOpenOnItsChangelog(@TempDir Path tmp)
+            throws Exception {
+        Pair pair = startPair(tmp, true, Map.of(ProcessorConfig.QUERY_STANDBY_MAX_LAG, "5"));
+        Map<String, String> before = pair.answersOfTheLeaving();
+        assertThat(before).as("the leaving instance holds some nodes' and pods' partitions").isNotEmpty();
+
+        Map<String, Object> props = new HashMap<>(run.kafka.clientProperties());
+        props.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "left-open-" + run.applicationId);
+        try (KafkaProducer<byte[], byte[]> killed = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
+            killed.initTransactions();
+            killed.beginTransaction();
+            List<Future<RecordMetadata>> sent = new ArrayList<>();
+            for (String store : List.of(DeviceHealthTopology.NODE_STATE_STORE, DeviceHealthTopology.DEVICE_STATE_STORE)) {
+                for (int partition = 0; partition < 2; partition++) {
+                    for (int i = 0; i < 20; i++) {
+                        // A key: the changelogs are compacted. Never committed, so never restored.
+                        sent.add(killed.send(new ProducerRecord<>(run.applicationId + "-" + store + "-changelog", partition,
+                                ("left-open-" + i).getBytes(StandardCharsets.UTF_8), null)));
+                    }
+                }
+            }
+            killed.flush();
+            for (Future<RecordMetadata> record : sent) {
+                record.get();
+            }
+
+            run.stop(pair.leaving);
+            for (Map.Entry<String, String> held : before.entrySet()) {
+                if (!held.getKey().startsWith("/v1/nodes/")) {
+                    continue;
+                }
+                HttpResponse<String> answer = get(pair.staying, held.getKey(), false);
+                assertThat(answer.statusCode()).as("%s asked of the staying instance: %s", held.getKey(), answer.body()).isEqualTo(200);
+                assertThat(answer.headers().firstValue(StandbyReads.STALE_HEADER)).as("%s from the standby copy", held.getKey())
+                        .contains("true");
+                assertThat(answer.body()).as("%s: what the gone instance answered", held.getKey()).isEqualTo(held.getValue());
+            }
+            killed.abortTransaction();
+        }
     }
 
     /**
@@ -227,8 +283,17 @@ class StandbyReadsIT {
 
     /** Two instances over 2 partitions, each active for one and standby for the other, every node's and pod's state in both. */
     private Pair startPair(Path tmp, boolean standbyReads) throws Exception {
-        StreamProcessorApp first = run.start(tmp.resolve("first"), settings("first", standbyReads));
-        StreamProcessorApp second = run.start(tmp.resolve("second"), settings("second", standbyReads));
+        return startPair(tmp, standbyReads, Map.of());
+    }
+
+    /** {@link #startPair(Path, boolean)} with {@code more} settings on both instances. */
+    private Pair startPair(Path tmp, boolean standbyReads, Map<String, String> more) throws Exception {
+        Map<String, String> firstSettings = settings("first", standbyReads);
+        firstSettings.putAll(more);
+        Map<String, String> secondSettings = settings("second", standbyReads);
+        secondSettings.putAll(more);
+        StreamProcessorApp first = run.start(tmp.resolve("first"), firstSettings);
+        StreamProcessorApp second = run.start(tmp.resolve("second"), secondSettings);
         for (int i = 0; i < NODES; i++) {
             run.sendAllocations(allocation(node(i), t0.plusSeconds(i)));
             run.sendReport(node(i), report(node(i), t0.plusSeconds(i)));

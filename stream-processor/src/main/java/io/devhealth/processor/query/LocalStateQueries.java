@@ -26,7 +26,6 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.KeyQueryMetadata;
 import org.apache.kafka.streams.KeyValue;
-import org.apache.kafka.streams.LagInfo;
 import org.apache.kafka.streams.StoreQueryParameters;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
 import org.apache.kafka.streams.kstream.Windowed;
@@ -70,24 +69,28 @@ final class LocalStateQueries implements StateQueries {
     private final HostInfo self;
     /** The most changelog records a copy read here may lack; {@link #ACTIVE_ONLY} reads the active copies only. */
     private final long maxLagRecords;
-    private final ExpiringCache<String, Map<String, Map<Integer, LagInfo>>> lags = new ExpiringCache<>(1, LAG_TTL, Clock.systemUTC());
+    private final ExpiringCache<String, Map<String, Map<Integer, CopyLag>>> lags = new ExpiringCache<>(1, LAG_TTL, Clock.systemUTC());
+    private final CommittedEnds committedEnds;
     /** Every fetch of the lags passes through it: which copies here have finished restoring since they began here. */
     private final RestoredCopies restoredCopies = new RestoredCopies();
 
-    private LocalStateQueries(KafkaStreams streams, PageTokens pageTokens, HostInfo self, long maxLagRecords) {
+    private LocalStateQueries(KafkaStreams streams, CommittedEnds committedEnds, PageTokens pageTokens, HostInfo self,
+                              long maxLagRecords) {
         this.streams = streams;
+        this.committedEnds = committedEnds;
         this.pageTokens = pageTokens;
         this.self = self;
         this.maxLagRecords = maxLagRecords;
     }
 
     static LocalStateQueries active(KafkaStreams streams, PageTokens pageTokens, HostInfo self) {
-        return new LocalStateQueries(streams, pageTokens, self, ACTIVE_ONLY);
+        return new LocalStateQueries(streams, null, pageTokens, self, ACTIVE_ONLY);
     }
 
     /** Reads this instance's copy of a key's partition, standby or active, while it lacks at most {@code maxLagRecords}. */
-    static LocalStateQueries standby(KafkaStreams streams, PageTokens pageTokens, HostInfo self, long maxLagRecords) {
-        return new LocalStateQueries(streams, pageTokens, self, maxLagRecords);
+    static LocalStateQueries standby(KafkaStreams streams, CommittedEnds committedEnds, PageTokens pageTokens, HostInfo self,
+                                     long maxLagRecords) {
+        return new LocalStateQueries(streams, committedEnds, pageTokens, self, maxLagRecords);
     }
 
     private boolean standbyCopies() {
@@ -316,44 +319,43 @@ final class LocalStateQueries implements StateQueries {
 
     /**
      * Refuses (503) to read this instance's copy of {@code store}'s {@code partition} as it stands while it is not
-     * close enough to its changelog's end. A standby copy may lack up to {@link #maxLagRecords}. The active copy,
-     * read so while its stream thread rebalances, may lack {@link RestoredCopies#MARKER_OFFSETS} offset at most: Kafka
-     * Streams reports a running active task as caught up ({@code StreamTask#changelogOffsets}), and one that is not running (restored,
-     * waiting for its thread) at the offset after the last record it restored, one short of the changelog's end under
-     * exactly-once, where the marker that commits the last transaction takes an offset of its own. More than that is a
-     * task still restoring, whose store holds an arbitrary part of the partition (a bound in records, like a standby's,
-     * let a small store answer nearly empty in the scale-out test). The lag is
-     * Kafka Streams' own ({@link KafkaStreams#allLocalStorePartitionLags}: the changelog's end, asked of the broker,
-     * less the copy's position); for an active copy asked now, since a task can go from running back to restoring
-     * (a corrupted task is wiped and restored) within any time a lag is kept. A standby copy must moreover have
-     * finished restoring since it began here ({@link RestoredCopies}): a copy still restoring may lack whole keys
-     * however few records it lacks.
+     * close enough to its changelog's end, the end a read_committed reader sees ({@link CommittedEnds}: the last
+     * stable offset, short of a killed instance's open transaction). A standby copy may lack up to
+     * {@link #maxLagRecords}, once it has finished restoring since it began here ({@link RestoredCopies}): a copy
+     * still restoring may lack whole keys however few records it lacks. The active copy, read so while its stream
+     * thread rebalances, may lack {@link RestoredCopies#MARKER_OFFSETS} offset at most: Kafka Streams reports a
+     * running active task as caught up ({@code StreamTask#changelogOffsets}), and one that is not running
+     * (restored, waiting for its thread) at the offset after the last record it restored, one short of the end
+     * under exactly-once, where the marker that commits the last transaction takes an offset of its own. More than
+     * that is a task still restoring, whose store holds an arbitrary part of the partition (a bound in records,
+     * like a standby's, let a small store answer nearly empty in the scale-out test). The positions are Kafka
+     * Streams' own ({@link KafkaStreams#allLocalStorePartitionLags}); for an active copy asked now, since a task can
+     * go from running back to restoring (a corrupted task is wiped and restored) within any time a lag is kept.
      */
     private void requireCaughtUp(String store, int partition) {
         boolean active = activeHere(store, partition);
-        LagInfo lag = lagOf(store, partition, active);
+        CopyLag lag = lagOf(store, partition, active);
         if (!active && !restoredCopies.restored(store, partition)) {
             // Seen restoring up to LAG_TTL ago: a copy that has caught up since need not wait for the next fetch.
             lag = lagOf(store, partition, true);
             if (!restoredCopies.restored(store, partition)) {
                 throw QueryException.unavailable("this instance's standby copy of " + store + " partition " + partition
-                        + " is restoring (at " + lag.currentOffsetPosition() + " of " + restoredCopies.target(store, partition)
+                        + " is restoring (at " + lag.position() + " of " + restoredCopies.target(store, partition)
                         + "), retry shortly");
             }
         }
         long bound = active ? RestoredCopies.MARKER_OFFSETS : maxLagRecords;
-        if (lag.offsetLag() > bound) {
+        if (lag.lag() > bound) {
             throw QueryException.unavailable("this instance's " + (active ? "active" : "standby") + " copy of " + store + " partition "
-                    + partition + " lacks " + lag.offsetLag() + " records (more than " + bound + "), retry shortly");
+                    + partition + " lacks " + lag.lag() + " records (more than " + bound + "), retry shortly");
         }
     }
 
     /** The lag of this instance's copy of {@code store}'s {@code partition}: asked of the broker now, or up to {@link #LAG_TTL} old. */
-    private LagInfo lagOf(String store, int partition, boolean now) {
-        LagInfo lag;
+    private CopyLag lagOf(String store, int partition, boolean now) {
+        CopyLag lag;
         try {
-            Map<String, Map<Integer, LagInfo>> byStore = now ? restoredCopies.observe(streams.allLocalStorePartitionLags())
-                    : lags.get(ALL_STORES, all -> restoredCopies.observe(streams.allLocalStorePartitionLags()));
+            Map<String, Map<Integer, CopyLag>> byStore = now ? fetchLags() : lags.get(ALL_STORES, all -> fetchLags());
             lag = byStore.getOrDefault(store, Map.of()).get(partition);
         } catch (RuntimeException e) {
             throw QueryException.unavailable("the lag of this instance's copy of " + store + " partition " + partition
@@ -363,6 +365,11 @@ final class LocalStateQueries implements StateQueries {
             throw QueryException.unavailable("this instance keeps no copy of " + store + " partition " + partition + " now, retry shortly");
         }
         return lag;
+    }
+
+    /** Every copy's lag against its changelog's last stable offset, taken in by {@link #restoredCopies}. */
+    private Map<String, Map<Integer, CopyLag>> fetchLags() {
+        return restoredCopies.observe(committedEnds.of(streams.allLocalStorePartitionLags()));
     }
 
     /** Whether this instance holds the active copy of {@code store}'s {@code partition}, as of the last assignment. */

@@ -28,6 +28,7 @@ import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.net.ssl.SSLContext;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
 import org.apache.kafka.streams.state.HostInfo;
@@ -190,10 +191,13 @@ public final class QueryServer implements AutoCloseable {
 
     /**
      * Starts serving queries over {@code streams}; {@code advertised} is this instance's {@code application.server};
-     * {@code standbyReads} says whether standby copies answer while a key's active copy cannot.
+     * {@code standbyReads} says whether standby copies answer while a key's active copy cannot; {@code admin}, of the
+     * application {@code applicationId}, tells how far each copy here is from its changelog's committed end.
      */
-    public void serve(KafkaStreams kafkaStreams, PrometheusMeterRegistry registry, HostInfo advertised, StandbyReads standbyReads) {
-        serve(new StreamsClusterView(kafkaStreams, advertised, pageTokens, standbyReads), registry::scrape, registry, standbyReads);
+    public void serve(KafkaStreams kafkaStreams, Admin admin, String applicationId, PrometheusMeterRegistry registry, HostInfo advertised,
+                      StandbyReads standbyReads) {
+        serve(new StreamsClusterView(kafkaStreams, admin, applicationId, advertised, pageTokens, standbyReads), registry::scrape, registry,
+                standbyReads);
         LOGGER.info("query API listening port={} advertised={}:{} tls={} authentication={} standbyReads={} standbyMaxLagRecords={}",
                 port(), advertised.host(), advertised.port(), security.tls(), authenticationInWords(), standbyReads.enabled(),
                 standbyReads.maxLagRecords());

@@ -2,8 +2,6 @@ package io.devhealth.processor.query;
 
 import java.util.HashMap;
 import java.util.Map;
-import java.util.function.ToLongFunction;
-import org.apache.kafka.streams.LagInfo;
 
 /**
  * Which of this instance's store copies have finished restoring since they began here: a copy has, once its
@@ -17,12 +15,14 @@ import org.apache.kafka.streams.LagInfo;
  * fourth instance joined). A copy that has caught up once lags afterwards only by the records written since its last
  * poll, the staleness a standby read admits.
  *
- * <p>A copy starts over when its position goes back (Kafka Streams wiped it and restores it anew, a corrupted task)
- * or when it is missing from an observation (its task moved away; should it come back, it restores from its
- * checkpoint). A copy whose changelog ends in an aborted transaction when first seen, on a partition nothing is
- * written to afterwards, stays unrestored: Kafka Streams' position is the offset after the last record it applied,
- * and the aborted records and their marker lie between that and the end. Such a copy answers 503, retry shortly,
- * until the partition's next committed record; it never answers with less than it should.
+ * <p>The end is the changelog's last stable offset ({@link CommittedEnds}): what a copy can hold, not the records of
+ * a transaction still open. A copy starts over when its position goes back (Kafka Streams wiped it and restores it
+ * anew, a corrupted task) or when it is missing from an observation (its task moved away; should it come back, it
+ * restores from its checkpoint). A copy whose changelog ends in an aborted transaction when first seen, on a
+ * partition nothing is written to afterwards, stays unrestored: Kafka Streams' position is the offset after the
+ * last record it applied, and the aborted records and their marker lie between that and the end. Such a copy
+ * answers 503, retry shortly, until the partition's next committed record; it never answers with less than it
+ * should.
  *
  * <p>Thread-safe: the query API's threads observe and ask concurrently.
  */
@@ -58,25 +58,19 @@ final class RestoredCopies {
     private final Map<Copy, Progress> copies = new HashMap<>();
 
     /**
-     * Takes in the lags of every copy this instance keeps ({@code KafkaStreams#allLocalStorePartitionLags}, by store
-     * and partition) and returns them, so that every fetch of the lags passes through here.
+     * Takes in every copy this instance keeps, by store and partition ({@link CommittedEnds}), and returns them, so
+     * that every fetch of the lags passes through here.
      */
-    Map<String, Map<Integer, LagInfo>> observe(Map<String, Map<Integer, LagInfo>> lags) {
-        observe(lags, LagInfo::currentOffsetPosition, LagInfo::endOffsetPosition);
-        return lags;
-    }
-
-    /** Takes in every copy kept here, by store and partition, each with its position and its changelog's end. */
-    synchronized <L> void observe(Map<String, Map<Integer, L>> lags, ToLongFunction<L> position, ToLongFunction<L> end) {
+    synchronized Map<String, Map<Integer, CopyLag>> observe(Map<String, Map<Integer, CopyLag>> lags) {
         Map<Copy, Progress> seen = new HashMap<>();
         lags.forEach((store, byPartition) -> byPartition.forEach((partition, lag) -> {
             Copy copy = new Copy(store, partition);
             Progress before = copies.get(copy);
-            long now = position.applyAsLong(lag);
-            seen.put(copy, before == null ? Progress.first(now, end.applyAsLong(lag)) : before.next(now, end.applyAsLong(lag)));
+            seen.put(copy, before == null ? Progress.first(lag.position(), lag.end()) : before.next(lag.position(), lag.end()));
         }));
         copies.clear();
         copies.putAll(seen);
+        return lags;
     }
 
     /** Whether this copy, as last observed, has reached the end its changelog had when it was first seen here. */

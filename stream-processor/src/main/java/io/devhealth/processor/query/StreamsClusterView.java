@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.Optional;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.KeyQueryMetadata;
@@ -21,11 +22,14 @@ final class StreamsClusterView implements ClusterView {
     private final StateQueries local;
     private final StateQueries standbyCopies;
 
-    StreamsClusterView(KafkaStreams streams, HostInfo self, PageTokens pageTokens, StandbyReads standbyReads) {
+    /** @param admin asks the changelogs' last stable offsets for standby reads ({@link CommittedEnds}) */
+    StreamsClusterView(KafkaStreams streams, Admin admin, String applicationId, HostInfo self, PageTokens pageTokens,
+                       StandbyReads standbyReads) {
         this.streams = streams;
         this.self = self;
         this.local = LocalStateQueries.active(streams, pageTokens, self);
-        this.standbyCopies = LocalStateQueries.standby(streams, pageTokens, self, standbyReads.maxLagRecords());
+        this.standbyCopies = LocalStateQueries.standby(streams, new CommittedEnds(admin, applicationId), pageTokens, self,
+                standbyReads.maxLagRecords());
     }
 
     @Override

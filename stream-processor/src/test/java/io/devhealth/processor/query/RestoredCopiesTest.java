@@ -12,13 +12,13 @@ class RestoredCopiesTest {
 
     private final RestoredCopies copies = new RestoredCopies();
 
-    /** One observation of every copy kept here: {position, end} by store and partition. */
-    private void observe(Map<String, Map<Integer, long[]>> lags) {
-        copies.observe(lags, lag -> lag[0], lag -> lag[1]);
+    /** One observation of every copy kept here, by store and partition. */
+    private void observe(Map<String, Map<Integer, CopyLag>> lags) {
+        copies.observe(lags);
     }
 
-    private static long[] at(long position, long end) {
-        return new long[] {position, end};
+    private static CopyLag at(long position, long end) {
+        return new CopyLag(position, end);
     }
 
     @Test
