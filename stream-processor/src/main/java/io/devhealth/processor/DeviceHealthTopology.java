@@ -93,6 +93,11 @@ public final class DeviceHealthTopology {
 
     private DeviceHealthTopology() {}
 
+    /** The changelog topic Kafka Streams creates for {@code store} of application {@code applicationId}. */
+    public static String changelog(String applicationId, String store) {
+        return applicationId + "-" + store + "-changelog";
+    }
+
     /**
      * The topics the topology reads besides its own internal ones (repartition and changelog topics,
      * whose records it wrote itself): where bad records come from.

@@ -48,9 +48,9 @@ public final class PipelineSchemas {
         value(subjects, topics.deadLetters(), DeadLetter.getClassSchema());
         // The stores DeviceHealthTopology builds with the registry's serdes (the others use StateSerdes). The
         // stores of pod statuses and transitions are not here: they keep the bytes written for their topics (Encoded).
-        value(subjects, changelog(applicationId, TopologyNames.NODE_ALLOCATIONS_STORE), NodeAllocations.getClassSchema());
-        value(subjects, changelog(applicationId, TopologyNames.NODE_INVENTORY_STORE), NodeDevices.getClassSchema());
-        value(subjects, changelog(applicationId, TopologyNames.POD_VERDICT_STORE), TerminatedPod.getClassSchema());
+        value(subjects, DeviceHealthTopology.changelog(applicationId, TopologyNames.NODE_ALLOCATIONS_STORE), NodeAllocations.getClassSchema());
+        value(subjects, DeviceHealthTopology.changelog(applicationId, TopologyNames.NODE_INVENTORY_STORE), NodeDevices.getClassSchema());
+        value(subjects, DeviceHealthTopology.changelog(applicationId, TopologyNames.POD_VERDICT_STORE), TerminatedPod.getClassSchema());
         return subjects;
     }
 
@@ -68,10 +68,6 @@ public final class PipelineSchemas {
             LOGGER.info("schema registered subject={} id={}", subject, id);
         });
         return ids;
-    }
-
-    private static String changelog(String applicationId, String store) {
-        return applicationId + "-" + store + "-changelog";
     }
 
     private static void value(Map<String, Schema> subjects, String topic, Schema schema) {

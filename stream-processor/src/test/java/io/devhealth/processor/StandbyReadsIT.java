@@ -155,7 +155,7 @@ class StandbyReadsIT {
                 for (int partition = 0; partition < 2; partition++) {
                     for (int i = 0; i < 20; i++) {
                         // A key: the changelogs are compacted. Never committed, so never restored.
-                        sent.add(killed.send(new ProducerRecord<>(run.applicationId + "-" + store + "-changelog", partition,
+                        sent.add(killed.send(new ProducerRecord<>(DeviceHealthTopology.changelog(run.applicationId, store), partition,
                                 ("left-open-" + i).getBytes(StandardCharsets.UTF_8), null)));
                     }
                 }

@@ -1,5 +1,6 @@
 package io.devhealth.processor.query;
 
+import io.devhealth.processor.DeviceHealthTopology;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -79,6 +80,6 @@ final class CommittedEnds {
     }
 
     private TopicPartition changelog(String store, int partition) {
-        return new TopicPartition(applicationId + "-" + store + "-changelog", partition);
+        return new TopicPartition(DeviceHealthTopology.changelog(applicationId, store), partition);
     }
 }
