@@ -41,6 +41,11 @@ public final class StreamProcessorApp implements AutoCloseable {
     private HealthServer operations;
 
     public StreamProcessorApp(ProcessorConfig config) {
+        this(config, new ProcessorClients());
+    }
+
+    /** @param clients the Kafka clients Kafka Streams runs on (tests wrap them to stall or fail them) */
+    StreamProcessorApp(ProcessorConfig config, ProcessorClients clients) {
         this.config = config;
         ProcessorSerdes serdes = ProcessorSerdes.over(SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals()),
                         config.autoRegisterSchemas())
@@ -56,7 +61,7 @@ public final class StreamProcessorApp implements AutoCloseable {
         this.advertised = new HostInfo(advertisedHost(config), queryServer.port());
         props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, advertised.host() + ":" + advertised.port());
         try {
-            this.streams = new KafkaStreams(DeviceHealthTopology.build(config.topics(), serdes, config.topologyOptions(meters)), props);
+            this.streams = new KafkaStreams(DeviceHealthTopology.build(config.topics(), serdes, config.topologyOptions(meters)), props, clients);
         } catch (RuntimeException e) {
             queryServer.close();
             throw e;

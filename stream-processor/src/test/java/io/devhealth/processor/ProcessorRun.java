@@ -52,6 +52,11 @@ final class ProcessorRun implements AutoCloseable {
 
     /** Starts the processor on {@code stateDir}; {@code settings} add to or override the test defaults. */
     StreamProcessorApp start(Path stateDir, Map<String, String> settings) throws Exception {
+        return start(stateDir, settings, new ProcessorClients());
+    }
+
+    /** Starts the processor on {@code stateDir} with its Kafka clients from {@code clients}. */
+    StreamProcessorApp start(Path stateDir, Map<String, String> settings, ProcessorClients clients) throws Exception {
         Map<String, String> config = new HashMap<>(Map.of(
                 ProcessorConfig.BOOTSTRAP_SERVERS, kafka.bootstrapServers(),
                 ProcessorConfig.SCHEMA_REGISTRY_URL, registryUrl,
@@ -64,7 +69,7 @@ final class ProcessorRun implements AutoCloseable {
                 QuerySecurityConfig.INSECURE, "true",
                 "kafka." + ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"));
         config.putAll(settings);
-        StreamProcessorApp app = new StreamProcessorApp(new ProcessorConfig(config));
+        StreamProcessorApp app = new StreamProcessorApp(new ProcessorConfig(config), clients);
         apps.add(app);
         app.start();
         return app;
