@@ -1,6 +1,7 @@
 package io.devhealth.bench;
 
 import io.devhealth.processor.DeviceHealthTopology;
+import io.devhealth.processor.ProcessorClients;
 import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.processor.ProcessorSerdes;
 import io.devhealth.processor.StreamProcessorApp;
@@ -95,7 +96,8 @@ public final class FlapStormBenchmark {
             System.out.printf(Locale.ROOT, "damping: %s%n", config.flapPolicy().defaultLimits());
             CountDownLatch running = new CountDownLatch(1);
             try (KafkaStreams streams = new KafkaStreams(DeviceHealthTopology.build(topics, ProcessorSerdes.over(registry),
-                    config.topologyOptions(new SimpleMeterRegistry())), StreamProcessorApp.streamsProperties(config))) {
+                    config.topologyOptions(new SimpleMeterRegistry())), StreamProcessorApp.streamsProperties(config),
+                    new ProcessorClients())) {
                 streams.setStateListener((now, before) -> {
                     if (now == KafkaStreams.State.RUNNING) {
                         running.countDown();

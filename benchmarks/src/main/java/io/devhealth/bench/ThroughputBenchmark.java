@@ -1,6 +1,7 @@
 package io.devhealth.bench;
 
 import io.devhealth.processor.DeviceHealthTopology;
+import io.devhealth.processor.ProcessorClients;
 import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.processor.ProcessorSerdes;
 import io.devhealth.processor.StreamProcessorApp;
@@ -384,7 +385,7 @@ public final class ThroughputBenchmark {
         Admin admin = kafka.admin();
         Map<TopicPartition, Long> ends = endOffsets(admin, inputs);
         CountDownLatch running = new CountDownLatch(1);
-        try (KafkaStreams streams = new KafkaStreams(topology, props)) {
+        try (KafkaStreams streams = new KafkaStreams(topology, props, new ProcessorClients())) {
             streams.setStateListener((now, before) -> {
                 if (now == KafkaStreams.State.RUNNING) {
                     running.countDown();

@@ -14,9 +14,10 @@ import org.apache.kafka.streams.KafkaClientSupplier;
 
 /**
  * The Kafka clients the processor's Kafka Streams runs on: Kafka's own, each stream thread's producer behind
- * an {@link AbortFencingProducer} (an aborted transaction rewinds every task of its thread).
+ * an {@link AbortFencingProducer} (an aborted transaction rewinds every task of its thread). Whatever runs the
+ * topology (the processor, the benchmarks) runs it on these.
  */
-class ProcessorClients implements KafkaClientSupplier {
+public class ProcessorClients implements KafkaClientSupplier {
 
     @Override
     public Admin getAdmin(Map<String, Object> config) {

@@ -122,7 +122,7 @@ class AbortedTransactionIT {
         Thread.sleep(1_000);
         run.start(tmp.resolve("joining"), settings());
         await("a rebalance in progress").atMost(WAIT).until(() -> groupState() == GroupState.PREPARING_REBALANCE);
-        Thread.sleep(2_000); // heartbeats of 500 ms: the processor has rejoined, and goes on processing meanwhile
+        Thread.sleep(5_000); // heartbeats of 500 ms: the processor has rejoined, and goes on processing meanwhile
 
         // node-b's first reports: eight transitions in the thread's open transaction (no commit during a rebalance).
         sendNode("node-b");
