@@ -56,9 +56,10 @@ import org.apache.kafka.streams.TaskMetadata;
 import org.apache.kafka.streams.ThreadMetadata;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Exactly-once when Kafka Streams aborts a stream thread's transaction for one task while a rebalance is
@@ -100,10 +101,14 @@ class AbortedTransactionIT {
         run.close();
     }
 
-    @Test
-    void shouldNotLoseATasksOutputWhenAnotherTaskOfItsThreadIsFoundCorruptedDuringARebalance(@TempDir Path tmp) throws Exception {
+    /** With either setting of Kafka Streams' transactional state stores: the fence does not depend on them. */
+    @ParameterizedTest(name = "transactional state stores {0}")
+    @ValueSource(booleans = {true, false})
+    void shouldNotLoseATasksOutputWhenAnotherTaskOfItsThreadIsFoundCorruptedDuringARebalance(boolean transactionalStores, @TempDir Path tmp)
+            throws Exception {
+        Map<String, String> settings = settings(transactionalStores);
         FaultyClients processorClients = new FaultyClients();
-        StreamProcessorApp processor = run.start(tmp.resolve("processor"), settings(), processorClients);
+        StreamProcessorApp processor = run.start(tmp.resolve("processor"), settings, processorClients);
         sendNode("node-a");
         await("node-a's transitions committed").atMost(WAIT).until(() -> committedTransitions("node-a") == DEVICES);
         // A verdict, so that the verdicts' store has a changelog to catch up on: its task stays with the processor.
@@ -111,7 +116,7 @@ class AbortedTransactionIT {
         awaitCommitted(run.topics.podVerdicts());
 
         FaultyClients stuckClients = new FaultyClients();
-        StreamProcessorApp stuck = run.start(tmp.resolve("stuck"), settings(), stuckClients);
+        StreamProcessorApp stuck = run.start(tmp.resolve("stuck"), settings, stuckClients);
         await("the group stable with both instances").atMost(WAIT)
                 .until(() -> running(processor) && running(stuck) && groupState() == GroupState.STABLE);
         // Stores with a changelog stay where they are caught up (acceptable.recovery.lag=0): the processor keeps them.
@@ -120,7 +125,7 @@ class AbortedTransactionIT {
         // The stuck instance stops polling; a new one joins: the group waits for the stuck one to rejoin.
         stuckClients.stalled.set(true);
         Thread.sleep(1_000);
-        run.start(tmp.resolve("joining"), settings());
+        run.start(tmp.resolve("joining"), settings);
         await("a rebalance in progress").atMost(WAIT).until(() -> groupState() == GroupState.PREPARING_REBALANCE);
         Thread.sleep(5_000); // heartbeats of 500 ms: the processor has rejoined, and goes on processing meanwhile
 
@@ -149,8 +154,9 @@ class AbortedTransactionIT {
         assertThat(committedTransitions("node-b")).as("node-b's transitions committed").isEqualTo(DEVICES);
     }
 
-    private Map<String, String> settings() {
+    private static Map<String, String> settings(boolean transactionalStores) {
         return Map.of(
+                ProcessorConfig.TRANSACTIONAL_STATE_STORES, Boolean.toString(transactionalStores),
                 "kafka." + StreamsConfig.ACCEPTABLE_RECOVERY_LAG_CONFIG, "0",
                 "kafka." + ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "500",
                 // Longer than the rebalance is held open: the broker must not abort the transaction on its own.
