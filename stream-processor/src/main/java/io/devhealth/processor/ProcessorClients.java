@@ -2,6 +2,7 @@ package io.devhealth.processor;
 
 import io.devhealth.processor.internals.AbortFencingProducer;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -19,6 +20,9 @@ import org.apache.kafka.streams.KafkaClientSupplier;
  */
 public class ProcessorClients implements KafkaClientSupplier {
 
+    /** Transactions whose abort fenced their producer, over every producer made here. */
+    private final AtomicLong fencedTransactions = new AtomicLong();
+
     @Override
     public Admin getAdmin(Map<String, Object> config) {
         return Admin.create(config);
@@ -26,7 +30,13 @@ public class ProcessorClients implements KafkaClientSupplier {
 
     @Override
     public final Producer<byte[], byte[]> getProducer(Map<String, Object> config) {
-        return new AbortFencingProducer(newProducer(config), String.valueOf(config.get(ProducerConfig.CLIENT_ID_CONFIG)));
+        return new AbortFencingProducer(newProducer(config), String.valueOf(config.get(ProducerConfig.CLIENT_ID_CONFIG)),
+                fencedTransactions::incrementAndGet);
+    }
+
+    /** How many aborted transactions fenced their producer (each rewound a stream thread's tasks). */
+    public long fencedTransactions() {
+        return fencedTransactions.get();
     }
 
     /** The producer behind the fence. */

@@ -2,6 +2,7 @@ package io.devhealth.processor;
 
 import io.devhealth.schema.ops.HealthServer;
 import io.devhealth.schema.serde.SchemaRegistries;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
@@ -29,6 +30,7 @@ public final class StreamProcessorApp implements AutoCloseable {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(StreamProcessorApp.class);
     static final String PRINCIPALS_ENFORCED_GAUGE = "devhealth.processor.principals.enforced";
+    static final String FENCED_TRANSACTIONS_METER = "devhealth.processor.transactions.fenced";
 
     private final PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final KafkaStreams streams;
@@ -47,6 +49,10 @@ public final class StreamProcessorApp implements AutoCloseable {
     /** @param clients the Kafka clients Kafka Streams runs on (tests wrap them to stall or fail them) */
     StreamProcessorApp(ProcessorConfig config, ProcessorClients clients) {
         this.config = config;
+        FunctionCounter.builder(FENCED_TRANSACTIONS_METER, clients, ProcessorClients::fencedTransactions)
+                .description("Transactions aborted with records in them, after which every task of the stream thread was rewound"
+                        + " to its committed offsets (AbortFencingProducer); each one reprocesses since the last commit")
+                .register(meters);
         ProcessorSerdes serdes = ProcessorSerdes.over(SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals()),
                         config.autoRegisterSchemas())
                 .authenticated(config.topics(), config.recordVerifier(), meters);

@@ -152,6 +152,8 @@ class AbortedTransactionIT {
         await("the rebalance over").atMost(WAIT).until(() -> groupState() == GroupState.STABLE);
         awaitCommitted(run.topics.nodeEvents());
         assertThat(committedTransitions("node-b")).as("node-b's transitions committed").isEqualTo(DEVICES);
+        assertThat(processor.meters().get(StreamProcessorApp.FENCED_TRANSACTIONS_METER).functionCounter().count())
+                .as("fenced transactions, as an operator sees them").isGreaterThanOrEqualTo(1.0);
     }
 
     private static Map<String, String> settings(boolean transactionalStores) {

@@ -47,14 +47,17 @@ public final class AbortFencingProducer implements Producer<byte[], byte[]> {
 
     private final Producer<byte[], byte[]> delegate;
     private final String clientId;
+    private final Runnable onFence;
     /** Whether a record was sent since the transaction began. */
     private boolean sent;
     /** Set by an abort that took records with it: no transaction may begin on this producer again. */
     private boolean fenced;
 
-    public AbortFencingProducer(Producer<byte[], byte[]> delegate, String clientId) {
+    /** @param onFence told each time this producer fences itself (the processor counts it) */
+    public AbortFencingProducer(Producer<byte[], byte[]> delegate, String clientId, Runnable onFence) {
         this.delegate = delegate;
         this.clientId = clientId;
+        this.onFence = onFence;
     }
 
     @Override
@@ -76,8 +79,9 @@ public final class AbortFencingProducer implements Producer<byte[], byte[]> {
     @Override
     public void abortTransaction() {
         delegate.abortTransaction();
-        if (sent) {
+        if (sent && !fenced) {
             fenced = true;
+            onFence.run();
             LOGGER.warn("transaction aborted with records in it; fencing the producer so that every task of its stream thread is"
                     + " rewound to its committed offsets client={}", clientId);
         }

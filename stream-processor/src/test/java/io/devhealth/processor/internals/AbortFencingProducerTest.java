@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.MockProducer;
@@ -18,7 +19,8 @@ import org.junit.jupiter.api.Test;
 class AbortFencingProducerTest {
 
     private final MockProducer<byte[], byte[]> kafka = new MockProducer<>(true, null, new ByteArraySerializer(), new ByteArraySerializer());
-    private final AbortFencingProducer producer = new AbortFencingProducer(kafka, "thread-1-producer");
+    private final AtomicInteger fences = new AtomicInteger();
+    private final AbortFencingProducer producer = new AbortFencingProducer(kafka, "thread-1-producer", fences::incrementAndGet);
 
     @BeforeEach
     void init() {
@@ -35,6 +37,7 @@ class AbortFencingProducerTest {
         assertThatThrownBy(producer::beginTransaction).isInstanceOf(ProducerFencedException.class)
                 .hasMessageContaining("thread-1-producer");
         assertThatThrownBy(producer::beginTransaction).as("for good: Kafka Streams replaces the producer").isInstanceOf(ProducerFencedException.class);
+        assertThat(fences).as("fences told").hasValue(1);
     }
 
     @Test
@@ -47,6 +50,7 @@ class AbortFencingProducerTest {
         producer.send(record());
         producer.commitTransaction();
         assertThat(kafka.history()).hasSize(1);
+        assertThat(fences).hasValue(0);
     }
 
     @Test
