@@ -78,7 +78,8 @@ public final class AbortFencingProducer implements Producer<byte[], byte[]> {
 
     @Override
     public void abortTransaction() {
-        delegate.abortTransaction();
+        // Fenced before the abort is asked for: an abort that fails (a timeout) leaves the broker to abort the
+        // transaction when it times out, and the records are lost all the same.
         if (sent && !fenced) {
             fenced = true;
             onFence.run();
@@ -86,6 +87,7 @@ public final class AbortFencingProducer implements Producer<byte[], byte[]> {
                     + " rewound to its committed offsets client={}", clientId);
         }
         sent = false;
+        delegate.abortTransaction();
     }
 
     @Override

@@ -11,6 +11,7 @@ import org.apache.kafka.clients.producer.MockProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.ProducerFencedException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -38,6 +39,17 @@ class AbortFencingProducerTest {
                 .hasMessageContaining("thread-1-producer");
         assertThatThrownBy(producer::beginTransaction).as("for good: Kafka Streams replaces the producer").isInstanceOf(ProducerFencedException.class);
         assertThat(fences).as("fences told").hasValue(1);
+    }
+
+    @Test
+    void shouldRefuseTheNextTransactionAlsoWhenTheAbortFailed() {
+        producer.beginTransaction();
+        producer.send(record());
+        kafka.abortTransactionException = new TimeoutException("abort timed out");
+
+        assertThatThrownBy(producer::abortTransaction).isInstanceOf(TimeoutException.class);
+        assertThatThrownBy(producer::beginTransaction).isInstanceOf(ProducerFencedException.class);
+        assertThat(fences).hasValue(1);
     }
 
     @Test
