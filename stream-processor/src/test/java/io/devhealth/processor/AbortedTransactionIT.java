@@ -25,10 +25,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -50,10 +48,7 @@ import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
-import org.apache.kafka.streams.TaskMetadata;
-import org.apache.kafka.streams.ThreadMetadata;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -79,7 +74,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * cannot refuse one partition's writes with a retriable error). Without {@link
  * io.devhealth.processor.internals.AbortFencingProducer} node-b's eight transitions are never committed
  * while its reports are (0 of 8, 2026-12-03).
-  */
+ */
 @ExtendWith(KafkaClusterExtension.class)
 class AbortedTransactionIT {
 
@@ -113,14 +108,15 @@ class AbortedTransactionIT {
         await("node-a's transitions committed").atMost(WAIT).until(() -> committedTransitions("node-a") == DEVICES);
         // A verdict, so that the verdicts' store has a changelog to catch up on: its task stays with the processor.
         run.sendVerdict(verdict("setup"));
-        awaitCommitted(run.topics.podVerdicts());
+        run.awaitCommitted(run.topics.podVerdicts(), WAIT);
 
         FaultyClients stuckClients = new FaultyClients();
         StreamProcessorApp stuck = run.start(tmp.resolve("stuck"), settings, stuckClients);
         await("the group stable with both instances").atMost(WAIT)
-                .until(() -> running(processor) && running(stuck) && groupState() == GroupState.STABLE);
+                .until(() -> ProcessorRun.running(processor) && ProcessorRun.running(stuck) && groupState() == GroupState.STABLE);
         // Stores with a changelog stay where they are caught up (acceptable.recovery.lag=0): the processor keeps them.
-        assertThat(activeTopics(processor)).as("tasks of the processor").contains(run.topics.nodeEvents(), run.topics.podVerdicts());
+        assertThat(ProcessorRun.activeTasks(processor).stream().flatMap(task -> task.topicPartitions().stream()).map(TopicPartition::topic))
+                .as("tasks of the processor").contains(run.topics.nodeEvents(), run.topics.podVerdicts());
 
         // The stuck instance stops polling; a new one joins: the group waits for the stuck one to rejoin.
         stuckClients.stalled.set(true);
@@ -150,7 +146,7 @@ class AbortedTransactionIT {
 
         stuckClients.stalled.set(false);
         await("the rebalance over").atMost(WAIT).until(() -> groupState() == GroupState.STABLE);
-        awaitCommitted(run.topics.nodeEvents());
+        run.awaitCommitted(run.topics.nodeEvents(), WAIT);
         // The reports' offsets and their transitions commit in one transaction, but its markers reach the partitions
         // one after the other: the group's offsets can show before the transitions do. Without the fence they never do.
         await("node-b's transitions committed").atMost(Duration.ofSeconds(30)).until(() -> committedTransitions("node-b") >= DEVICES);
@@ -203,31 +199,6 @@ class AbortedTransactionIT {
     private GroupState groupState() throws Exception {
         return run.kafka.admin().describeConsumerGroups(List.of(run.applicationId)).describedGroups().get(run.applicationId).get()
                 .groupState();
-    }
-
-    /** Until the group's committed position on {@code topic} is its end. */
-    private void awaitCommitted(String topic) {
-        TopicPartition input = new TopicPartition(topic, 0);
-        await("input committed").atMost(WAIT).until(() -> {
-            long end = run.kafka.admin().listOffsets(Map.of(input, org.apache.kafka.clients.admin.OffsetSpec.latest()))
-                    .partitionResult(input).get().offset();
-            var committed = run.kafka.admin().listConsumerGroupOffsets(run.applicationId).partitionsToOffsetAndMetadata().get().get(input);
-            return committed != null && committed.offset() >= end;
-        });
-    }
-
-    private static boolean running(StreamProcessorApp app) {
-        return app.streams().state() == KafkaStreams.State.RUNNING;
-    }
-
-    private static Set<String> activeTopics(StreamProcessorApp app) {
-        Set<String> topics = new HashSet<>();
-        for (ThreadMetadata thread : app.streams().metadataForLocalThreads()) {
-            for (TaskMetadata task : thread.activeTasks()) {
-                task.topicPartitions().forEach(partition -> topics.add(partition.topic()));
-            }
-        }
-        return topics;
     }
 
     /**

@@ -10,9 +10,8 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.streams.KafkaStreams;
-import org.apache.kafka.streams.ThreadMetadata;
 import org.apache.kafka.streams.TaskMetadata;
 import org.apache.kafka.streams.processor.TaskId;
 import org.junit.jupiter.api.AfterEach;
@@ -50,30 +49,20 @@ class GracefulHandOverIT {
         Map<String, String> settings = Map.of("kafka." + ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, Long.toString(SESSION_TIMEOUT.toMillis()));
         StreamProcessorApp leaving = run.start(tmp.resolve("leaving"), settings);
         StreamProcessorApp staying = run.start(tmp.resolve("staying"), settings);
-        await("both instances hold active tasks").atMost(WAIT).until(() -> running(leaving) && running(staying)
-                && !activeTasks(leaving).isEmpty() && !activeTasks(staying).isEmpty());
-        Set<TaskId> all = new HashSet<>(activeTasks(leaving));
-        all.addAll(activeTasks(staying));
+        await("both instances hold active tasks").atMost(WAIT).until(() -> ProcessorRun.running(leaving) && ProcessorRun.running(staying)
+                && !taskIds(leaving).isEmpty() && !taskIds(staying).isEmpty());
+        Set<TaskId> all = new HashSet<>(taskIds(leaving));
+        all.addAll(taskIds(staying));
 
         long closed = System.nanoTime();
         run.stop(leaving);
-        await("the staying instance holds every task").atMost(WAIT).until(() -> running(staying) && activeTasks(staying).equals(all));
+        await("the staying instance holds every task").atMost(WAIT).until(() -> ProcessorRun.running(staying) && taskIds(staying).equals(all));
         Duration handOver = Duration.ofNanos(System.nanoTime() - closed);
 
         assertThat(handOver).as("hand-over after a graceful close").isLessThan(SESSION_TIMEOUT.dividedBy(2));
     }
 
-    private static boolean running(StreamProcessorApp app) {
-        return app.streams().state() == KafkaStreams.State.RUNNING;
-    }
-
-    private static Set<TaskId> activeTasks(StreamProcessorApp app) {
-        Set<TaskId> tasks = new HashSet<>();
-        for (ThreadMetadata thread : app.streams().metadataForLocalThreads()) {
-            for (TaskMetadata task : thread.activeTasks()) {
-                tasks.add(task.taskId());
-            }
-        }
-        return tasks;
+    private static Set<TaskId> taskIds(StreamProcessorApp app) {
+        return ProcessorRun.activeTasks(app).stream().map(TaskMetadata::taskId).collect(Collectors.toSet());
     }
 }

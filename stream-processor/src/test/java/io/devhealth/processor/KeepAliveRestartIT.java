@@ -21,10 +21,7 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Map;
-import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -72,7 +69,7 @@ class KeepAliveRestartIT {
         send(report(ReportKind.CHANGE, t0));
         send(report(ReportKind.KEEPALIVE, t0.plusSeconds(100)));
         send(report(ReportKind.KEEPALIVE, t0.plusSeconds(200)));
-        awaitProcessed();
+        run.awaitCommitted(run.topics.nodeEvents(), WAIT);
         assertThat(transitions()).containsExactly("UNKNOWN->HEALTHY@" + t0);
         run.stop();
 
@@ -80,7 +77,7 @@ class KeepAliveRestartIT {
         StreamProcessorApp second = startProcessor(tmp.resolve("second"));
         // The node's clock passes the deadline the device was last written with (t0 + 120 s)...
         send(heartbeat(t0.plusSeconds(205)));
-        awaitProcessed();
+        run.awaitCommitted(run.topics.nodeEvents(), WAIT);
         assertThat(transitions()).as("no spurious Unknown after the restart").containsExactly("UNKNOWN->HEALTHY@" + t0);
         // What an operator watches meanwhile: records restored, and nothing left to restore once it answers.
         assertThat(second.meters().get(RestoreProgress.RESTORED).counter().count()).as("changelog records restored").isPositive();
@@ -90,7 +87,7 @@ class KeepAliveRestartIT {
 
         // ...and the device goes Unknown exactly when its latest keep-alive times out.
         send(heartbeat(t0.plusSeconds(321)));
-        awaitProcessed();
+        run.awaitCommitted(run.topics.nodeEvents(), WAIT);
         assertThat(transitions()).containsExactly("UNKNOWN->HEALTHY@" + t0,
                 "HEALTHY->UNKNOWN@" + t0.plusSeconds(200 + TIMEOUT_SECONDS));
     }
@@ -111,17 +108,6 @@ class KeepAliveRestartIT {
 
     private void send(Object payload) throws Exception {
         run.sendReport(NODE, payload);
-    }
-
-    /** Until the processor has committed (exactly once: with its state) every report sent so far. */
-    private void awaitProcessed() {
-        TopicPartition input = new TopicPartition(run.topics.nodeEvents(), 0);
-        await("reports processed").atMost(WAIT).until(() -> {
-            long end = run.kafka.admin().listOffsets(Map.of(input, OffsetSpec.latest())).partitionResult(input).get().offset();
-            OffsetAndMetadata committed = run.kafka.admin().listConsumerGroupOffsets(run.applicationId).partitionsToOffsetAndMetadata().get()
-                    .get(input);
-            return committed != null && committed.offset() >= end;
-        });
     }
 
     /** Every committed transition so far, as {@code from->to@at}. */

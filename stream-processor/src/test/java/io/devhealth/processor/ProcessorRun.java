@@ -1,5 +1,7 @@
 package io.devhealth.processor;
 
+import static org.awaitility.Awaitility.await;
+
 import io.devhealth.processor.query.QuerySecurityConfig;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.DeviceHealthReport;
@@ -11,16 +13,25 @@ import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.TaskMetadata;
+import org.apache.kafka.streams.ThreadMetadata;
 
 /**
  * The production processor ({@link StreamProcessorApp}) against the in-process broker, as the
@@ -37,7 +48,7 @@ final class ProcessorRun implements AutoCloseable {
     final String applicationId;
     private final String registryUrl;
     private KafkaProducer<String, byte[]> producer;
-    private final java.util.List<StreamProcessorApp> apps = new java.util.ArrayList<>();
+    private final List<StreamProcessorApp> apps = new ArrayList<>();
 
     /** Creates the processor's topics with {@code partitions} partitions each, named after {@code name}. */
     ProcessorRun(EmbeddedKafkaCluster kafka, String name, int partitions) {
@@ -87,6 +98,37 @@ final class ProcessorRun implements AutoCloseable {
         if (apps.remove(app)) {
             app.close();
         }
+    }
+
+    /** Whether the instance's Kafka Streams runs (no rebalance or restore under way). */
+    static boolean running(StreamProcessorApp app) {
+        return app.streams().state() == KafkaStreams.State.RUNNING;
+    }
+
+    /** The tasks the instance holds active now, over all its stream threads. */
+    static List<TaskMetadata> activeTasks(StreamProcessorApp app) {
+        List<TaskMetadata> tasks = new ArrayList<>();
+        for (ThreadMetadata thread : app.streams().metadataForLocalThreads()) {
+            tasks.addAll(thread.activeTasks());
+        }
+        return tasks;
+    }
+
+    /**
+     * Until the processor has committed (exactly once: with its state and output) every record on every
+     * partition of {@code topic} so far: the group's committed position is each partition's end.
+     */
+    void awaitCommitted(String topic, Duration atMost) {
+        await(topic + " committed").atMost(atMost).until(() -> {
+            Map<TopicPartition, OffsetSpec> ends = new HashMap<>();
+            kafka.admin().describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions()
+                    .forEach(p -> ends.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest()));
+            var latest = kafka.admin().listOffsets(ends).all().get();
+            Map<TopicPartition, OffsetAndMetadata> committed = kafka.admin().listConsumerGroupOffsets(applicationId)
+                    .partitionsToOffsetAndMetadata().get();
+            return latest.entrySet().stream().allMatch(end -> end.getValue().offset() == 0
+                    || committed.get(end.getKey()) != null && committed.get(end.getKey()).offset() >= end.getValue().offset());
+        });
     }
 
     /** A device report or heartbeat, as a collector writes it: on node-events, stamped with its observedAt. */
