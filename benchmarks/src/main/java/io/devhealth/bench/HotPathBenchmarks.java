@@ -4,8 +4,12 @@ import io.devhealth.collector.dra.ObservedDevice;
 import io.devhealth.collector.dra.SnapshotDiff;
 import io.devhealth.processor.internals.DeviceHealthMerger;
 import io.devhealth.processor.internals.DeviceState;
+import io.devhealth.processor.internals.NodeState;
+import io.devhealth.processor.internals.PendingRefresh;
 import io.devhealth.processor.internals.PodStatusBuilder;
 import io.devhealth.processor.internals.SourceReport;
+import io.devhealth.processor.internals.StateSerdes;
+import io.devhealth.processor.internals.StoredNode;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.HealthStatus;
@@ -40,7 +44,8 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * JMH microbenchmarks of the per-record hot paths: the Avro serde (Confluent framing), the collector's
- * snapshot diff, the merge of sources, and building a pod's status.
+ * snapshot diff, the merge of sources, building a pod's status, and encoding a node's value (written
+ * at every commit for every node that had a record).
  *
  * <pre>java -cp 'benchmarks/target/benchmarks.jar:benchmarks/target/lib/*' org.openjdk.jmh.Main HotPathBenchmarks</pre>
  */
@@ -63,6 +68,8 @@ public class HotPathBenchmarks {
     private Map<String, DeviceState> health;
     private List<SourceReport> sources;
     private PodDeviceStatus previous;
+    private Serializer<StoredNode> nodeSerializer;
+    private StoredNode nodeOf8;
 
     @Setup
     public void setUp() {
@@ -94,6 +101,16 @@ public class HotPathBenchmarks {
                 DeviceState.empty("", "node-0", report.getDevice()).withSource(dra)
                         .withEffective(DeviceHealthMerger.merge(List.of(dra), 1_000L), 1_000L));
         previous = PodStatusBuilder.build("", "node-0", pod, health::get, null, Instant.EPOCH);
+
+        // A node of 8 GPUs after a round of keep-alives: each device with a refresh pending.
+        nodeSerializer = StateSerdes.nodeState().serializer();
+        Map<String, PendingRefresh> refreshes = new HashMap<>();
+        for (int i = 0; i < 8; i++) {
+            String key = "node-0/" + FleetSimulation.DRIVER + "/node-0/gpu-" + i;
+            refreshes.put(key, new PendingRefresh(key, 1_764_000_030_000L + i, Map.of("DRA:" + FleetSimulation.DRIVER, 1_764_000_000_000L + i)));
+        }
+        NodeState state = NodeState.empty("").withReport(new NodeState.Watermark(1, 4_242), 1_764_000_000_007L);
+        nodeOf8 = new StoredNode(state, refreshes);
     }
 
     @Benchmark
@@ -116,6 +133,12 @@ public class HotPathBenchmarks {
     @Benchmark
     public Object mergeTwoSources() {
         return DeviceHealthMerger.merge(sources, 2_000L);
+    }
+
+    /** The node value of a node of 8 GPUs, each with a keep-alive since the last commit. */
+    @Benchmark
+    public byte[] writeNodeOf8() {
+        return nodeSerializer.serialize(topic, nodeOf8);
     }
 
     @Benchmark
