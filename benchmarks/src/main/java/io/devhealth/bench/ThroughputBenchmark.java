@@ -22,10 +22,13 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -67,6 +70,10 @@ public final class ThroughputBenchmark {
     static final String FLOOR = "stateful floor (EOS)";
     /** {@code -Ddevhealth.bench.cpu.threads=true}: where each Streams stage's CPU went, by thread. */
     private static final boolean BREAKDOWN = Boolean.getBoolean("devhealth.bench.cpu.threads");
+    /** Printed with the breakdown: where a stream thread's time goes, and what each fetch brought. */
+    private static final Set<String> LOOP_METRICS = Set.of("poll-latency-avg", "poll-rate", "poll-records-avg", "process-latency-avg",
+            "process-records-avg", "commit-latency-avg", "commit-rate", "punctuate-latency-avg");
+    private static final Set<String> FETCH_METRICS = Set.of("fetch-latency-avg", "fetch-rate", "fetch-size-avg", "records-per-request-avg");
     /**
      * {@code -Ddevhealth.bench.warmup.runs=N}: whole runs done first and not counted. A processor that
      * meets a fleet-wide event has been running for hours with its code compiled; the first run of a
@@ -414,6 +421,9 @@ public final class ThroughputBenchmark {
             }
             long start = System.nanoTime();
             Result result = measure(admin, name, group, ends, readBack, records, start, "RUNNING");
+            if (BREAKDOWN) {
+                printLoop(name, streams);
+            }
             if (restored.get() > 0) {
                 System.out.printf(Locale.ROOT, "    %s: %,d changelog records restored, last restore ended %+,d ms after RUNNING%n",
                         name, restored.get(), (restoreEnd.get() - start) / 1_000_000);
@@ -486,6 +496,22 @@ public final class ThroughputBenchmark {
         System.out.printf(Locale.ROOT, "    %s: first input committed %,d ms after %s; whole run from %s %,.0f rec/s%n",
                 name, ((firstProgress == 0 ? end : firstProgress) - start) / 1_000_000, since, since, records * 1e9 / (end - start));
         return result;
+    }
+
+    /** The loop's own averages: Kafka Streams' per-thread phases and the main consumer's fetches (over the metrics' recent window). */
+    private static void printLoop(String stage, KafkaStreams streams) {
+        Map<String, Double> values = new TreeMap<>();
+        streams.metrics().forEach((metric, value) -> {
+            String group = metric.group();
+            boolean thread = group.equals("stream-thread-metrics") && LOOP_METRICS.contains(metric.name());
+            boolean fetch = group.equals("consumer-fetch-manager-metrics") && !metric.tags().containsKey("topic")
+                    && metric.tags().getOrDefault("client-id", "").endsWith("StreamThread-1-consumer") && FETCH_METRICS.contains(metric.name());
+            if ((thread || fetch) && value.metricValue() instanceof Double number && !number.isNaN()) {
+                values.put(metric.name(), number);
+            }
+        });
+        System.out.printf(Locale.ROOT, "    %s: loop %s%n", stage, values.entrySet().stream()
+                .map(e -> String.format(Locale.ROOT, "%s=%.2f", e.getKey(), e.getValue())).collect(Collectors.joining(" ")));
     }
 
     private static void printBreakdown(String stage, Map<String, Long> before, Map<String, Long> after, long records) {
