@@ -498,7 +498,11 @@ public final class ThroughputBenchmark {
         return result;
     }
 
-    /** The loop's own averages: Kafka Streams' per-thread phases and the main consumer's fetches (over the metrics' recent window). */
+    /**
+     * The loop's own averages: Kafka Streams' per-thread phases and the main consumer's fetches. They are
+     * the metrics' recent window, which takes in the idle polls after the stage caught up: where the time
+     * went while it processed, Kafka Streams' {@code StreamThread} log at TRACE tells (PERFORMANCE.md, section 2).
+     */
     private static void printLoop(String stage, KafkaStreams streams) {
         Map<String, Double> values = new TreeMap<>();
         streams.metrics().forEach((metric, value) -> {
