@@ -23,8 +23,9 @@ import org.apache.kafka.common.serialization.Serializer;
 
 /**
  * A simulated fleet's records, serialized once up front so that every stage of the benchmark reads
- * exactly the same bytes: nodes of {@code devicesPerNode} GPUs, one pod per GPU, and a stream of
- * device reports (keep-alives, with a configurable share of health flips).
+ * exactly the same bytes: nodes of {@code devicesPerNode} GPUs, pods of {@code devicesPerPod} of them
+ * (one pod per GPU unless said), and a stream of device reports (keep-alives, with a configurable share
+ * of health flips).
  */
 final class FleetSimulation {
 
@@ -39,12 +40,22 @@ final class FleetSimulation {
 
     private final int nodes;
     private final int devicesPerNode;
+    private final int devicesPerPod;
     private final double flipRate;
     private final Random random = new Random(42);
 
     FleetSimulation(int devices, int devicesPerNode, double flipRate) {
+        this(devices, devicesPerNode, 1, flipRate);
+    }
+
+    /** @param devicesPerPod GPUs per pod, a divisor of {@code devicesPerNode} (8 of 8: a node's one training pod) */
+    FleetSimulation(int devices, int devicesPerNode, int devicesPerPod, double flipRate) {
+        if (devicesPerPod < 1 || devicesPerNode % devicesPerPod != 0) {
+            throw new IllegalArgumentException("devices per pod must divide devices per node (" + devicesPerNode + "): " + devicesPerPod);
+        }
         this.nodes = Math.max(1, devices / devicesPerNode);
         this.devicesPerNode = devicesPerNode;
+        this.devicesPerPod = devicesPerPod;
         this.flipRate = flipRate;
     }
 
@@ -61,12 +72,16 @@ final class FleetSimulation {
         List<ProducerRecord<String, byte[]>> records = new ArrayList<>(nodes);
         Instant now = Instant.now();
         for (int n = 0; n < nodes; n++) {
-            List<PodAllocation> pods = new ArrayList<>(devicesPerNode);
-            for (int d = 0; d < devicesPerNode; d++) {
-                ClaimDevice device = ClaimDevice.newBuilder().setDriver(DRIVER).setPool(node(n)).setDevice("gpu-" + d)
-                        .setCdiIds(List.of(DRIVER + "/gpu=gpu-" + d)).build();
-                pods.add(new PodAllocation("bench", "job-" + n + "-" + d, List.of(ContainerAllocation.newBuilder().setName("main")
-                        .setClaims(List.of(new ClaimAllocation("job-" + n + "-" + d + "-gpu", "bench", List.of(device)))).build())));
+            List<PodAllocation> pods = new ArrayList<>(devicesPerNode / devicesPerPod);
+            for (int first = 0; first < devicesPerNode; first += devicesPerPod) {
+                List<ClaimDevice> devices = new ArrayList<>(devicesPerPod);
+                for (int d = first; d < first + devicesPerPod; d++) {
+                    devices.add(ClaimDevice.newBuilder().setDriver(DRIVER).setPool(node(n)).setDevice("gpu-" + d)
+                            .setCdiIds(List.of(DRIVER + "/gpu=gpu-" + d)).build());
+                }
+                String pod = "job-" + n + "-" + first;
+                pods.add(new PodAllocation("bench", pod, List.of(ContainerAllocation.newBuilder().setName("main")
+                        .setClaims(List.of(new ClaimAllocation(pod + "-gpu", "bench", devices))).build())));
             }
             // Epoch and sequence as a collector sets them: a snapshot at (0, 0) is not after the node's initial watermark.
             NodeAllocations value = NodeAllocations.newBuilder().setNode(node(n)).setObservedAt(now).setCollectorEpoch(1).setSequence(1)

@@ -81,6 +81,12 @@ public final class ThroughputBenchmark {
      * the stream thread in the first runs).
      */
     private static final int WARMUP_RUNS = Integer.getInteger("devhealth.bench.warmup.runs", 0);
+    /**
+     * {@code -Ddevhealth.bench.devices.per.pod=N}: pods of N GPUs (a divisor of 8) instead of one per GPU. With 8, a
+     * node's one training pod: a fleet-wide event then changes each pod's status once per GPU, where one pod per GPU
+     * changes each status once.
+     */
+    private static final int DEVICES_PER_POD = Integer.getInteger("devhealth.bench.devices.per.pod", 1);
     /** How long the application's own topics must stay unchanged after it caught up: a fleet flush and a commit. */
     private static final Duration READ_BACK_QUIET = TopologyOptions.DEFAULT_FLEET_FLUSH_INTERVAL.plusMillis(500);
     /**
@@ -124,9 +130,9 @@ public final class ThroughputBenchmark {
         int devices = args.length > 1 ? Integer.parseInt(args[1]) : 80_000;
         int runs = args.length > 2 ? Integer.parseInt(args[2]) : 3;
         int partitions = 3;
-        System.out.printf(Locale.ROOT, "devhealth throughput: %,d reports over %,d devices, %d partitions, %d runs after %d warm-up runs, "
-                + "%d cores, JDK %s%n", records, devices, partitions, runs, WARMUP_RUNS, Runtime.getRuntime().availableProcessors(),
-                Runtime.version());
+        System.out.printf(Locale.ROOT, "devhealth throughput: %,d reports over %,d devices (%d per pod), %d partitions, %d runs after %d "
+                + "warm-up runs, %d cores, JDK %s%n", records, devices, DEVICES_PER_POD, partitions, runs, WARMUP_RUNS,
+                Runtime.getRuntime().availableProcessors(), Runtime.version());
         Map<String, List<Result>> results = new LinkedHashMap<>();
         List<Double> ratios = new ArrayList<>();
         List<Double> cpuRatios = new ArrayList<>();
@@ -195,7 +201,7 @@ public final class ThroughputBenchmark {
         kafka.createTopics(partitions, topics.nodeEvents(), topics.healthTransitions(), topics.podVerdicts(), passTopic, passTopic + "-streams");
         kafka.createCompactedTopics(partitions, topics.podDeviceStatus());
         SchemaRegistryClient registry = SchemaRegistries.inMemory("bench-" + run);
-        FleetSimulation fleet = new FleetSimulation(devices, 8, 0.001);
+        FleetSimulation fleet = new FleetSimulation(devices, 8, DEVICES_PER_POD, 0.001);
         List<ProducerRecord<String, byte[]>> allocations = fleet.allocations(topics, registry);
         // The first round reaches every device for the first time (each a transition and a pod status);
         // what follows is the steady state of a running fleet: keep-alives and a few flips.
