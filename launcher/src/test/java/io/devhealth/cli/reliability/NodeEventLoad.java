@@ -20,6 +20,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -54,6 +55,8 @@ final class NodeEventLoad implements Runnable {
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final Object round = new Object();
     private final Map<String, Long> sequences = new HashMap<>();
+    /** The device each node's pod holds in the node's latest allocation snapshot, by node. */
+    private final Map<String, String> podDevices = new ConcurrentHashMap<>();
     private final long epoch = System.currentTimeMillis();
     private final Instant base = Instant.now();
     private volatile boolean paused;
@@ -116,6 +119,11 @@ final class NodeEventLoad implements Runnable {
 
     long sent() {
         return sent;
+    }
+
+    /** The device each node's pod holds in the node's latest allocation snapshot, by node. */
+    Map<String, String> podDevices() {
+        return Map.copyOf(podDevices);
     }
 
     /** Reports sent per second while the load was not paused. */
@@ -201,6 +209,7 @@ final class NodeEventLoad implements Runnable {
     private NodeAllocations snapshot(String node) {
         long sequence = sequences.merge(node, 1L, Long::sum);
         String device = "gpu-" + random.nextInt(devicesPerNode);
+        podDevices.put(node, device);
         ClaimDevice claimDevice = ClaimDevice.newBuilder().setDriver(DRIVER).setPool(node).setDevice(device)
                 .setCdiIds(List.of(DRIVER + "/gpu=" + device)).build();
         return NodeAllocations.newBuilder().setNode(node).setObservedAt(base.plusMillis(sequence))

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.FleetStats;
 import io.devhealth.schema.avro.HealthTransition;
+import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.avro.StatsDimension;
 import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.SchemaRegistries;
@@ -25,9 +26,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterEach;
@@ -41,7 +44,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The stream-processor, in its own JVM, killed with SIGKILL at random points while reports stream in
  * and restarted on the same state directory: health-transitions (read_committed) must hold exactly
  * the transitions an oracle computes from the input, per device and in order; no duplicate, none
- * missing. 3 kills by default, 10 with {@code -Ddevhealth.fault.long=true}.
+ * missing; the fleet counts count each once; and each pod's last status shows its device as the
+ * device's last report left it. 5 kills by default, 10 with {@code -Ddevhealth.fault.long=true}.
  */
 @Tag("fault")
 @ExtendWith(KafkaClusterExtension.class)
@@ -150,6 +154,26 @@ class ProcessorKillIT {
                     counted(stats, StatsDimension.NODE), counted(stats, StatsDimension.DRIVER), expectedTotal);
             assertThat(counted(stats, StatsDimension.NODE)).as("transitions counted by node").isEqualTo(expectedTotal);
             assertThat(counted(stats, StatsDimension.DRIVER)).as("transitions counted by driver").isEqualTo(expectedTotal);
+        }
+
+        // Pod statuses are emitted once per commit, from the node store's commit hook, in the transaction
+        // of the records that changed them: across the same kills, each pod's last committed status must
+        // show the device its node's last allocation gave it, as the device's last report left it.
+        Map<String, String> expectedPods = new TreeMap<>();
+        load.podDevices().forEach((node, device) -> expectedPods.put(NodeEventLoad.POD_NAMESPACE + "/" + NodeEventLoad.pod(node),
+                device + "=" + oracle.current(NodeEventLoad.deviceKey(node, device))));
+        try (TopicReader<String, PodDeviceStatus> statuses = TopicReader.of(kafka, topics.podDeviceStatus()).deserializers(
+                new StringDeserializer(), AvroSerde.of(PodDeviceStatus.class, SchemaRegistries.inMemory(registryName)).deserializer()).open()) {
+            Map<String, String> lastStatuses = new TreeMap<>();
+            for (ConsumerRecord<String, PodDeviceStatus> status : statuses.readToEnd(Duration.ofSeconds(60))) {
+                if (status.value() != null) {
+                    lastStatuses.put(status.key(), status.value().getContainers().stream().flatMap(c -> c.getClaims().stream())
+                            .flatMap(c -> c.getDevices().stream()).map(d -> d.getDevice().getDevice() + "=" + d.getHealth())
+                            .collect(Collectors.joining(",")));
+                }
+            }
+            System.out.printf("processor-kill pod statuses: %s%n", lastStatuses);
+            assertThat(lastStatuses).as("each pod's last status: its device and the device's health").isEqualTo(expectedPods);
         }
     }
 

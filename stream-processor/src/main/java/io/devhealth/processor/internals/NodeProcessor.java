@@ -45,9 +45,11 @@ import org.slf4j.LoggerFactory;
  * class keeps the rest: dispatch by kind of record, the node's identity ({@link NodeIdentityCheck}),
  * de-duplication by (collector epoch, sequence), and what a change is forwarded as: every change of a
  * device's effective health emits exactly one HealthTransition, is kept in the device's history, and
- * re-emits the status of every pod using the device. Output values are pod statuses (null: the node
- * released the pod) and transitions, each encoded once ({@link OutputEncoding}), routed by child name
- * ({@link TopologyNames}).
+ * makes the status of every pod using the device stale. A stale status is rebuilt and emitted once,
+ * just before the commit, however many of the pod's devices changed ({@link StalePods}), from the
+ * commit hook of the node store ({@link CommitHookForwarding}). Output values are pod statuses (null:
+ * the node released the pod) and transitions, each encoded once ({@link OutputEncoding}), routed by
+ * child name ({@link TopologyNames}).
  *
  * <p>Each node's pod statuses are its own view, kept by node and pod: whether the query API shows a
  * node's view of a pod is {@link PodClaims}' decision, made on what was emitted here.
@@ -88,6 +90,8 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
     private WindowStore<String, Encoded<HealthTransition>> deviceHistory;
     private SilenceClock clock;
     private NodeIdentityCheck identity;
+    private final StalePods stalePods = new StalePods();
+    private CommitHookForwarding atCommit;
 
     /**
      * @param gauges the processor instance's gauges, shared by every task's processor
@@ -102,7 +106,18 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
     @Override
     public void init(ProcessorContext<String, Object> context) {
         this.context = context;
-        this.store = new NodeStore(context, gauges.tally());
+        this.atCommit = new CommitHookForwarding(context);
+        this.store = new NodeStore(context, gauges.tally(), new CommitHookKeyValueStore.Owner() {
+            @Override
+            public void writeBeforeCommit() {
+                emitStalePods();
+            }
+
+            @Override
+            public void discardUnwritten() {
+                stalePods.clear();
+            }
+        });
         this.deviceHistory = context.getStateStore(TopologyNames.DEVICE_HISTORY_STORE);
         transitionCounters = new TransitionCounters(options.meters());
         // By the kind of record, as the node's watermarks are kept (NodeState): not by topic, since
@@ -253,10 +268,10 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
             LOGGER.info("uuid mapped to DRA devices node={} uuid={} devices={}", node, orphan.uuid(), mapped.size());
         }
         // Device-plugin ids read their health through the mapping, which may just have changed.
-        refreshPods(node, NodeProcessor::hasDevicePluginDevices, timestamp);
+        markStale(node, NodeProcessor::hasDevicePluginDevices, timestamp, null);
     }
 
-    /** Keeps the node's latest allocation snapshot and emits the status of pods that appear or change. */
+    /** Keeps the node's latest allocation snapshot and marks the status of its pods stale (emitted if they appear or change). */
     private void onAllocations(String node, NodeAllocations snapshot, long timestamp) {
         for (PodAllocation pod : snapshot.getPods()) {
             required(pod.getNamespace(), "pod namespace");
@@ -269,6 +284,9 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
                     snapshot.getSequence());
             return;
         }
+        // The statuses still to emit were made with the allocations this snapshot replaces, and a pod it
+        // releases must have its last status before its release.
+        emitStalePods(node);
         DepartedPods.Kept kept = DepartedPods.after(store.allocations(node), snapshot, state.departed(),
                 options.terminationWindow().toMillis());
         store.putNode(node, state.withAllocations(state.allocations().advance(snapshot.getCollectorEpoch(), snapshot.getSequence()),
@@ -276,7 +294,7 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
         store.putAllocations(node, kept.allocations());
         // Pods that left the node keep their last status, and for the termination window their devices'
         // changes too (DepartedPods); then the last status is the post-mortem record.
-        refreshPods(node, pod -> true, timestamp);
+        markStale(node, pod -> true, timestamp, null);
         for (String pod : kept.released()) {
             release(node, pod, timestamp);
         }
@@ -368,13 +386,16 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
         }
     }
 
-    /** Stores the device's new state; emits a transition and pod statuses when what pods see changed. */
+    /** Stores the device's new state; emits a transition, and marks the pods' statuses stale, when what pods see changed. */
     private void commit(String node, String key, DeviceState previous, DeviceState next, long at, Supplier<String> transitionId) {
-        store.putDevice(node, key, next);
         boolean isTransition = DeviceRules.isTransition(previous, next);
         boolean podsSeeIt = isTransition || !Objects.equals(previous.message(), next.message())
                 || !Objects.equals(previous.reason(), next.reason());
         List<PodAllocation> using = podsSeeIt ? podsUsing(node, next) : List.of();
+        if (podsSeeIt) {
+            emitPodsStaleFrom(node, key, using);
+        }
+        store.putDevice(node, key, next);
         if (isTransition) {
             List<PodRef> affected = using.stream()
                     .map(pod -> new PodRef(pod.getNamespace(), pod.getName(), null)).toList();
@@ -400,7 +421,7 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
                     next.health(), next.reason(), affected.size());
         }
         if (podsSeeIt) {
-            refreshPods(node, using, at);
+            markStale(node, using, at, key);
         }
     }
 
@@ -440,41 +461,79 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
         duplicates.get(kind).increment();
     }
 
-    /** Rebuilds and emits (when changed) the status of every pod on {@code node} that {@code affected} selects. */
-    private void refreshPods(String node, Predicate<PodAllocation> affected, long timestamp) {
+    /** Marks the status of every pod on {@code node} that {@code affected} selects stale, as {@link StalePods#mark} does. */
+    private void markStale(String node, Predicate<PodAllocation> affected, long timestamp, String device) {
         NodeAllocations nodeAllocations = store.allocations(node);
         if (nodeAllocations != null) {
-            refreshPods(node, nodeAllocations.getPods().stream().filter(affected).toList(), timestamp);
+            markStale(node, nodeAllocations.getPods().stream().filter(affected).toList(), timestamp, device);
         }
     }
 
-    /** Rebuilds and emits (when changed) the status of {@code pods}, pods of {@code node}'s current allocations. */
-    private void refreshPods(String node, List<PodAllocation> pods, long timestamp) {
-        NodeAllocations nodeAllocations = store.allocations(node);
-        if (nodeAllocations == null || pods.isEmpty()) {
+    /**
+     * Marks the status of {@code pods}, pods of {@code node}'s current allocations, to be rebuilt and
+     * emitted (when changed) before the next commit ({@link StalePods#mark}: {@code device} is the state
+     * key of the device whose change reached them, null for a change of the node's allocations or
+     * inventory). A pod that left the node is marked only while its devices' changes still reach it
+     * ({@link DepartedPods#reaches}), judged now.
+     */
+    private void markStale(String node, List<PodAllocation> pods, long timestamp, String device) {
+        if (pods.isEmpty() || store.allocations(node) == null) {
             return;
         }
-        Instant now = Instant.ofEpochMilli(timestamp);
         NodeState state = store.node(node);
         Map<String, Long> departed = state == null ? Map.of() : state.departed();
-        NodeDevices inventory = store.inventory(node);
         for (PodAllocation pod : pods) {
             String key = StateKeys.pod(pod.getNamespace(), pod.getName());
-            boolean gone = departed.containsKey(key);
-            if (gone && !DepartedPods.reaches(departed, key, state.nodeTime(), options.terminationWindow().toMillis())) {
+            if (departed.containsKey(key) && !DepartedPods.reaches(departed, key, state.nodeTime(), options.terminationWindow().toMillis())) {
                 continue;
             }
-            PodDeviceStatus previous = store.podStatus(node, key);
-            PodDeviceStatus next = PodStatusBuilder.build(nodeAllocations.getCluster(), node, pod, deviceKey -> store.device(node, deviceKey),
-                    id -> deviceById(node, id), inventory, previous, now);
-            if (gone) {
-                next = PodStatusBuilder.afterDeparture(previous, next);
+            stalePods.mark(node, pod, timestamp, device);
+        }
+    }
+
+    /** Before a commit: emits every stale pod status, as if processing, so that it goes out in the committing transaction. */
+    private void emitStalePods() {
+        if (!stalePods.isEmpty()) {
+            atCommit.run(context.currentStreamTimeMs(), () -> stalePods.nodes().forEach(this::emitStalePods));
+        }
+    }
+
+    /**
+     * Emits now the status of each of {@code pods} that is stale from an earlier change of {@code device},
+     * which is about to change again: the pod's history then shows the device's state in between.
+     */
+    private void emitPodsStaleFrom(String node, String device, List<PodAllocation> pods) {
+        for (PodAllocation pod : pods) {
+            String key = StateKeys.pod(pod.getNamespace(), pod.getName());
+            if (stalePods.changedBy(node, key, device)) {
+                emitStatus(node, key, stalePods.take(node, key));
             }
-            if (PodStatusBuilder.differs(previous, next)) {
-                Encoded<PodDeviceStatus> encoded = encoding.podStatus(next);
-                store.putPodStatus(node, key, encoded);
-                context.forward(new Record<>(key, encoded, timestamp), TopologyNames.POD_STATUS_SINK);
-            }
+        }
+    }
+
+    /** Emits (when changed) the status of each of {@code node}'s stale pods. */
+    private void emitStalePods(String node) {
+        stalePods.take(node).forEach((key, stale) -> emitStatus(node, key, stale));
+    }
+
+    /**
+     * Rebuilds a stale pod's status from its devices as they are now, and emits it when it changed, with
+     * the time of the latest change that reached the pod.
+     */
+    private void emitStatus(String node, String key, StalePods.Stale stale) {
+        NodeState state = store.node(node);
+        boolean departed = state != null && state.departed().containsKey(key);
+        PodDeviceStatus previous = store.podStatus(node, key);
+        PodDeviceStatus next = PodStatusBuilder.build(store.allocations(node).getCluster(), node, stale.pod(),
+                deviceKey -> store.device(node, deviceKey), id -> deviceById(node, id), store.inventory(node), previous,
+                Instant.ofEpochMilli(stale.at()));
+        if (departed) {
+            next = PodStatusBuilder.afterDeparture(previous, next);
+        }
+        if (PodStatusBuilder.differs(previous, next)) {
+            Encoded<PodDeviceStatus> encoded = encoding.podStatus(next);
+            store.putPodStatus(node, key, encoded);
+            context.forward(new Record<>(key, encoded, stale.at()), TopologyNames.POD_STATUS_SINK);
         }
     }
 

@@ -70,13 +70,20 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
     private final KeyValueStore<String, NodeDevices> inventoryStore;
     private final KeyValueStore<String, Encoded<PodDeviceStatus>> podStatusStore;
     private final StateGauges.Tally gauges;
+    private final CommitHookKeyValueStore.Owner output;
     private final Map<String, Node> nodes = new HashMap<>();
     private final List<Node> changed = new ArrayList<>();
     /** False after a commit was abandoned: memory is then ahead of the stores, and is read from them again. */
     private boolean loaded;
 
-    NodeStore(ProcessorContext<?, ?> context, StateGauges.Tally gauges) {
+    /**
+     * @param output what its owner sends from the nodes' state before each commit (the node processor's
+     *               stale pod statuses, which read the devices' states and write pod statuses here): told
+     *               of each commit before the nodes' values are written, and of each abandoned one
+     */
+    NodeStore(ProcessorContext<?, ?> context, StateGauges.Tally gauges, CommitHookKeyValueStore.Owner output) {
         this.gauges = gauges;
+        this.output = output;
         this.nodeStore = context.getStateStore(TopologyNames.NODE_STATE_STORE);
         this.deviceStore = context.getStateStore(TopologyNames.DEVICE_STATE_STORE);
         this.allocationStore = context.getStateStore(TopologyNames.NODE_ALLOCATIONS_STORE);
@@ -377,6 +384,7 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
 
     @Override
     public void writeBeforeCommit() {
+        output.writeBeforeCommit();
         for (Node entry : changed) {
             entry.changed = false;
             if (entry.state == null) {
@@ -396,6 +404,7 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
 
     @Override
     public void discardUnwritten() {
+        output.discardUnwritten();
         loaded = false;
         nodes.clear();
         changed.clear();

@@ -15,6 +15,7 @@ import io.devhealth.schema.serde.EncodedSerde;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeMap;
 import java.util.UUID;
@@ -40,6 +41,19 @@ class NodeStoreTest {
     private KeyValueStore<String, DeviceState> devices;
     private KeyValueStore<String, Encoded<PodDeviceStatus>> podStatuses;
     private NodeStore store;
+    /** What the store told its output of, and what the node store held for {@link #NODE} when it did. */
+    private final List<String> told = new ArrayList<>();
+    private final CommitHookKeyValueStore.Owner output = new CommitHookKeyValueStore.Owner() {
+        @Override
+        public void writeBeforeCommit() {
+            told.add("commit, node written: " + (nodes.get(NODE) != null));
+        }
+
+        @Override
+        public void discardUnwritten() {
+            told.add("abandoned");
+        }
+    };
     private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
     private final StateGauges gauges = new StateGauges(meters);
 
@@ -55,7 +69,7 @@ class NodeStoreTest {
                 AvroSerde.of(NodeDevices.class, SchemaRegistries.inMemory("node-store-test-" + UUID.randomUUID()))));
         podStatuses = add(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(TopologyNames.NODE_POD_STATUS_STORE), Serdes.String(),
                 POD_STATUSES));
-        store = new NodeStore(context, gauges.tally());
+        store = new NodeStore(context, gauges.tally(), output);
     }
 
     private <V> KeyValueStore<String, V> add(StoreBuilder<KeyValueStore<String, V>> builder) {
@@ -155,7 +169,7 @@ class NodeStoreTest {
         store.refresh(NODE, key(2), healthy(2, 1_000, 31_000));
         commit();
 
-        NodeStore restored = new NodeStore(context, gauges.tally());
+        NodeStore restored = new NodeStore(context, gauges.tally(), output);
 
         for (int i = 0; i < 4; i++) {
             assertThat(restored.device(NODE, key(i))).isEqualTo(store.device(NODE, key(i)));
@@ -166,6 +180,17 @@ class NodeStoreTest {
         restored.putNode(NODE, node(2_000));
         commit();
         assertThat(nodes.get(NODE).refreshes()).containsOnlyKeys(key(1), key(2));
+    }
+
+    @Test
+    void shouldTellItsOutputOfEachCommitBeforeWritingTheNodesAndOfEachAbandonedOne() {
+        store.putNode(NODE, node(1_000));
+        commit();
+        store.putNode(NODE, node(2_000));
+        ((CommitHookKeyValueStore<?, ?>) nodes).clearCache();
+
+        assertThat(told).containsExactly("commit, node written: false", "abandoned");
+        assertThat(nodes.get(NODE).state()).isEqualTo(node(1_000));
     }
 
     @Test
@@ -191,7 +216,7 @@ class NodeStoreTest {
 
         assertThat(podStatuses.get(NODE + "/" + POD)).isEqualTo(encoded(2));
         assertThat(store.podStatus(NODE, POD)).isEqualTo(podStatus(2));
-        assertThat(new NodeStore(context, gauges.tally()).podStatus(NODE, POD)).isEqualTo(podStatus(2));
+        assertThat(new NodeStore(context, gauges.tally(), output).podStatus(NODE, POD)).isEqualTo(podStatus(2));
         assertThat(store.podStatus(NODE, "ml/other")).as("never emitted").isNull();
     }
 
