@@ -505,8 +505,9 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
     private void emitPodsStaleFrom(String node, String device, List<PodAllocation> pods) {
         for (PodAllocation pod : pods) {
             String key = StateKeys.pod(pod.getNamespace(), pod.getName());
-            if (stalePods.changedBy(node, key, device)) {
-                emitStatus(node, key, stalePods.take(node, key));
+            StalePods.Stale stale = stalePods.takeIfChangedBy(node, key, device);
+            if (stale != null) {
+                emitStatus(node, key, stale);
             }
         }
     }

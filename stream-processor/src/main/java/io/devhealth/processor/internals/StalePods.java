@@ -17,7 +17,7 @@ import java.util.Set;
  * followed by its devices' first reports). Emitted on every change, each status was rebuilt, encoded,
  * written, sent and claimed once per device; marked here, it is once per commit. What is merged is
  * changes of different devices only: a device that changes again while its pod is stale from its
- * previous change has that status emitted first ({@link #changedBy}), so that the pod's history shows
+ * previous change has that status emitted first ({@link #takeIfChangedBy}), so that the pod's history shows
  * every state each of its devices was in, as before. The allocation each pod was marked with is kept:
  * the processor emits a node's stale pods before it applies the node's next allocations, so the
  * allocation is still the node's when the status is built.
@@ -68,18 +68,18 @@ final class StalePods {
         }
     }
 
-    /** Whether pod {@code podKey} of {@code node} is stale from a change of {@code device}. */
-    boolean changedBy(String node, String podKey, String device) {
+    /**
+     * Removes and returns pod {@code podKey} of {@code node} when it is stale from a change of
+     * {@code device}; null when it is not stale, or stale from other changes only (it stays marked).
+     */
+    Stale takeIfChangedBy(String node, String podKey, String device) {
         Map<String, Stale> pods = byNode.get(node);
         Stale stale = pods == null ? null : pods.get(podKey);
-        return stale != null && stale.devices.contains(device);
-    }
-
-    /** Removes and returns pod {@code podKey} of {@code node}; null when it is not stale. */
-    Stale take(String node, String podKey) {
-        Map<String, Stale> pods = byNode.get(node);
-        Stale stale = pods == null ? null : pods.remove(podKey);
-        if (pods != null && pods.isEmpty()) {
+        if (stale == null || !stale.devices.contains(device)) {
+            return null;
+        }
+        pods.remove(podKey);
+        if (pods.isEmpty()) {
             byNode.remove(node);
         }
         return stale;
