@@ -83,54 +83,72 @@ public final class StateSerdes {
     /**
      * The format byte, then the node's {@link NodeStateValue}: its own fields through the generated
      * code, its refreshes written field by field, exactly as the generated code writes them (fields in
-     * number order, proto3 defaults left out, the departed pods after the refreshes; {@code StateSerdesTest}
-     * compares the two). Every node that
-     * had a record is written at every commit, with a refresh for each of its devices that had a
-     * keep-alive, and building a message per refresh and source was most of writing a node.
+     * number order, proto3 defaults left out, the departed pods and the refreshes' source table after the
+     * refreshes; {@code StateSerdesTest} compares the two). Every node that had a record is written at
+     * every commit, with a refresh for each of its devices that had a keep-alive, and building a message
+     * per refresh and source was most of writing a node. The refreshes are written small
+     * ({@link RefreshKeys}): what a commit writes is mostly these values.
      */
     private static byte[] write(StoredNode node) throws IOException {
+        long nodeTime = node.state().nodeTime();
         NodeStateValue head = encode(new StoredNode(node.state(), Map.of())).toBuilder().clearDeparted().build();
-        NodeStateValue tail = NodeStateValue.newBuilder().putAllDeparted(node.state().departed()).build();
-        int size = 1 + head.getSerializedSize() + tail.getSerializedSize();
-        for (PendingRefresh refresh : node.refreshes().values()) {
-            size += nestedSize(NodeStateValue.REFRESHES_FIELD_NUMBER, refreshSize(refresh));
+        PendingRefresh[] refreshes = node.refreshes().values().toArray(new PendingRefresh[0]);
+        RefreshKeys keys = new RefreshKeys();
+        int[] shared = new int[refreshes.length];
+        String[] suffixes = new String[refreshes.length];
+        int[] sizes = new int[refreshes.length];
+        int size = 1 + head.getSerializedSize();
+        for (int i = 0; i < refreshes.length; i++) {
+            shared[i] = keys.shared(refreshes[i].device());
+            suffixes[i] = refreshes[i].device().substring(shared[i]);
+            sizes[i] = refreshSize(refreshes[i], shared[i], suffixes[i], nodeTime, keys);
+            size += nestedSize(NodeStateValue.REFRESHES_FIELD_NUMBER, sizes[i]);
         }
+        NodeStateValue tail = NodeStateValue.newBuilder().putAllDeparted(node.state().departed())
+                .addAllRefreshSources(keys.sources()).build();
+        size += tail.getSerializedSize();
         byte[] bytes = new byte[size];
         bytes[0] = FORMAT_PROTOBUF_V1;
         CodedOutputStream out = CodedOutputStream.newInstance(bytes, 1, bytes.length - 1);
         head.writeTo(out);
-        for (PendingRefresh refresh : node.refreshes().values()) {
+        for (int i = 0; i < refreshes.length; i++) {
+            PendingRefresh refresh = refreshes[i];
             out.writeTag(NodeStateValue.REFRESHES_FIELD_NUMBER, WireFormat.WIRETYPE_LENGTH_DELIMITED);
-            out.writeUInt32NoTag(refreshSize(refresh));
-            if (!refresh.device().isEmpty()) out.writeString(PendingRefreshValue.DEVICE_FIELD_NUMBER, refresh.device());
-            if (refresh.deadline() != 0L) out.writeInt64(PendingRefreshValue.DEADLINE_FIELD_NUMBER, refresh.deadline());
+            out.writeUInt32NoTag(sizes[i]);
             for (Map.Entry<String, Long> source : refresh.refreshedAt().entrySet()) {
+                int index = keys.source(source.getKey());
+                long before = nodeTime - source.getValue();
                 out.writeTag(PendingRefreshValue.SOURCES_FIELD_NUMBER, WireFormat.WIRETYPE_LENGTH_DELIMITED);
-                out.writeUInt32NoTag(sourceSize(source));
-                if (!source.getKey().isEmpty()) out.writeString(SourceRefresh.SOURCE_FIELD_NUMBER, source.getKey());
-                if (source.getValue() != 0L) out.writeInt64(SourceRefresh.REFRESHED_AT_FIELD_NUMBER, source.getValue());
+                out.writeUInt32NoTag(sourceSize(index, before));
+                if (index != 0) out.writeUInt32(SourceRefresh.SOURCE_FIELD_NUMBER, index);
+                if (before != 0L) out.writeSInt64(SourceRefresh.REFRESHED_BEFORE_NODE_TIME_FIELD_NUMBER, before);
             }
+            if (shared[i] != 0) out.writeUInt32(PendingRefreshValue.SHARED_PREFIX_FIELD_NUMBER, shared[i]);
+            if (!suffixes[i].isEmpty()) out.writeString(PendingRefreshValue.DEVICE_SUFFIX_FIELD_NUMBER, suffixes[i]);
+            long deadline = refresh.deadline() - nodeTime;
+            if (deadline != 0L) out.writeSInt64(PendingRefreshValue.DEADLINE_AFTER_NODE_TIME_FIELD_NUMBER, deadline);
         }
         tail.writeTo(out);
         out.checkNoSpaceLeft();
         return bytes;
     }
 
-    private static int refreshSize(PendingRefresh refresh) {
-        int size = (refresh.device().isEmpty() ? 0 : CodedOutputStream.computeStringSize(PendingRefreshValue.DEVICE_FIELD_NUMBER,
-                refresh.device()))
-                + (refresh.deadline() == 0L ? 0 : CodedOutputStream.computeInt64Size(PendingRefreshValue.DEADLINE_FIELD_NUMBER,
-                refresh.deadline()));
+    /** Also numbers the refresh's sources in {@code keys}, in the order the generated code meets them. */
+    private static int refreshSize(PendingRefresh refresh, int shared, String suffix, long nodeTime, RefreshKeys keys) {
+        int size = 0;
         for (Map.Entry<String, Long> source : refresh.refreshedAt().entrySet()) {
-            size += nestedSize(PendingRefreshValue.SOURCES_FIELD_NUMBER, sourceSize(source));
+            size += nestedSize(PendingRefreshValue.SOURCES_FIELD_NUMBER, sourceSize(keys.source(source.getKey()), nodeTime - source.getValue()));
         }
-        return size;
+        long deadline = refresh.deadline() - nodeTime;
+        return size
+                + (shared == 0 ? 0 : CodedOutputStream.computeUInt32Size(PendingRefreshValue.SHARED_PREFIX_FIELD_NUMBER, shared))
+                + (suffix.isEmpty() ? 0 : CodedOutputStream.computeStringSize(PendingRefreshValue.DEVICE_SUFFIX_FIELD_NUMBER, suffix))
+                + (deadline == 0L ? 0 : CodedOutputStream.computeSInt64Size(PendingRefreshValue.DEADLINE_AFTER_NODE_TIME_FIELD_NUMBER, deadline));
     }
 
-    private static int sourceSize(Map.Entry<String, Long> source) {
-        return (source.getKey().isEmpty() ? 0 : CodedOutputStream.computeStringSize(SourceRefresh.SOURCE_FIELD_NUMBER, source.getKey()))
-                + (source.getValue() == 0L ? 0 : CodedOutputStream.computeInt64Size(SourceRefresh.REFRESHED_AT_FIELD_NUMBER,
-                source.getValue()));
+    private static int sourceSize(int index, long before) {
+        return (index == 0 ? 0 : CodedOutputStream.computeUInt32Size(SourceRefresh.SOURCE_FIELD_NUMBER, index))
+                + (before == 0L ? 0 : CodedOutputStream.computeSInt64Size(SourceRefresh.REFRESHED_BEFORE_NODE_TIME_FIELD_NUMBER, before));
     }
 
     private static int nestedSize(int field, int size) {
@@ -269,27 +287,37 @@ public final class StateSerdes {
             if (liveness.message() != null) l.setMessage(liveness.message());
             b.addSources(l);
         });
+        long nodeTime = state.nodeTime();
+        RefreshKeys keys = new RefreshKeys();
         for (PendingRefresh refresh : node.refreshes().values()) {
-            PendingRefreshValue.Builder r = PendingRefreshValue.newBuilder().setDevice(refresh.device()).setDeadline(refresh.deadline());
-            refresh.refreshedAt().forEach((source, time) -> r.addSources(SourceRefresh.newBuilder().setSource(source).setRefreshedAt(time)));
+            int shared = keys.shared(refresh.device());
+            PendingRefreshValue.Builder r = PendingRefreshValue.newBuilder().setSharedPrefix(shared)
+                    .setDeviceSuffix(refresh.device().substring(shared)).setDeadlineAfterNodeTime(refresh.deadline() - nodeTime);
+            refresh.refreshedAt().forEach((source, time) -> r.addSources(SourceRefresh.newBuilder().setSource(keys.source(source))
+                    .setRefreshedBeforeNodeTime(nodeTime - time)));
             b.addRefreshes(r);
         }
-        return b.build();
+        return b.addAllRefreshSources(keys.sources()).build();
     }
 
-    static StoredNode decode(NodeStateValue v) {
+    static StoredNode decode(NodeStateValue v) throws InvalidProtocolBufferException {
         Map<String, NodeState.Liveness> sources = new TreeMap<>();
         for (Liveness l : v.getSourcesList()) {
             sources.put(l.getSourceName(), new NodeState.Liveness(symbol(SourceStatus.values(), l.getStatus(), SourceStatus.UNKNOWN),
                     l.getSince(), l.hasMessage() ? l.getMessage() : null));
         }
         Map<String, PendingRefresh> refreshes = new HashMap<>();
+        long nodeTime = v.getNodeTime();
+        String previous = "";
         for (PendingRefreshValue r : v.getRefreshesList()) {
+            // Differences are taken and undone in wrapping arithmetic: every deadline reads back as written.
+            String device = RefreshKeys.device(previous, r.getSharedPrefix(), r.getDeviceSuffix());
             Map<String, Long> times = new HashMap<>();
             for (SourceRefresh source : r.getSourcesList()) {
-                times.put(source.getSource(), source.getRefreshedAt());
+                times.put(RefreshKeys.source(v.getRefreshSourcesList(), source.getSource()), nodeTime - source.getRefreshedBeforeNodeTime());
             }
-            refreshes.put(r.getDevice(), new PendingRefresh(r.getDevice(), r.getDeadline(), times));
+            refreshes.put(device, new PendingRefresh(device, nodeTime + r.getDeadlineAfterNodeTime(), times));
+            previous = device;
         }
         NodeState state = new NodeState(v.hasCluster() ? v.getCluster() : null, v.getNodeTime(), watermark(v.getReports()),
                 watermark(v.getAllocations()), watermark(v.getInventory()), sources, v.getDepartedMap());

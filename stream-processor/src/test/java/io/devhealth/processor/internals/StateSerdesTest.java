@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.devhealth.processor.internals.proto.DeviceStateValue;
+import io.devhealth.processor.internals.proto.NodeStateValue;
+import io.devhealth.processor.internals.proto.PendingRefreshValue;
+import io.devhealth.processor.internals.proto.SourceRefresh;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.SourceKind;
 import io.devhealth.schema.avro.SourceStatus;
@@ -63,6 +66,67 @@ class StateSerdesTest {
         byte[] bytes = nodes.serializer().serialize("t", node);
 
         assertThat(java.util.Arrays.copyOfRange(bytes, 1, bytes.length)).isEqualTo(StateSerdes.encode(node).toByteArray());
+    }
+
+    /** A node of 8 GPUs as a collector reports it, every device refreshed by its DRA driver. */
+    private static StoredNode eightGpus(String node) {
+        Map<String, PendingRefresh> refreshes = new java.util.LinkedHashMap<>();
+        for (int gpu = 0; gpu < 8; gpu++) {
+            String key = StateKeys.device(node, "gpu.nvidia.com", node, "gpu-" + gpu);
+            refreshes.put(key, new PendingRefresh(key, 1_764_410_430_000L + gpu, Map.of("DRA:gpu.nvidia.com", 1_764_410_400_000L + gpu)));
+        }
+        NodeState state = new NodeState("prod", 1_764_410_400_007L, new NodeState.Watermark(3, 1_234_567), new NodeState.Watermark(3, 2),
+                new NodeState.Watermark(3, 9), Map.of("gpu.nvidia.com", new NodeState.Liveness(SourceStatus.UP, 1_764_400_000_000L, null)),
+                Map.of());
+        return new StoredNode(state, refreshes);
+    }
+
+    @Test
+    void shouldWriteANodesRefreshesSmall() {
+        StoredNode node = eightGpus("ip-10-0-12-34.ec2.internal");
+
+        byte[] bytes = nodes.serializer().serialize("t", node);
+
+        // 272 bytes; with each refresh's whole device key, source key and absolute times this node took 975.
+        assertThat(bytes.length).isLessThan(300);
+        assertThat(nodes.deserializer().deserialize("t", bytes)).isEqualTo(node);
+    }
+
+    @Test
+    void shouldRoundTripRefreshesWhateverTheirKeysShare() {
+        NodeState state = new NodeState("prod", 50_000L, NodeState.Watermark.NONE, NodeState.Watermark.NONE, NodeState.Watermark.NONE,
+                Map.of(), Map.of());
+        Map<String, PendingRefresh> refreshes = new java.util.LinkedHashMap<>();
+        // In whatever order the value holds them (StoredNode copies its map): keys that share all, some or nothing.
+        for (String key : java.util.List.of("n1/uuid:GPU-1", "n1/uuid:GPU-1b", "n1/uuid:GPU", "n1/gpu.nvidia.com/pool-\uD83D\uDE00/gpu-0",
+                "n1/gpu.nvidia.com/pool-\uD83D\uDE01/gpu-0", "x", "")) {
+            // Times before and after the node's, the farthest a long can reach, and none.
+            refreshes.put(key, new PendingRefresh(key, key.isEmpty() ? Long.MIN_VALUE : Long.MAX_VALUE,
+                    Map.of("DRA:gpu.nvidia.com", 60_000L, "NVML:nvml", key.length() % 2 == 0 ? 0L : 40_000L)));
+        }
+        StoredNode node = new StoredNode(state, refreshes);
+
+        assertThat(nodes.deserializer().deserialize("t", nodes.serializer().serialize("t", node))).isEqualTo(node);
+    }
+
+    @Test
+    void shouldRefuseARefreshThatNamesWhatTheValueDoesNotHave() {
+        NodeStateValue sharesTooMuch = NodeStateValue.newBuilder()
+                .addRefreshes(PendingRefreshValue.newBuilder().setSharedPrefix(3).setDeviceSuffix("gpu-0")).build();
+        NodeStateValue unknownSource = NodeStateValue.newBuilder().addRefreshSources("DRA:gpu.nvidia.com")
+                .addRefreshes(PendingRefreshValue.newBuilder().setDeviceSuffix("n1/gpu-0").addSources(SourceRefresh.newBuilder().setSource(1)))
+                .build();
+
+        for (NodeStateValue value : java.util.List.of(sharesTooMuch, unknownSource)) {
+            byte[] proto = value.toByteArray();
+            byte[] bytes = new byte[proto.length + 1];
+            bytes[0] = StateSerdes.FORMAT_PROTOBUF_V1;
+            System.arraycopy(proto, 0, bytes, 1, proto.length);
+            assertThatThrownBy(() -> nodes.deserializer().deserialize("t", bytes))
+                    .isInstanceOf(SerializationException.class).hasMessageContaining("cannot read StoredNode")
+                    .hasRootCauseMessage(value == sharesTooMuch ? "a refresh shares 3 characters of the previous device key, which has 0"
+                            : "a refresh names source 1 of 1");
+        }
     }
 
     @Test
