@@ -87,6 +87,13 @@ public final class ThroughputBenchmark {
      * changes each status once.
      */
     private static final int DEVICES_PER_POD = Integer.getInteger("devhealth.bench.devices.per.pod", 1);
+    /**
+     * {@code -Ddevhealth.bench.first.contact.floor=4,12}: after first contact, a {@link FirstContactFloor} stage over
+     * the same input for each number of records written per input record: the most a first contact that writes
+     * that many could do on this machine.
+     */
+    private static final List<Integer> FIRST_CONTACT_FLOORS = firstContactFloors(System.getProperty("devhealth.bench.first.contact.floor", ""));
+    static final String FIRST_CONTACT = "devhealth first contact (EOS)";
     /** How long the application's own topics must stay unchanged after it caught up: a fleet flush and a commit. */
     private static final Duration READ_BACK_QUIET = TopologyOptions.DEFAULT_FLEET_FLUSH_INTERVAL.plusMillis(500);
     /**
@@ -116,6 +123,26 @@ public final class ThroughputBenchmark {
         }
     }
 
+    /** The records-per-input counts of {@code -Ddevhealth.bench.first.contact.floor}, e.g. {@code "4,12"}; none when empty. */
+    static List<Integer> firstContactFloors(String setting) {
+        if (setting.isBlank()) {
+            return List.of();
+        }
+        List<Integer> counts = new ArrayList<>();
+        for (String part : setting.split(",")) {
+            int count = Integer.parseInt(part.trim());
+            if (count < 1) {
+                throw new IllegalArgumentException("-Ddevhealth.bench.first.contact.floor takes record counts of at least 1, got " + count);
+            }
+            counts.add(count);
+        }
+        return List.copyOf(counts);
+    }
+
+    static String firstContactFloor(int records) {
+        return "first-contact floor, " + records + " records (EOS)";
+    }
+
     /** @throws IllegalArgumentException naming a removed flag that {@code properties} set */
     static void rejectRemovedFlags(Properties properties) {
         if (properties.getProperty(REMOVED_LEGACY_INPUTS) != null) {
@@ -138,6 +165,7 @@ public final class ThroughputBenchmark {
         List<Double> cpuRatios = new ArrayList<>();
         List<Double> floorRatios = new ArrayList<>();
         List<Double> overFloorRatios = new ArrayList<>();
+        Map<Integer, List<Double>> firstContactShares = new LinkedHashMap<>();
         try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start()) {
             for (int warmup = 1; warmup <= WARMUP_RUNS; warmup++) {
                 for (Result result : runOnce(kafka, -warmup, records, devices, partitions)) {
@@ -159,6 +187,10 @@ public final class ThroughputBenchmark {
                 cpuRatios.add(byStage.get(PASS_THROUGH).processMicros() / byStage.get(STEADY).processMicros());
                 floorRatios.add(rates.get(FLOOR) / rates.get(PASS_THROUGH));
                 overFloorRatios.add(rates.get(STEADY) / rates.get(FLOOR));
+                for (int floor : FIRST_CONTACT_FLOORS) {
+                    firstContactShares.computeIfAbsent(floor, f -> new ArrayList<>())
+                            .add(rates.get(FIRST_CONTACT) / rates.get(firstContactFloor(floor)));
+                }
             }
         }
         System.out.println();
@@ -167,6 +199,7 @@ public final class ThroughputBenchmark {
         printRatios("Streams pass-through CPU per record ÷ steady state CPU per record (whole JVM)", cpuRatios);
         printRatios("stateful floor ÷ Streams pass-through", floorRatios);
         printRatios("steady state ÷ stateful floor", overFloorRatios);
+        firstContactShares.forEach((floor, shares) -> printRatios("first contact ÷ " + firstContactFloor(floor), shares));
         System.out.println();
         System.out.println("| stage | median rec/s | vs consume→produce | vs Streams pass-through (EOS) |");
         System.out.println("|---|---:|---:|---:|");
@@ -218,11 +251,22 @@ public final class ThroughputBenchmark {
         List<Result> results = new ArrayList<>();
         produce(kafka, allocations);
         produce(kafka, firstContact);
-        results.add(runStreams(kafka, "devhealth first contact (EOS)", topology.get(), StreamProcessorApp.streamsProperties(config),
+        results.add(runStreams(kafka, FIRST_CONTACT, topology.get(), StreamProcessorApp.streamsProperties(config),
                 inputs, readBack, allocations.size() + firstContact.size()));
         // What the stage wrote, so that a run whose inputs the processor dropped (no pods, say) cannot pass for a measurement.
         System.out.printf(Locale.ROOT, "  run %d  first contact wrote %,d transitions and %,d pod statuses%n", run,
                 committedRecords(kafka, topics.healthTransitions()), committedRecords(kafka, topics.podDeviceStatus()));
+        if (BREAKDOWN) {
+            printWritten(kafka, run, config.applicationId(), List.of(topics.healthTransitions(), topics.podDeviceStatus(), topics.podVerdicts()),
+                    allocations.size() + firstContact.size());
+        }
+        for (int floor : FIRST_CONTACT_FLOORS) {
+            String output = topics.prefix() + "first-contact-floor-" + floor;
+            kafka.createTopics(partitions, output);
+            results.add(runStreams(kafka, firstContactFloor(floor), FirstContactFloor.topology(topics.nodeEvents(), output, floor),
+                    StreamProcessorApp.streamsProperties(processorConfig(kafka, topics, run, "bench-fc-floor-" + floor + "-" + run)),
+                    inputs, List.of(), allocations.size() + firstContact.size()));
+        }
         results.add(timed("produce (idempotent, acks=all)", reports.size(), () -> produce(kafka, reports)));
         int inTopic = allocations.size() + firstContact.size() + reports.size();
         results.add(timed("consume", inTopic, () -> consume(kafka, topics.nodeEvents(), inTopic)));
@@ -309,6 +353,24 @@ public final class ThroughputBenchmark {
             records.forEach(producer::send);
             producer.flush();
         }
+    }
+
+    /**
+     * The records first contact wrote through the broker, by topic: its outputs and every topic of the
+     * application's own (changelogs, repartitions); what a {@link FirstContactFloor} of the same count would write.
+     */
+    private static void printWritten(EmbeddedKafkaCluster kafka, int run, String applicationId, List<String> outputs, long inputs)
+            throws Exception {
+        List<String> written = new ArrayList<>(outputs);
+        kafka.admin().listTopics().names().get().stream().filter(t -> t.startsWith(applicationId + "-")).sorted().forEach(written::add);
+        long total = 0;
+        StringBuilder line = new StringBuilder();
+        for (String topic : written) {
+            long count = committedRecords(kafka, topic);
+            total += count;
+            line.append(String.format(Locale.ROOT, " %s=%,d", topic.startsWith(applicationId + "-") ? topic.substring(applicationId.length() + 1) : topic, count));
+        }
+        System.out.printf(Locale.ROOT, "  run %d  first contact wrote %,d records, %.2f per input record:%s%n", run, total, (double) total / inputs, line);
     }
 
     /** How many committed records {@code topic} holds (transaction markers and aborted records not counted). */

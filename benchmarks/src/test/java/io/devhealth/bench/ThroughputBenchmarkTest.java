@@ -1,5 +1,6 @@
 package io.devhealth.bench;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -24,5 +25,13 @@ class ThroughputBenchmarkTest {
         properties.setProperty("devhealth.bench.cpu.threads", "true");
 
         assertThatCode(() -> ThroughputBenchmark.rejectRemovedFlags(properties)).doesNotThrowAnyException();
+    }
+
+    @Test
+    void shouldReadTheFirstContactFloorsAsked() {
+        assertThat(ThroughputBenchmark.firstContactFloors("")).isEmpty();
+        assertThat(ThroughputBenchmark.firstContactFloors("4, 12")).containsExactly(4, 12);
+        assertThatThrownBy(() -> ThroughputBenchmark.firstContactFloors("4,0")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("-Ddevhealth.bench.first.contact.floor");
     }
 }
