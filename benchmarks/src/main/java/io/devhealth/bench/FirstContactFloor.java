@@ -16,9 +16,10 @@ import org.apache.kafka.streams.state.Stores;
  * output topic (as a transition is). Each carries the input record's bytes. Nothing is decoded, merged, read
  * or read back.
  *
- * <p>No processor that writes that many records per input, exactly once and with the production Streams
- * settings, can process its input faster than this on the same machine: the stage's rate is an upper bound
- * for a first contact that writes {@code records} per report, whatever its own code costs.
+ * <p>No Kafka Streams processor that writes that many records per input, exactly once and with the production
+ * Streams settings (one stream thread, commits every 100 ms), can process its input faster than this on the same
+ * machine: the stage's rate is an upper bound for a first contact that writes {@code records} per report, whatever
+ * its own code costs.
  */
 final class FirstContactFloor {
 
@@ -39,12 +40,16 @@ final class FirstContactFloor {
         topology.addProcessor(WRITER, () -> new Writer(records - 1), "input");
         String[] stores = new String[records - 1];
         for (int i = 0; i < stores.length; i++) {
-            stores[i] = "floor-" + i;
+            stores[i] = store(i);
             topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(stores[i]),
                     Serdes.String(), Serdes.ByteArray()).withCachingDisabled(), WRITER);
         }
         topology.addSink("output", output, Serdes.ByteArray().serializer(), Serdes.ByteArray().serializer(), WRITER);
         return topology;
+    }
+
+    private static String store(int index) {
+        return "floor-" + index;
     }
 
     /** Puts each input record into every store under a key of its own, and sends it on. */
@@ -61,7 +66,7 @@ final class FirstContactFloor {
         public void init(ProcessorContext<byte[], byte[]> context) {
             this.context = context;
             for (int i = 0; i < stores.length; i++) {
-                stores[i] = context.getStateStore("floor-" + i);
+                stores[i] = context.getStateStore(store(i));
             }
         }
 
