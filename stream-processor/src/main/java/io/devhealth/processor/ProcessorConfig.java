@@ -29,6 +29,7 @@ public final class ProcessorConfig extends ServiceConfig {
     public static final String STATE_DIR = "state.dir";
     public static final String PROCESSING_GUARANTEE = "processing.guarantee";
     public static final String COMMIT_INTERVAL = "commit.interval.ms";
+    public static final String STREAM_THREADS = "stream.threads";
     public static final String TRANSACTIONAL_STATE_STORES = "state.transactional";
     public static final String TIMEOUT_DEFAULT = "timeout.default.seconds";
     public static final String TIMEOUT_PER_DRIVER = "timeout.per.driver";
@@ -75,6 +76,12 @@ public final class ProcessorConfig extends ServiceConfig {
                     "Kafka Streams processing guarantee; exactly_once_v2 so that every transition is emitted once.")
             .define(COMMIT_INTERVAL, Type.LONG, 100L, ConfigDef.Range.atLeast(10), Importance.LOW,
                     "Kafka Streams commit interval; bounds end-to-end latency under exactly_once_v2.")
+            .define(STREAM_THREADS, Type.INT, 1, ConfigDef.Range.atLeast(1), Importance.MEDIUM,
+                    "Kafka Streams stream threads of this instance (num.stream.threads); its tasks, one per input partition "
+                            + "and sub-topology, are spread over them. More than one lets an instance with cores to spare meet "
+                            + "a fleet-wide event (every device changing at once) faster: each thread commits its own "
+                            + "transactions, so one processes while another waits for its commit. Threads beyond the task "
+                            + "count stay idle.")
             .define(TRANSACTIONAL_STATE_STORES, Type.BOOLEAN, true, Importance.MEDIUM,
                     "Kafka Streams transactional state stores (enable.transactional.statestores): writes wait in a "
                             + "buffer until their changelog transaction commits, so that under exactly_once_v2 a store is "
@@ -280,6 +287,10 @@ public final class ProcessorConfig extends ServiceConfig {
 
     public long commitIntervalMs() {
         return getLong(COMMIT_INTERVAL);
+    }
+
+    public int streamThreads() {
+        return getInt(STREAM_THREADS);
     }
 
     public TimeoutPolicy timeoutPolicy() {

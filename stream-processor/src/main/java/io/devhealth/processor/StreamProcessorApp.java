@@ -117,6 +117,7 @@ public final class StreamProcessorApp implements AutoCloseable {
         props.put(StreamsConfig.STATE_DIR_CONFIG, config.stateDir());
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, config.processingGuarantee());
         props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, config.commitIntervalMs());
+        props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, config.streamThreads());
         // Under exactly-once, a store found without a checkpoint (a standby's, after a restart or a move) is otherwise
         // wiped, and handling that on a stream thread lost transitions of tasks that were fine (ProcessorScaleOutIT).
         props.put(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG, config.transactionalStateStores());

@@ -1,9 +1,11 @@
 package io.devhealth.processor;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.HashMap;
 import java.util.Map;
+import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.Test;
 
@@ -27,5 +29,25 @@ class StreamsPropertiesTest {
 
         assertThat(StreamProcessorApp.streamsProperties(new ProcessorConfig(values)))
                 .containsEntry(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG, false);
+    }
+
+    @Test
+    void shouldRunOneStreamThreadByDefaultAndAsManyAsAsked() {
+        assertThat(StreamProcessorApp.streamsProperties(new ProcessorConfig(minimal())))
+                .containsEntry(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 1);
+        Map<String, Object> values = minimal();
+        values.put(ProcessorConfig.STREAM_THREADS, "2");
+
+        assertThat(StreamProcessorApp.streamsProperties(new ProcessorConfig(values)))
+                .containsEntry(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 2);
+    }
+
+    @Test
+    void shouldRefuseNoStreamThreadNamingTheOption() {
+        Map<String, Object> values = minimal();
+        values.put(ProcessorConfig.STREAM_THREADS, "0");
+
+        assertThatThrownBy(() -> new ProcessorConfig(values)).isInstanceOf(ConfigException.class)
+                .hasMessageContaining(ProcessorConfig.STREAM_THREADS);
     }
 }

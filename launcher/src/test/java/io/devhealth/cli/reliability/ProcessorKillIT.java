@@ -2,6 +2,7 @@ package io.devhealth.cli.reliability;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.FleetStats;
 import io.devhealth.schema.avro.HealthTransition;
@@ -36,9 +37,10 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The stream-processor, in its own JVM, killed with SIGKILL at random points while reports stream in
@@ -67,6 +69,7 @@ class ProcessorKillIT {
     private EmbeddedKafkaCluster kafka;
     private Process processor;
     private TopicReader<String, HealthTransition> transitions;
+    private int streamThreads = 1;
 
     /** A broker of the test's own: the processor runs on the default topic names. */
     @BeforeEach
@@ -89,8 +92,14 @@ class ProcessorKillIT {
         }
     }
 
-    @Test
-    void shouldEmitEveryTransitionExactlyOnceWhenTheProcessorIsKilledUnderLoad() throws Exception {
+    /**
+     * @param streamThreads the processor's {@link ProcessorConfig#STREAM_THREADS}: with two, each thread commits its
+     *                      own transactions, and a kill lands between them
+     */
+    @ParameterizedTest(name = "stream threads: {0}")
+    @ValueSource(ints = {1, 2})
+    void shouldEmitEveryTransitionExactlyOnceWhenTheProcessorIsKilledUnderLoad(int streamThreads) throws Exception {
+        this.streamThreads = streamThreads;
         long started = System.nanoTime();
         TransitionOracle oracle = new TransitionOracle();
         transitions = TopicReader.of(kafka, topics.healthTransitions()).deserializers(new StringDeserializer(),
@@ -197,6 +206,7 @@ class ProcessorKillIT {
         if (trusted != null) {
             command.add("-Dorg.apache.avro.SERIALIZABLE_PACKAGES=" + trusted);
         }
+        command.add("-D" + ProcessorProcessMain.OPTION_PREFIX + ProcessorConfig.STREAM_THREADS + "=" + streamThreads);
         command.addAll(List.of("-cp", classpath, ProcessorProcessMain.class.getName(), kafka.bootstrapServers(), registryName,
                 tmp.resolve("state").toString(), applicationId));
         processor = new ProcessBuilder(command).redirectErrorStream(true).start();

@@ -18,7 +18,9 @@ import org.apache.kafka.streams.KafkaStreams;
  * <p>Arguments: bootstrap servers, registry name, state directory, application id; then, optional,
  * the member name (its {@code group.instance.id} is {@code <application id>-<member>}, default
  * {@code 0}; {@value #DYNAMIC_MEMBER} for dynamic membership), the query port (default 0: any free
- * one) and {@code num.standby.replicas} (default: Kafka Streams' own, 0).
+ * one) and {@code num.standby.replicas} (default: Kafka Streams' own, 0). Any processor option can also be
+ * given as a system property {@value #OPTION_PREFIX}{@code <option>} (e.g. {@code -Ddevhealth.processor.stream.threads=2}),
+ * over what the arguments set.
  */
 public final class ProcessorProcessMain {
 
@@ -27,6 +29,8 @@ public final class ProcessorProcessMain {
     static final String TIMEOUT_SECONDS = "86400";
     /** As the member name: no {@code group.instance.id}, so that a closing instance leaves the group at once. */
     static final String DYNAMIC_MEMBER = "-";
+    /** Prefix of the system properties that set a processor option: {@code -Ddevhealth.processor.<option>=<value>}. */
+    static final String OPTION_PREFIX = "devhealth.processor.";
 
     private ProcessorProcessMain() {}
 
@@ -57,6 +61,8 @@ public final class ProcessorProcessMain {
         if (args.length > 6) {
             settings.put(ServiceConfig.KAFKA_PREFIX + "num.standby.replicas", args[6]);
         }
+        System.getProperties().stringPropertyNames().stream().filter(name -> name.startsWith(OPTION_PREFIX))
+                .forEach(name -> settings.put(name.substring(OPTION_PREFIX.length()), System.getProperty(name)));
         StreamProcessorApp app = new StreamProcessorApp(new ProcessorConfig(settings));
         app.streams().setStateListener((next, previous) -> {
             if (next == KafkaStreams.State.RUNNING) {
