@@ -19,6 +19,7 @@ import io.devhealth.schema.avro.InventoryDevice;
 import io.devhealth.schema.avro.NodeDevices;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.avro.SourceKind;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.kafka.streams.state.KeyValueStore;
@@ -220,5 +221,22 @@ class IdentityMappingTest {
                     assertThat(d.getResourceId()).isEqualTo(uuid("gpu-0"));
                     assertThat(d.getMessage()).contains("XID 79 reported by the driver");
                 });
+    }
+
+    /** Nothing is known of a pod whose only devices no source reports: no status, rather than Healthy with no device. */
+    @Test
+    void shouldEmitNoStatusForADevicePluginPodUntilASourceReportsOneOfItsDevices() {
+        fixture.allocateDevicePlugin("rdma-0", "rdma/hca", "mlx5_0");
+        fixture.allocateDevicePlugin("infer-0", "nvidia.com/gpu", "GPU-dp-0");
+        fixture.send(nvml("GPU-other", HealthStatus.HEALTHY, T0.plusSeconds(1)));
+        fixture.driver.advanceWallClockTime(Duration.ofSeconds(5));
+
+        assertThat(fixture.podStatus.readValuesToList()).as("no pod shows a device yet").isEmpty();
+
+        fixture.send(nvml("GPU-dp-0", HealthStatus.HEALTHY, T0.plusSeconds(2)));
+        assertThat(fixture.podStatus.readValuesToList()).singleElement().satisfies(status -> {
+            assertThat(status.getPod().getName()).isEqualTo("infer-0");
+            assertThat(status.getSummary()).isEqualTo(HealthStatus.HEALTHY);
+        });
     }
 }

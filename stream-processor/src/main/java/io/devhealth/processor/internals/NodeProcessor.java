@@ -531,6 +531,11 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
         if (departed) {
             next = PodStatusBuilder.afterDeparture(previous, next);
         }
+        // A pod that never showed a device (only device-plugin devices no source knows) gets no status at
+        // all: nothing is known, so the sink writes no condition and the query API answers "no status".
+        if (previous == null && !PodStatusBuilder.hasDevices(next)) {
+            return;
+        }
         if (PodStatusBuilder.differs(previous, next)) {
             Encoded<PodDeviceStatus> encoded = encoding.podStatus(next);
             store.putPodStatus(node, key, encoded);

@@ -46,16 +46,13 @@ public final class PodStatusBuilder {
                                         NodeDevices inventory, PodDeviceStatus previous, Instant now) {
         Map<String, DeviceStatus> previousDevices = indexDevices(previous);
         List<ContainerDeviceStatus> containers = new ArrayList<>();
-        HealthStatus summary = HealthStatus.HEALTHY;
         for (ContainerAllocation container : pod.getContainers()) {
             List<ClaimDeviceStatus> claims = new ArrayList<>();
             for (ClaimAllocation claim : container.getClaims()) {
                 List<DeviceStatus> devices = new ArrayList<>();
                 for (ClaimDevice device : claim.getDevices()) {
                     String key = StateKeys.device(node, device.getDriver(), device.getPool(), device.getDevice());
-                    DeviceStatus status = deviceStatus(device, health.apply(key), previousDevices.get(key), now, inventory);
-                    summary = worse(summary, status.getHealth());
-                    devices.add(status);
+                    devices.add(deviceStatus(device, health.apply(key), previousDevices.get(key), now, inventory));
                 }
                 claims.add(new ClaimDeviceStatus(claim.getClaimName(), claim.getClaimNamespace(), devices));
             }
@@ -65,10 +62,8 @@ public final class PodStatusBuilder {
                 for (String id : resource.getDeviceIds()) {
                     DeviceState state = byDeviceId.apply(id);
                     if (state != null) {
-                        DeviceStatus status = pluginDeviceStatus(id, state,
-                                previousDevices.get(pluginKey(resource.getResourceName(), id)), now, inventory);
-                        summary = worse(summary, status.getHealth());
-                        devices.add(status);
+                        devices.add(pluginDeviceStatus(id, state, previousDevices.get(pluginKey(resource.getResourceName(), id)), now,
+                                inventory));
                     }
                 }
                 if (!devices.isEmpty()) {
@@ -84,7 +79,7 @@ public final class PodStatusBuilder {
                 .setNode(node)
                 .setVersion(previous == null ? 1 : previous.getVersion() + 1)
                 .setUpdatedAt(now)
-                .setSummary(summary)
+                .setSummary(summary(containers))
                 .setContainers(containers)
                 .build();
     }
@@ -102,16 +97,13 @@ public final class PodStatusBuilder {
             return next;
         }
         Map<String, DeviceStatus> before = indexDevices(previous);
-        HealthStatus summary = HealthStatus.HEALTHY;
         List<ContainerDeviceStatus> containers = new ArrayList<>();
         for (ContainerDeviceStatus container : next.getContainers()) {
             List<ClaimDeviceStatus> claims = new ArrayList<>();
             for (ClaimDeviceStatus claim : container.getClaims()) {
                 List<DeviceStatus> devices = new ArrayList<>();
                 for (DeviceStatus device : claim.getDevices()) {
-                    DeviceStatus kept = onlyFailures(before.get(StateKeys.device(next.getNode(), device.getDevice())), device);
-                    summary = worse(summary, kept.getHealth());
-                    devices.add(kept);
+                    devices.add(onlyFailures(before.get(StateKeys.device(next.getNode(), device.getDevice())), device));
                 }
                 claims.add(new ClaimDeviceStatus(claim.getClaimName(), claim.getClaimNamespace(), devices));
             }
@@ -119,15 +111,13 @@ public final class PodStatusBuilder {
             for (DevicePluginResourceStatus resource : container.getDevicePluginResources()) {
                 List<DeviceStatus> devices = new ArrayList<>();
                 for (DeviceStatus device : resource.getDevices()) {
-                    DeviceStatus kept = onlyFailures(before.get(pluginKey(resource.getResourceName(), device.getResourceId())), device);
-                    summary = worse(summary, kept.getHealth());
-                    devices.add(kept);
+                    devices.add(onlyFailures(before.get(pluginKey(resource.getResourceName(), device.getResourceId())), device));
                 }
                 pluginResources.add(new DevicePluginResourceStatus(resource.getResourceName(), devices));
             }
             containers.add(ContainerDeviceStatus.newBuilder(container).setClaims(claims).setDevicePluginResources(pluginResources).build());
         }
-        return PodDeviceStatus.newBuilder(next).setSummary(summary).setContainers(containers).build();
+        return PodDeviceStatus.newBuilder(next).setSummary(summary(containers)).setContainers(containers).build();
     }
 
     private static DeviceStatus onlyFailures(DeviceStatus before, DeviceStatus now) {
@@ -201,6 +191,34 @@ public final class PodStatusBuilder {
             }
         }
         return index;
+    }
+
+    /**
+     * The pod's summary: its worst device, and UNKNOWN when it shows no device at all. A pod whose only
+     * devices come from a device plugin no health source knows (its GPUs not yet reported, or an RDMA
+     * plugin's devices) has nothing known about it; Healthy would claim a check that never happened.
+     */
+    static HealthStatus summary(List<ContainerDeviceStatus> containers) {
+        HealthStatus summary = null;
+        for (ContainerDeviceStatus container : containers) {
+            for (ClaimDeviceStatus claim : container.getClaims()) {
+                for (DeviceStatus device : claim.getDevices()) {
+                    summary = summary == null ? device.getHealth() : worse(summary, device.getHealth());
+                }
+            }
+            for (DevicePluginResourceStatus resource : container.getDevicePluginResources()) {
+                for (DeviceStatus device : resource.getDevices()) {
+                    summary = summary == null ? device.getHealth() : worse(summary, device.getHealth());
+                }
+            }
+        }
+        return summary == null ? HealthStatus.UNKNOWN : summary;
+    }
+
+    /** True when {@code status} shows at least one device. */
+    public static boolean hasDevices(PodDeviceStatus status) {
+        return status.getContainers().stream().anyMatch(container -> !container.getDevicePluginResources().isEmpty()
+                || container.getClaims().stream().anyMatch(claim -> !claim.getDevices().isEmpty()));
     }
 
     /** UNHEALTHY over UNKNOWN over HEALTHY. */
