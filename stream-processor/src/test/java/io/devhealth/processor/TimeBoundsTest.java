@@ -6,7 +6,9 @@ import static io.devhealth.processor.TopologyFixture.NODE;
 import static io.devhealth.processor.TopologyFixture.T0;
 import static io.devhealth.processor.TopologyFixture.report;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.devhealth.processor.internals.InvalidInputException;
 import io.devhealth.processor.internals.StateKeys;
 import io.devhealth.schema.avro.DeadLetter;
 import io.devhealth.schema.avro.HealthStatus;
@@ -148,6 +150,28 @@ class TimeBoundsTest {
         // Had the watermark moved to Long.MAX_VALUE, this report of the real epoch would be dropped as a duplicate.
         fixture.send(report("gpu-0", HealthStatus.UNHEALTHY, T0.plusSeconds(1)));
         assertThat(fixture.transitions.readValue().getTo()).isEqualTo(HealthStatus.UNHEALTHY);
+    }
+
+    @Test
+    void shouldAcceptTimesOnTheBoundsAndRefuseAMillisecondBeyond() {
+        TimeBounds bounds = new TimeBounds(Duration.ofMinutes(10), Duration.ofDays(30));
+        long now = T0.toEpochMilli();
+        long latest = now + Duration.ofMinutes(10).toMillis();
+        long earliest = now - Duration.ofDays(30).toMillis();
+
+        bounds.check(NODE, "heartbeat", Instant.ofEpochMilli(latest), latest, latest, now);
+        bounds.check(NODE, "heartbeat", Instant.ofEpochMilli(earliest), earliest, EPOCH, now);
+
+        assertThatThrownBy(() -> bounds.check(NODE, "heartbeat", Instant.ofEpochMilli(latest + 1), now, EPOCH, now))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("observedAt").hasMessageContaining("in the future");
+        assertThatThrownBy(() -> bounds.check(NODE, "heartbeat", T0, latest + 1, EPOCH, now))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("record timestamp").hasMessageContaining("in the future");
+        assertThatThrownBy(() -> bounds.check(NODE, "heartbeat", T0, now, latest + 1, now))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("collector epoch").hasMessageContaining("implausible");
+        assertThatThrownBy(() -> bounds.check(NODE, "heartbeat", Instant.ofEpochMilli(earliest - 1), now, EPOCH, now))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("observedAt").hasMessageContaining("too old");
+        assertThatThrownBy(() -> bounds.check(NODE, "heartbeat", T0, earliest - 1, EPOCH, now))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("record timestamp").hasMessageContaining("too old");
     }
 
     private List<HealthTransition> deviceHistory() {
