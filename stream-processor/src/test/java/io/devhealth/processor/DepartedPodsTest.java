@@ -4,6 +4,8 @@ import static io.devhealth.processor.TopologyFixture.EPOCH;
 import static io.devhealth.processor.TopologyFixture.NODE;
 import static io.devhealth.processor.TopologyFixture.T0;
 import static io.devhealth.processor.TopologyFixture.allocation;
+import static io.devhealth.processor.TopologyFixture.devicePluginAllocation;
+import static io.devhealth.processor.TopologyFixture.nvml;
 import static io.devhealth.processor.TopologyFixture.report;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -94,6 +96,51 @@ class DepartedPodsTest {
     }
 
     @Test
+    void shouldBringAnUnhealthyReportInTheLastMillisecondOfTheWindowToTheDepartedPodsStatus() {
+        departAtTenSeconds();
+
+        fixture.send(report("gpu-0", HealthStatus.UNHEALTHY, T0.plusSeconds(10).plus(WINDOW).minusMillis(1)).setMessage("XID 79"));
+
+        assertThat(fixture.podStatus.readValuesToList()).as("the last millisecond of the window").singleElement()
+                .satisfies(status -> assertThat(device(status).getMessage()).isEqualTo("XID 79"));
+    }
+
+    @Test
+    void shouldNotBringAnUnhealthyReportAtTheWindowsEndToTheDepartedPodsStatus() {
+        departAtTenSeconds();
+
+        // No snapshot has come since the window ended, so the departed pod is still kept: only the window's end stops it.
+        fixture.send(report("gpu-0", HealthStatus.UNHEALTHY, T0.plusSeconds(10).plus(WINDOW)).setMessage("XID 79"));
+
+        assertThat(fixture.podStatus.readValuesToList()).as("the window's end is outside it").isEmpty();
+    }
+
+    /** train-0 holds gpu-0 (Healthy) and leaves the node at T0 + 10 s; its statuses so far are read. */
+    private void departAtTenSeconds() {
+        snapshot(T0, allocation("train-0", T0, EPOCH, 0, "gpu-0"));
+        fixture.send(report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(1)));
+        snapshot(T0.plusSeconds(10), nothing(T0.plusSeconds(10)));
+        fixture.podStatus.readValuesToList();
+    }
+
+    @Test
+    void shouldNotLetARepairAfterADevicePluginPodLeftChangeWhatItsStatusSays() {
+        // A GPU given through the device plugin (a PodResources device id, the GPU's UUID), not a DRA claim.
+        snapshot(T0, devicePluginAllocation("infer-0", T0, EPOCH, 0, "nvidia.com/gpu", "GPU-dp-0"));
+        fixture.send(nvml("GPU-dp-0", HealthStatus.HEALTHY, T0.plusSeconds(1)));
+        fixture.send(nvml("GPU-dp-0", HealthStatus.UNHEALTHY, T0.plusSeconds(8)).setMessage("XID 79"));
+        snapshot(T0.plusSeconds(10), nothing(T0.plusSeconds(10)));
+        assertThat(fixture.podStatus.readValuesToList()).last().satisfies(status -> {
+            assertThat(status.getSummary()).isEqualTo(HealthStatus.UNHEALTHY);
+            assertThat(pluginDevice(status).getHealth()).isEqualTo(HealthStatus.UNHEALTHY);
+        });
+
+        fixture.send(nvml("GPU-dp-0", HealthStatus.HEALTHY, T0.plusSeconds(12)));
+
+        assertThat(fixture.podStatus.readValuesToList()).as("a repair after the pod left").isEmpty();
+    }
+
+    @Test
     void shouldLetAPodOfTheSameNameBackOnTheNodeReplaceTheDepartedOne() {
         snapshot(T0, allocation("train-0", T0, EPOCH, 0, "gpu-0"));
         fixture.send(report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(1)));
@@ -149,5 +196,9 @@ class DepartedPodsTest {
 
     private static io.devhealth.schema.avro.DeviceStatus device(PodDeviceStatus status) {
         return status.getContainers().get(0).getClaims().get(0).getDevices().get(0);
+    }
+
+    private static io.devhealth.schema.avro.DeviceStatus pluginDevice(PodDeviceStatus status) {
+        return status.getContainers().get(0).getDevicePluginResources().get(0).getDevices().get(0);
     }
 }

@@ -18,6 +18,7 @@ import io.devhealth.schema.avro.ReportKind;
 import io.devhealth.schema.avro.Severity;
 import io.devhealth.schema.avro.SourceKind;
 import io.devhealth.schema.serde.SchemaRegistries;
+import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -113,6 +114,38 @@ class DeviceHealthTopologyTest {
             assertThat(d.getReason()).isEqualTo("XID-79");
             assertThat(d.getSince()).isEqualTo(T0.plusSeconds(2));
         });
+    }
+
+    /**
+     * Downstream consumers (the sink, CloudEvents readers) de-duplicate transitions by id: the same input
+     * replayed (a restore, a reprocessing) must give each transition the id it had the first time.
+     */
+    @Test
+    void shouldGiveTheSameTransitionsTheSameIdsWhenTheSameInputIsReplayed() {
+        List<HealthTransition> first;
+        List<HealthTransition> second;
+        try (TopologyFixture one = new TopologyFixture(); TopologyFixture other = new TopologyFixture()) {
+            first = transitionsOf(one);
+            second = transitionsOf(other);
+        }
+
+        assertThat(first).extracting(t -> t.getDevice().getDevice() + " " + t.getFrom() + "->" + t.getTo())
+                .as("every kind of id: a report's, a UUID's moved onto its DRA device, silence's").containsExactly(
+                        " UNKNOWN->UNHEALTHY", "gpu-0 UNKNOWN->UNHEALTHY", "gpu-1 UNKNOWN->HEALTHY",
+                        "gpu-0 UNHEALTHY->UNKNOWN", "gpu-1 HEALTHY->UNKNOWN");
+        assertThat(first).extracting(HealthTransition::getId).as("distinct, or de-duplication would drop transitions")
+                .doesNotHaveDuplicates();
+        assertThat(second).extracting(HealthTransition::getId).isEqualTo(first.stream().map(HealthTransition::getId).toList());
+    }
+
+    /** Feeds {@code fixture} the same records and wall-clock time every time; returns the transitions it emitted. */
+    private static List<HealthTransition> transitionsOf(TopologyFixture fixture) {
+        fixture.allocate("train-0", "gpu-0");
+        fixture.send(TopologyFixture.nvml(TopologyFixture.uuid("gpu-0"), HealthStatus.UNHEALTHY, T0.plusSeconds(1)).setReason("XID-79"));
+        fixture.inventory("gpu-0", "gpu-1");
+        fixture.send(report("gpu-1", HealthStatus.HEALTHY, T0.plusSeconds(2)));
+        fixture.runFor(Duration.ofSeconds(40));
+        return fixture.transitions.readValuesToList();
     }
 
     @Test

@@ -138,6 +138,41 @@ class FlapDampingTest {
     }
 
     @Test
+    void shouldShowTheHeldWordOfAFlappingSourceOnADeviceWithTwoSources() {
+        fixture.inventory("gpu-0");
+        fixture.allocate("train-0", "gpu-0");
+        fixture.send(TopologyFixture.nvml(TopologyFixture.uuid("gpu-0"), HealthStatus.HEALTHY, T0));
+        // The driver flaps and its last word is Healthy: NVML's steady Healthy must not outvote the driver's hold.
+        flap("gpu-0", 41, T0.plusSeconds(1));
+
+        List<HealthTransition> transitions = fixture.transitions.readValuesToList();
+        assertThat(transitions).extracting(FlapDampingTest::describe).as("none for the flips after the hold started").containsExactly(
+                "UNKNOWN->HEALTHY", "HEALTHY->UNHEALTHY XID-79", "UNHEALTHY->HEALTHY", "HEALTHY->UNHEALTHY XID-79",
+                "UNHEALTHY->UNHEALTHY Flapping");
+        List<PodDeviceStatus> statuses = fixture.podStatus.readValuesToList();
+        DeviceStatus shown = statuses.get(statuses.size() - 1).getContainers().get(0).getClaims().get(0).getDevices().get(0);
+        assertThat(shown.getHealth()).as("the merged device shows the held word").isEqualTo(HealthStatus.UNHEALTHY);
+        assertThat(shown.getReason()).isEqualTo("Flapping");
+        assertThat(shown.getMessage()).startsWith("flapping: " + TopologyFixture.DRIVER + " (DRA) changed health more than 3 times");
+    }
+
+    @Test
+    void shouldNotCountChangesThatFellOutOfTheWindow() {
+        fixture.send(report("gpu-0", HealthStatus.HEALTHY, T0));
+        // Four changes 20 s apart: the first is a whole window (60 s) before the fourth, so only three count.
+        for (int i = 1; i <= 4; i++) {
+            fixture.send(report("gpu-0", i % 2 == 1 ? HealthStatus.UNHEALTHY : HealthStatus.HEALTHY, T0.plusSeconds(10 + 20L * (i - 1))));
+        }
+        assertThat(fixture.transitions.readValuesToList()).extracting(FlapDampingTest::describe).containsExactly(
+                "UNKNOWN->HEALTHY", "HEALTHY->UNHEALTHY", "UNHEALTHY->HEALTHY", "HEALTHY->UNHEALTHY", "UNHEALTHY->HEALTHY");
+
+        // A fifth 10 s later makes four within a minute (30 s, 50 s, 70 s, 80 s): that is flapping.
+        fixture.send(report("gpu-0", HealthStatus.UNHEALTHY, T0.plusSeconds(80)));
+        assertThat(fixture.transitions.readValuesToList()).extracting(FlapDampingTest::describe)
+                .containsExactly("HEALTHY->UNHEALTHY Flapping");
+    }
+
+    @Test
     void shouldTakeASourcesOwnLimitsAndNotDampWhereTheyTurnItOff() {
         fixture.close();
         fixture = new TopologyFixture(o -> o.timeouts(LONG_FRESH)

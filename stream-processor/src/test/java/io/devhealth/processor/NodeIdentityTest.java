@@ -13,6 +13,7 @@ import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.NodeDevices;
+import io.devhealth.schema.avro.SourceStatus;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.apache.kafka.common.header.internals.RecordHeader;
@@ -49,14 +50,17 @@ class NodeIdentityTest {
     }
 
     @Test
-    void shouldDeadLetterAllocationsAndInventoriesOfAnotherNode() {
+    void shouldDeadLetterHeartbeatsAllocationsAndInventoriesOfAnotherNode() {
         try (TopologyFixture fixture = new TopologyFixture(o -> o)) {
+            fixture.pipe(NODE, TopologyFixture.heartbeatOf(T0, SourceStatus.DOWN).setNode("node-b").setCollectorEpoch(EPOCH)
+                    .setSequence(1).build(), T0);
             fixture.pipe(NODE, NodeAllocations.newBuilder().setNode("node-b").setObservedAt(T0).build(), T0);
             fixture.pipe(NODE, NodeDevices.newBuilder().setNode("").setObservedAt(T0).build(), T0);
 
             assertThat(fixture.deadLetters.readValuesToList()).extracting(DeadLetter::getReason)
-                    .satisfiesExactly(r -> assertThat(r).contains("'node-b'"), r -> assertThat(r).contains("for node ''"));
-            assertThat(rejected(fixture, "node-events", "value-node")).isEqualTo(2.0);
+                    .satisfiesExactly(r -> assertThat(r).contains("'node-b'"), r -> assertThat(r).contains("'node-b'"),
+                            r -> assertThat(r).contains("for node ''"));
+            assertThat(rejected(fixture, "node-events", "value-node")).isEqualTo(3.0);
             assertThat(fixture.podStatus.isEmpty()).isTrue();
             assertThat(fixture.driver.getKeyValueStore(DeviceHealthTopology.NODE_INVENTORY_STORE).get(NODE)).isNull();
         }

@@ -13,11 +13,15 @@ import io.devhealth.schema.avro.DeadLetter;
 import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.NodeAllocations;
+import io.devhealth.schema.avro.NodeHeartbeat;
 import io.devhealth.schema.avro.PodAllocation;
+import io.devhealth.schema.avro.ReportKind;
+import io.devhealth.schema.avro.SourceStatus;
 import io.devhealth.schema.security.NodeKeyCredential;
 import io.devhealth.schema.security.RecordSigner;
 import io.devhealth.schema.security.RecordVerifier;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import org.apache.kafka.common.header.Headers;
@@ -54,11 +58,15 @@ class NodeSignatureTest {
 
     /** What a collector sends: the exact value bytes, signed. */
     private static void sendSigned(TopologyFixture fixture, RecordSigner signer, String key, NodeEvent value, long sequence) {
+        sendSigned(fixture, signer, key, value, T0.plusSeconds(sequence));
+    }
+
+    private static void sendSigned(TopologyFixture fixture, RecordSigner signer, String key, NodeEvent value, Instant timestamp) {
         String topic = fixture.topics.nodeEvents();
         byte[] bytes = fixture.serdes.nodeEvents().serializer().serialize(topic, value);
         Headers headers = new RecordHeaders();
         signer.sign(topic, bytes, headers);
-        fixture.rawEvents.pipeInput(new TestRecord<>(key, bytes, headers, T0.plusSeconds(sequence)));
+        fixture.rawEvents.pipeInput(new TestRecord<>(key, bytes, headers, timestamp));
     }
 
     @Test
@@ -85,6 +93,32 @@ class NodeSignatureTest {
             assertThat(rejected(fixture, "node-events", "header")).isEqualTo(1.0);
             assertThat(fixture.transitions.isEmpty()).isTrue();
             assertThat(fixture.podStatus.isEmpty()).isTrue();
+        }
+    }
+
+    @Test
+    void shouldDeadLetterAHeartbeatSignedByNodeAThatSaysNodeBsDriverIsDown() {
+        try (TopologyFixture fixture = enforcing(MASTER)) {
+            RecordSigner nodeB = signer(MASTER, "node-b");
+            sendSigned(fixture, nodeB, "node-b", event("node-b", "gpu-0", HealthStatus.HEALTHY, 1), 1);
+            // Node A's collector, compromised, says node B's driver is down, under B's key with its own (valid) signature.
+            NodeHeartbeat forged = TopologyFixture.heartbeatOf(T0.plusSeconds(2), SourceStatus.DOWN).setNode("node-b")
+                    .setCollectorEpoch(EPOCH).setSequence(2).build();
+            sendSigned(fixture, signer(MASTER, NODE), "node-b", new NodeEvent(forged), 2);
+            // Keep-alives count only from a source the node says is up: had the forged heartbeat been applied,
+            // B's device would go Unknown 30 s after its last change although its driver kept saying Healthy.
+            for (int i = 1; i <= 4; i++) {
+                Instant at = T0.plusSeconds(1 + 15L * i);
+                NodeEvent keepAlive = new NodeEvent(report("gpu-0", HealthStatus.HEALTHY, at).setNode("node-b")
+                        .setKind(ReportKind.KEEPALIVE).setCollectorEpoch(EPOCH).setSequence(2 + i).build());
+                sendSigned(fixture, nodeB, "node-b", keepAlive, at);
+            }
+
+            assertThat(fixture.deadLetters.readValuesToList()).singleElement().satisfies(letter ->
+                    assertThat(letter.getReason()).contains("devhealth.node='" + NODE + "'").contains("node-b"));
+            assertThat(rejected(fixture, "node-events", "header")).isEqualTo(1.0);
+            assertThat(fixture.transitions.readValuesToList()).as("B's device stays Healthy")
+                    .extracting(t -> t.getNode() + " " + t.getTo()).containsExactly("node-b HEALTHY");
         }
     }
 

@@ -6,12 +6,16 @@ import static io.devhealth.processor.TopologyFixture.NODE;
 import static io.devhealth.processor.TopologyFixture.T0;
 import static io.devhealth.processor.TopologyFixture.report;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.devhealth.processor.internals.InvalidInputException;
 import io.devhealth.processor.internals.StateKeys;
 import io.devhealth.schema.avro.DeadLetter;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.PodDeviceStatus;
+import io.devhealth.schema.avro.ReportKind;
+import io.devhealth.schema.avro.SourceStatus;
 import io.devhealth.schema.serde.Encoded;
 import java.time.Duration;
 import java.time.Instant;
@@ -115,6 +119,59 @@ class TimeBoundsTest {
         assertThat(reasons.get(0)).contains("allocations from node " + NODE).contains("observedAt");
         assertThat(reasons.get(1)).contains("inventory from node " + NODE).contains("collector epoch");
         assertThat(fixture.podStatus.isEmpty()).as("no pod status from the refused allocations").isTrue();
+    }
+
+    @Test
+    void shouldDeadLetterAHeartbeatAYearAheadSoTheNodesDevicesDoNotAllGoUnknown() {
+        fixture.send(report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(1)));
+        fixture.send(report("gpu-1", HealthStatus.HEALTHY, T0.plusSeconds(1)));
+        fixture.transitions.readValuesToList();
+
+        // Heartbeats advance the node's clock as reports do: applied, this one would put every device a year past its timeout.
+        fixture.heartbeat(T0.plus(Duration.ofDays(365)), SourceStatus.UP);
+
+        assertThat(fixture.deadLetters.readValue().getReason()).contains("heartbeat from node " + NODE)
+                .contains("observedAt 2027-11-29T10:00:00Z").contains("in the future");
+        assertThat(fixture.transitions.isEmpty()).as("no device went Unknown").isTrue();
+        // The node's clock stayed where its reports put it: a keep-alive in time keeps the device Healthy.
+        fixture.send(report("gpu-0", HealthStatus.HEALTHY, T0.plusSeconds(20)).setKind(ReportKind.KEEPALIVE));
+        fixture.send(report("gpu-1", HealthStatus.UNHEALTHY, T0.plusSeconds(20)));
+        assertThat(fixture.transitions.readValuesToList()).extracting(t -> t.getDevice().getDevice() + " " + t.getTo())
+                .containsExactly("gpu-1 UNHEALTHY");
+    }
+
+    @Test
+    void shouldDeadLetterAHeartbeatWithAnImplausibleCollectorEpochSoTheNodeIsNotSilencedForGood() {
+        // Heartbeats and reports share the node's de-duplication watermark.
+        fixture.sendRaw(TopologyFixture.heartbeatOf(T0, SourceStatus.UP).setCollectorEpoch(Long.MAX_VALUE).setSequence(1).build(), T0);
+
+        assertThat(fixture.deadLetters.readValue().getReason()).contains("heartbeat from node " + NODE)
+                .contains("collector epoch " + Long.MAX_VALUE).contains("implausible");
+        // Had the watermark moved to Long.MAX_VALUE, this report of the real epoch would be dropped as a duplicate.
+        fixture.send(report("gpu-0", HealthStatus.UNHEALTHY, T0.plusSeconds(1)));
+        assertThat(fixture.transitions.readValue().getTo()).isEqualTo(HealthStatus.UNHEALTHY);
+    }
+
+    @Test
+    void shouldAcceptTimesOnTheBoundsAndRefuseAMillisecondBeyond() {
+        TimeBounds bounds = new TimeBounds(Duration.ofMinutes(10), Duration.ofDays(30));
+        long now = T0.toEpochMilli();
+        long latest = now + Duration.ofMinutes(10).toMillis();
+        long earliest = now - Duration.ofDays(30).toMillis();
+
+        bounds.check(NODE, "heartbeat", Instant.ofEpochMilli(latest), latest, latest, now);
+        bounds.check(NODE, "heartbeat", Instant.ofEpochMilli(earliest), earliest, EPOCH, now);
+
+        assertThatThrownBy(() -> bounds.check(NODE, "heartbeat", Instant.ofEpochMilli(latest + 1), now, EPOCH, now))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("observedAt").hasMessageContaining("in the future");
+        assertThatThrownBy(() -> bounds.check(NODE, "heartbeat", T0, latest + 1, EPOCH, now))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("record timestamp").hasMessageContaining("in the future");
+        assertThatThrownBy(() -> bounds.check(NODE, "heartbeat", T0, now, latest + 1, now))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("collector epoch").hasMessageContaining("implausible");
+        assertThatThrownBy(() -> bounds.check(NODE, "heartbeat", Instant.ofEpochMilli(earliest - 1), now, EPOCH, now))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("observedAt").hasMessageContaining("too old");
+        assertThatThrownBy(() -> bounds.check(NODE, "heartbeat", T0, earliest - 1, EPOCH, now))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("record timestamp").hasMessageContaining("too old");
     }
 
     private List<HealthTransition> deviceHistory() {

@@ -185,12 +185,20 @@ final class TopologyFixture implements AutoCloseable {
 
     /** A pod whose container got GPUs through a device plugin (PodResources device ids = GPU UUIDs). */
     void allocateDevicePlugin(String pod, String resourceName, String... deviceIds) {
-        NodeAllocations snapshot = NodeAllocations.newBuilder().setNode(NODE).setObservedAt(wall())
-                .setCollectorEpoch(EPOCH).setSequence(++sequence)
+        pipe(NODE, devicePluginAllocation(pod, wall(), EPOCH, ++sequence, resourceName, deviceIds), wall());
+    }
+
+    /**
+     * The node's allocation snapshot as a collector sends it: one pod ({@code ml/<pod>}) whose container got
+     * {@code deviceIds} of {@code resourceName} through a device plugin (PodResources device ids = GPU UUIDs).
+     */
+    static NodeAllocations devicePluginAllocation(String pod, Instant at, long epoch, long sequence, String resourceName,
+                                                  String... deviceIds) {
+        return NodeAllocations.newBuilder().setNode(NODE).setObservedAt(at)
+                .setCollectorEpoch(epoch).setSequence(sequence)
                 .setPods(List.of(new PodAllocation("ml", pod, List.of(ContainerAllocation.newBuilder().setName("main")
                         .setDevicePluginResources(List.of(new DevicePluginAllocation(resourceName, List.of(deviceIds)))).build()))))
                 .build();
-        pipe(NODE, snapshot, wall());
     }
 
     /** Sends a report as the collector would: next sequence of the current epoch, timestamp = observedAt. */
@@ -209,12 +217,16 @@ final class TopologyFixture implements AutoCloseable {
         events.pipeInput(key, new NodeEvent(payload), timestamp);
     }
 
+    /** Sends the node's heartbeat as the collector would (next sequence of the current epoch, timestamp = observedAt). */
     void heartbeat(Instant at, SourceStatus driverStatus) {
-        NodeHeartbeat heartbeat = NodeHeartbeat.newBuilder().setNode(NODE).setObservedAt(at)
+        pipe(NODE, heartbeatOf(at, driverStatus).setCollectorEpoch(EPOCH).setSequence(++sequence).build(), at);
+    }
+
+    /** A heartbeat of the node without identity (0, 0), observed at {@code at}: the DRA driver {@code driverStatus} since T0. */
+    static NodeHeartbeat.Builder heartbeatOf(Instant at, SourceStatus driverStatus) {
+        return NodeHeartbeat.newBuilder().setNode(NODE).setObservedAt(at)
                 .setSources(List.of(SourceState.newBuilder().setSource(SourceKind.DRA).setSourceName(DRIVER)
-                        .setState(driverStatus).setSince(T0).build()))
-                .setCollectorEpoch(EPOCH).setSequence(++sequence).build();
-        pipe(NODE, heartbeat, at);
+                        .setState(driverStatus).setSince(T0).build()));
     }
 
     void allocate(String pod, String... devices) {
