@@ -5,6 +5,7 @@ import static io.devhealth.sink.PodStatusFixtures.device;
 import static io.devhealth.sink.PodStatusFixtures.status;
 import static io.devhealth.simulators.kube.FaultInjectingKubernetesApi.method;
 import static io.devhealth.simulators.kube.FaultInjectingKubernetesApi.pathEndsWith;
+import static io.devhealth.testkit.assertions.PodStatusAssert.assertThatPod;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -189,6 +190,29 @@ class PodStatusWriterErrorsTest {
                 assertThat(record().getSpec().frozenAt()).as("frozen at the first attempt, as the verdict says")
                         .isEqualTo(verdict.value().getRecordedAt().toString()));
         assertThat(patches()).filteredOn(r -> r.path().contains("/devicepostmortems/")).as("the record frozen once").hasSize(1);
+    }
+
+    /**
+     * A freeze whose statuses change the condition (a failure reported within the window, not yet on
+     * the pod) and whose pod write meets a 409: the retry, finding the record frozen, must still bring
+     * the condition to what the record says, or the pod is marked final with a condition that
+     * contradicts its record for good.
+     */
+    @Test
+    void shouldGiveThePodTheFrozenRecordsConditionWhenTheFreezeIsRetriedAfterAConflict() {
+        PodFixtures.markTerminated(client, "ml", "train-0", 1, FINISHED);
+        clock.set(FINISHED.plusSeconds(5));
+        PodStatusWriter writer = writer();
+        writer.write(List.of(gpu(1, HealthStatus.HEALTHY, null, T0)), null);
+        clock.set(FINISHED.plus(WINDOW));
+        api.injectNext(1, method("PATCH").and(pathEndsWith("/pods/train-0/status")), Fault.status(409));
+
+        writer.freeze("ml", "train-0", List.of(gpu(2, HealthStatus.UNHEALTHY, "XID 79", FINISHED.plusSeconds(10))), null);
+
+        assertThat(record().getSpec().isFrozen()).isTrue();
+        assertThat(record().getSpec().verdict()).isEqualTo("DeviceFailure");
+        assertThatPod(pod()).hasCondition(PodStatusWriter.FINAL_CONDITION_TYPE, "True")
+                .hasCondition(PodStatusWriter.CONDITION_TYPE, "False", "DeviceUnhealthy");
     }
 
     @Test
