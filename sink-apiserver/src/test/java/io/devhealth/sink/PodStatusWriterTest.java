@@ -145,6 +145,30 @@ class PodStatusWriterTest {
         assertThat(writer.write(its)).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
     }
 
+    /**
+     * The pod deleted and re-created under its name on the same node, with the same ResourceClaim
+     * (one named in the spec, not made from a template): node and claims match, and only the UID the
+     * status carries (from the claim's reservedFor) tells the earlier pod from the new one.
+     */
+    @Test
+    void shouldRefuseAStatusOfAnEarlierPodReCreatedOnTheSameNodeWithTheSameClaim() {
+        PodStatusWriter writer = new PodStatusWriter(client, clock);
+        String earlierUid = pod().getMetadata().getUid();
+        var earlier = PodDeviceStatus.newBuilder(status("ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.UNHEALTHY,
+                device("gpu-0", HealthStatus.UNHEALTHY, "XID 79"))).setPod(new PodRef("ml", "train-0", earlierUid)).build();
+        client.pods().inNamespace("ml").withName("train-0").withGracePeriod(0).delete();
+        await().until(() -> pod() == null);
+        PodFixtures.createRunning(client, PodFixtures.podWithClaim("ml", "train-0", "node-a", "main", "gpu", "train-0-gpu-x1", "gpu"));
+        String uid = pod().getMetadata().getUid();
+        assertThat(uid).as("a new pod").isNotEqualTo(earlierUid);
+
+        assertThat(writer.write(earlier)).isEqualTo(PodStatusWriter.Outcome.OTHER_POD);
+        assertThat(PodStatusWriter.hasCondition(pod(), PodStatusWriter.CONDITION_TYPE)).isFalse();
+
+        var its = PodDeviceStatus.newBuilder(earlier).setPod(new PodRef("ml", "train-0", uid)).build();
+        assertThat(writer.write(its)).as("the same status with the new pod's UID").isEqualTo(PodStatusWriter.Outcome.WRITTEN);
+    }
+
     @Test
     void shouldWriteOnlyStatusesFromTheNodeThePodIsBoundTo() {
         PodStatusWriter writer = new PodStatusWriter(client, clock);
