@@ -1,5 +1,7 @@
 package io.devhealth.sink;
 
+import io.devhealth.schema.HealthWords;
+import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -218,9 +220,10 @@ public final class PodStatusWriter {
             DevicePostMortem existing = terminated ? records.get(namespace, name) : null;
             DevicePostMortem.Spec recorded = existing != null && existing.getSpec() != null && existing.getSpec().pod() != null
                     && pod.getMetadata().getUid().equals(existing.getSpec().pod().uid()) ? existing.getSpec() : null;
-            PodDeviceStatus effective = statuses.isEmpty() || (recorded != null && recorded.isFrozen()) ? null
+            boolean recordFrozen = recorded != null && recorded.isFrozen();
+            PodDeviceStatus effective = statuses.isEmpty() || recordFrozen ? null
                     : TerminatedDeviceHealth.effective(pod, statuses, previous, settings.terminationWindow(), recorded);
-            boolean freezes = (recorded != null && recorded.isFrozen())
+            boolean freezes = recordFrozen
                     || (freeze && dueForFreeze(pod) && (effective != null || recorded != null || hasCondition(pod, CONDITION_TYPE)));
             boolean recordWritten;
             try {
@@ -251,7 +254,10 @@ public final class PodStatusWriter {
                 LOGGER.info("record of a deleted pod updated pod={} uid={} written={}", key, pod.getMetadata().getUid(), recordWritten);
                 return new Result(recordWritten ? Outcome.WRITTEN : Outcome.UNCHANGED, finishedAt, false);
             }
-            Plan plan = plan(pod, effective, freezes);
+            // A record frozen before the pod was marked final (the pod's write met a 409, or the sink
+            // stopped between the two) is the last word: the condition says what it says, not what the
+            // pod showed before, which may be older than the statuses the freeze folded.
+            Plan plan = plan(pod, recordFrozen ? Shown.of(recorded) : Shown.of(effective), freezes);
             if (plan.ops().isEmpty()) {
                 return new Result(recordWritten ? Outcome.WRITTEN : Outcome.UNCHANGED, finishedAt, false);
             }
@@ -385,17 +391,32 @@ public final class PodStatusWriter {
 
     /** The JSON Patch that brings {@code pod} to {@code status}; empty when nothing would change. */
     List<Map<String, Object>> patch(Pod pod, PodDeviceStatus status) {
-        return plan(pod, TerminatedDeviceHealth.effective(pod, List.of(status), null, settings.terminationWindow(), null), false).ops();
+        return plan(pod, Shown.of(TerminatedDeviceHealth.effective(pod, List.of(status), null, settings.terminationWindow(), null)), false).ops();
+    }
+
+    /** What devhealth's condition shows: the pod's worst device health and the one line that says why. */
+    private record Shown(HealthStatus health, String message) {
+
+        /** Null for null: nothing to show. */
+        static Shown of(PodDeviceStatus status) {
+            return status == null ? null : new Shown(status.getSummary(), PostMortemBuilder.message(status));
+        }
+
+        /** A record's health and message are those of the status it was built from ({@link PostMortemBuilder#build}). */
+        static Shown of(DevicePostMortem.Spec record) {
+            // A word this sink cannot read says nothing about the devices.
+            return new Shown(HealthWords.parse(record.health()).orElse(HealthStatus.UNKNOWN), record.message());
+        }
     }
 
     record Plan(List<Map<String, Object>> ops, String conditionFrom, String conditionTo, String conditionMessage, boolean freezes) {
     }
 
-    private Plan plan(Pod pod, PodDeviceStatus effective, boolean freezes) {
+    private Plan plan(Pod pod, Shown shown, boolean freezes) {
         List<Map<String, Object>> ops = new ArrayList<>();
         String[] condition = {null, null, null};
-        if (effective != null) {
-            conditionOps(pod, effective, ops, condition);
+        if (shown != null) {
+            conditionOps(pod, shown, ops, condition);
         }
         if (freezes) {
             ops.add(JsonPatchOps.op("add", "/status/conditions/-", conditionMap(FINAL_CONDITION_TYPE, "True", "PostTerminationWindowElapsed",
@@ -429,18 +450,18 @@ public final class PodStatusWriter {
                 && pod.getStatus().getConditions().stream().anyMatch(c -> type.equals(c.getType()));
     }
 
-    private void conditionOps(Pod pod, PodDeviceStatus status, List<Map<String, Object>> ops, String[] transition) {
-        String conditionStatus = switch (status.getSummary()) {
+    private void conditionOps(Pod pod, Shown shown, List<Map<String, Object>> ops, String[] transition) {
+        String conditionStatus = switch (shown.health()) {
             case HEALTHY -> "True";
             case UNHEALTHY -> "False";
             case UNKNOWN -> "Unknown";
         };
-        String reason = switch (status.getSummary()) {
+        String reason = switch (shown.health()) {
             case HEALTHY -> "AllDevicesHealthy";
             case UNHEALTHY -> "DeviceUnhealthy";
             case UNKNOWN -> "DeviceHealthUnknown";
         };
-        String message = PostMortemBuilder.message(status);
+        String message = shown.message();
         List<PodCondition> conditions = pod.getStatus() == null || pod.getStatus().getConditions() == null
                 ? List.of() : pod.getStatus().getConditions();
         for (int i = 0; i < conditions.size(); i++) {

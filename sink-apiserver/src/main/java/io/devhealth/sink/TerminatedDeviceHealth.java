@@ -3,6 +3,7 @@ package io.devhealth.sink;
 import io.devhealth.schema.HealthWords;
 import io.devhealth.schema.avro.ClaimDeviceStatus;
 import io.devhealth.schema.avro.ContainerDeviceStatus;
+import io.devhealth.schema.avro.DevicePluginResourceStatus;
 import io.devhealth.schema.avro.DeviceRef;
 import io.devhealth.schema.avro.DeviceStatus;
 import io.devhealth.schema.avro.HealthStatus;
@@ -16,10 +17,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * Device health of terminated containers "as of termination" (the post-mortem view, upstream #132978):
- * a device's report applies when its health began at or before the container's {@code finishedAt}, or
+ * a device's report (a ResourceClaim's device or a device plugin's, by the same rule) applies when its health began at or before the container's {@code finishedAt}, or
  * when it is Unhealthy and began within the post-termination window (failures are often reported after
  * the crash they caused). Anything later (a recovery after the job died, a report after the window, a
  * device going silent because the node drained) does not change what the pod shows.
@@ -92,30 +94,57 @@ final class TerminatedDeviceHealth {
         return result;
     }
 
+    /**
+     * The container's devices as of {@code finished}, claim devices and device-plugin devices alike:
+     * both are the pod's hardware when it died, and a repair after the crash hides the failure in
+     * either (issue #45).
+     */
     private static ContainerDeviceStatus asOf(ContainerDeviceStatus container, Instant finished, Duration window,
                                               List<PodDeviceStatus> statuses, PodDeviceStatus remembered,
                                               DevicePostMortem.Spec recorded) {
         Instant windowEnd = finished.plus(window);
+        String name = container.getName();
         List<ClaimDeviceStatus> claims = new ArrayList<>();
         for (ClaimDeviceStatus claim : container.getClaims()) {
             List<DeviceStatus> devices = new ArrayList<>();
             for (DeviceStatus device : claim.getDevices()) {
-                DeviceStatus state = recorded(recorded, container.getName(), device)
-                        .or(() -> find(remembered, container.getName(), claim.getClaimName(), device.getDevice())
-                                .filter(d -> beganBy(d, finished)))
-                        .orElse(null);
-                for (PodDeviceStatus status : statuses) {
-                    DeviceStatus report = find(status, container.getName(), claim.getClaimName(), device.getDevice()).orElse(null);
-                    if (report != null && applies(report, finished, windowEnd) && !keepsFailure(state, report, finished)) {
-                        state = report;
-                    }
-                }
-                devices.add(state != null ? state : DeviceStatus.newBuilder(device)
-                        .setHealth(HealthStatus.UNKNOWN).setMessage(NO_REPORT_MESSAGE).setReason(null).build());
+                devices.add(deviceAsOf(name, device, s -> find(s, name, claim.getClaimName(), device.getDevice()),
+                        finished, windowEnd, statuses, remembered, recorded));
             }
             claims.add(ClaimDeviceStatus.newBuilder(claim).setDevices(devices).build());
         }
-        return ContainerDeviceStatus.newBuilder(container).setClaims(claims).build();
+        List<DevicePluginResourceStatus> resources = new ArrayList<>();
+        for (DevicePluginResourceStatus resource : container.getDevicePluginResources()) {
+            List<DeviceStatus> devices = new ArrayList<>();
+            for (DeviceStatus device : resource.getDevices()) {
+                devices.add(deviceAsOf(name, device, s -> findPlugin(s, name, resource.getResourceName(), device.getResourceId()),
+                        finished, windowEnd, statuses, remembered, recorded));
+            }
+            resources.add(DevicePluginResourceStatus.newBuilder(resource).setDevices(devices).build());
+        }
+        return ContainerDeviceStatus.newBuilder(container).setClaims(claims).setDevicePluginResources(resources).build();
+    }
+
+    /**
+     * One device as of {@code finished}: starting from what the record shows, else what the sink
+     * remembers (if it began by then), every report that {@link #applies} and does not repair a
+     * failure the pod may have died with ({@link #keepsFailure}); Unknown when none does.
+     * {@code reportIn}: this device's report in a status, if the status has it.
+     */
+    private static DeviceStatus deviceAsOf(String container, DeviceStatus device, Function<PodDeviceStatus, Optional<DeviceStatus>> reportIn,
+                                           Instant finished, Instant windowEnd, List<PodDeviceStatus> statuses,
+                                           PodDeviceStatus remembered, DevicePostMortem.Spec recorded) {
+        DeviceStatus state = recorded(recorded, container, device)
+                .or(() -> reportIn.apply(remembered).filter(d -> beganBy(d, finished)))
+                .orElse(null);
+        for (PodDeviceStatus status : statuses) {
+            DeviceStatus report = reportIn.apply(status).orElse(null);
+            if (report != null && applies(report, finished, windowEnd) && !keepsFailure(state, report, finished)) {
+                state = report;
+            }
+        }
+        return state != null ? state : DeviceStatus.newBuilder(device)
+                .setHealth(HealthStatus.UNKNOWN).setMessage(NO_REPORT_MESSAGE).setReason(null).build();
     }
 
     static boolean applies(DeviceStatus report, Instant finished, Instant windowEnd) {
@@ -192,6 +221,33 @@ final class TerminatedDeviceHealth {
                 }
                 for (DeviceStatus d : claim.getDevices()) {
                     if (d.getDevice().equals(device)) {
+                        return Optional.of(d);
+                    }
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * A device-plugin device is known by its device id (PodResources reports no driver or pool), which
+     * the processor puts in {@code resourceId}; the DRA identity it may add from the inventory can
+     * come later than the id, so it is not compared.
+     */
+    private static Optional<DeviceStatus> findPlugin(PodDeviceStatus status, String container, String resourceName, String deviceId) {
+        if (status == null) {
+            return Optional.empty();
+        }
+        for (ContainerDeviceStatus c : status.getContainers()) {
+            if (!c.getName().equals(container)) {
+                continue;
+            }
+            for (DevicePluginResourceStatus resource : c.getDevicePluginResources()) {
+                if (!resource.getResourceName().equals(resourceName)) {
+                    continue;
+                }
+                for (DeviceStatus d : resource.getDevices()) {
+                    if (d.getResourceId().equals(deviceId)) {
                         return Optional.of(d);
                     }
                 }

@@ -2,6 +2,7 @@ package io.devhealth.sink;
 
 import io.devhealth.schema.avro.ClaimDeviceStatus;
 import io.devhealth.schema.avro.ContainerDeviceStatus;
+import io.devhealth.schema.avro.DevicePluginResourceStatus;
 import io.devhealth.schema.avro.DeviceRef;
 import io.devhealth.schema.avro.DeviceStatus;
 import io.devhealth.schema.avro.HealthStatus;
@@ -28,6 +29,34 @@ final class PodStatusFixtures {
                 .setHealth(health)
                 .setMessage(message)
                 .setSince(since)
+                .build();
+    }
+
+    /**
+     * A device handed out by a device plugin: the processor knows it by the plugin's device id (a GPU
+     * UUID), which is also its resource id; no DRA driver, pool or device name.
+     */
+    static DeviceStatus pluginDevice(String id, HealthStatus health, String message, Instant since) {
+        return DeviceStatus.newBuilder()
+                .setDevice(DeviceRef.newBuilder().setDriver("").setPool("").setDevice("").setUuid(id).build())
+                .setResourceId(id)
+                .setHealth(health)
+                .setMessage(message)
+                .setSince(since)
+                .build();
+    }
+
+    /** The status of a pod whose one container has device-plugin devices of {@code resourceName} and no claims. */
+    static PodDeviceStatus pluginStatus(long version, String namespace, String pod, String container, String resourceName,
+                                        HealthStatus summary, DeviceStatus... devices) {
+        return PodDeviceStatus.newBuilder()
+                .setPod(new PodRef(namespace, pod, null))
+                .setNode("node-a")
+                .setVersion(version)
+                .setUpdatedAt(T0)
+                .setSummary(summary)
+                .setContainers(List.of(ContainerDeviceStatus.newBuilder().setName(container).setClaims(List.of())
+                        .setDevicePluginResources(List.of(new DevicePluginResourceStatus(resourceName, List.of(devices)))).build()))
                 .build();
     }
 

@@ -1,13 +1,17 @@
 package io.devhealth.sink;
 
+import static io.devhealth.sink.PodStatusFixtures.T0;
 import static io.devhealth.sink.PodStatusFixtures.device;
 import static io.devhealth.sink.PodStatusFixtures.status;
 import static io.devhealth.simulators.kube.FaultInjectingKubernetesApi.method;
+import static io.devhealth.simulators.kube.FaultInjectingKubernetesApi.pathEndsWith;
+import static io.devhealth.testkit.assertions.PodStatusAssert.assertThatPod;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.PodDeviceStatus;
+import io.devhealth.schema.avro.TerminatedPod;
 import io.devhealth.simulators.kube.FaultInjectingKubernetesApi;
 import io.devhealth.simulators.kube.FaultInjectingKubernetesApi.Fault;
 import io.devhealth.simulators.kube.FaultInjectingKubernetesApi.Request;
@@ -18,14 +22,24 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.producer.MockProducer;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** The writer's reaction to each class of API-server error, on the mock with injected faults. */
 class PodStatusWriterErrorsTest {
+
+    private static final Duration WINDOW = Duration.ofMinutes(2);
+    private static final Instant FINISHED = T0.plusSeconds(60);
 
     private final MutableClock clock = MutableClock.at("2026-11-29T10:00:00Z");
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
@@ -50,8 +64,13 @@ class PodStatusWriterErrorsTest {
     }
 
     private PodStatusWriter writer() {
+        return writer(null, clock);
+    }
+
+    /** {@code verdicts}: null for none. */
+    private PodStatusWriter writer(VerdictPublisher verdicts, Clock clock) {
         ApiCallPolicy policy = new ApiCallPolicy(new ApiCallPolicy.Settings(1_000, 1_000, 4, Duration.ofMillis(5), Duration.ofMillis(20)), metrics);
-        return new PodStatusWriter(client, new PodStatusWriter.Settings(Duration.ofMinutes(2), 5), policy, null, metrics, clock);
+        return new PodStatusWriter(client, new PodStatusWriter.Settings(WINDOW, 5), policy, null, verdicts, metrics, clock);
     }
 
     private boolean hasOurCondition() {
@@ -60,6 +79,38 @@ class PodStatusWriterErrorsTest {
 
     private static PodDeviceStatus unhealthy() {
         return status("ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.UNHEALTHY, device("gpu-0", HealthStatus.UNHEALTHY, "XID 79"));
+    }
+
+    private static PodDeviceStatus gpu(long version, HealthStatus health, String message, Instant since) {
+        return status(version, "ml", "train-0", "main", "train-0-gpu-x1", health, device("gpu-0", health, message, since));
+    }
+
+    private DevicePostMortem record() {
+        return client.resources(DevicePostMortem.class).inNamespace("ml").withName("train-0").get();
+    }
+
+    /**
+     * {@link #clock} plus a millisecond more at every read, as time passes between the attempts of a
+     * real write: a retry that stamped the record again would stamp another time.
+     */
+    private Clock ticking() {
+        AtomicLong reads = new AtomicLong();
+        return new Clock() {
+            @Override
+            public Instant instant() {
+                return clock.instant().plusMillis(reads.getAndIncrement());
+            }
+
+            @Override
+            public ZoneId getZone() {
+                return ZoneOffset.UTC;
+            }
+
+            @Override
+            public Clock withZone(ZoneId zone) {
+                return this;
+            }
+        };
     }
 
     private Pod pod() {
@@ -112,6 +163,56 @@ class PodStatusWriterErrorsTest {
                 .satisfies(e -> assertThat(((InvalidPodStatusException) e).patch()).contains(PodStatusWriter.CONDITION_TYPE));
         assertThat(patches()).hasSize(1);
         assertThat(hasOurCondition()).isFalse();
+    }
+
+    /**
+     * The freeze writes the record (frozen, verdict published) and then the pod; a 409 on the pod's
+     * write re-reads and retries, and the retry finds the record already frozen: it must add the
+     * pod's final marker and nothing else, neither a second verdict nor a new frozen time.
+     */
+    @Test
+    void shouldFinishAFreezeAfterAConflictWithoutPublishingOrStampingTheRecordAgain() {
+        PodFixtures.markTerminated(client, "ml", "train-0", 1, FINISHED);
+        clock.set(FINISHED.plusSeconds(20));
+        PodDeviceStatus failed = gpu(1, HealthStatus.UNHEALTHY, "XID 79", FINISHED.plusSeconds(10));
+        MockProducer<String, TerminatedPod> producer = new MockProducer<>(true, null, new StringSerializer(), (topic, value) -> new byte[0]);
+        PodStatusWriter writer = writer(new VerdictPublisher(producer, "devhealth.pod-verdicts", metrics), ticking());
+        writer.write(List.of(failed), null);
+        clock.set(FINISHED.plus(WINDOW));
+        api.clearRequests();
+        api.injectNext(1, method("PATCH").and(pathEndsWith("/pods/train-0/status")), Fault.status(409));
+
+        PodStatusWriter.Result frozen = writer.freeze("ml", "train-0", List.of(failed), null);
+
+        assertThat(frozen.frozenNow()).isTrue();
+        assertThat(PodStatusWriter.isFinal(pod())).isTrue();
+        assertThat(producer.history()).as("one verdict").singleElement().satisfies(verdict ->
+                assertThat(record().getSpec().frozenAt()).as("frozen at the first attempt, as the verdict says")
+                        .isEqualTo(verdict.value().getRecordedAt().toString()));
+        assertThat(patches()).filteredOn(r -> r.path().contains("/devicepostmortems/")).as("the record frozen once").hasSize(1);
+    }
+
+    /**
+     * A freeze whose statuses change the condition (a failure reported within the window, not yet on
+     * the pod) and whose pod write meets a 409: the retry, finding the record frozen, must still bring
+     * the condition to what the record says, or the pod is marked final with a condition that
+     * contradicts its record for good.
+     */
+    @Test
+    void shouldGiveThePodTheFrozenRecordsConditionWhenTheFreezeIsRetriedAfterAConflict() {
+        PodFixtures.markTerminated(client, "ml", "train-0", 1, FINISHED);
+        clock.set(FINISHED.plusSeconds(5));
+        PodStatusWriter writer = writer();
+        writer.write(List.of(gpu(1, HealthStatus.HEALTHY, null, T0)), null);
+        clock.set(FINISHED.plus(WINDOW));
+        api.injectNext(1, method("PATCH").and(pathEndsWith("/pods/train-0/status")), Fault.status(409));
+
+        writer.freeze("ml", "train-0", List.of(gpu(2, HealthStatus.UNHEALTHY, "XID 79", FINISHED.plusSeconds(10))), null);
+
+        assertThat(record().getSpec().isFrozen()).isTrue();
+        assertThat(record().getSpec().verdict()).isEqualTo("DeviceFailure");
+        assertThatPod(pod()).hasCondition(PodStatusWriter.FINAL_CONDITION_TYPE, "True")
+                .hasCondition(PodStatusWriter.CONDITION_TYPE, "False", "DeviceUnhealthy");
     }
 
     @Test

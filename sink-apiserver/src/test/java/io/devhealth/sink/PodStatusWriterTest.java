@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.devhealth.schema.avro.ClaimDeviceStatus;
+import io.devhealth.schema.avro.ContainerDeviceStatus;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.avro.PodRef;
@@ -142,6 +144,55 @@ class PodStatusWriterTest {
         assertThat(PodStatusWriter.hasCondition(pod(), PodStatusWriter.CONDITION_TYPE)).isFalse();
 
         var its = PodDeviceStatus.newBuilder(fromNodeA).setNode("node-b").build();
+        assertThat(writer.write(its)).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
+    }
+
+    /**
+     * The pod deleted and re-created under its name on the same node, with the same ResourceClaim
+     * (one named in the spec, not made from a template): node and claims match, and only the UID the
+     * status carries (from the claim's reservedFor) tells the earlier pod from the new one.
+     */
+    @Test
+    void shouldRefuseAStatusOfAnEarlierPodReCreatedOnTheSameNodeWithTheSameClaim() {
+        PodStatusWriter writer = new PodStatusWriter(client, clock);
+        String earlierUid = pod().getMetadata().getUid();
+        var earlier = PodDeviceStatus.newBuilder(status("ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.UNHEALTHY,
+                device("gpu-0", HealthStatus.UNHEALTHY, "XID 79"))).setPod(new PodRef("ml", "train-0", earlierUid)).build();
+        client.pods().inNamespace("ml").withName("train-0").withGracePeriod(0).delete();
+        await().until(() -> pod() == null);
+        PodFixtures.createRunning(client, PodFixtures.podWithClaim("ml", "train-0", "node-a", "main", "gpu", "train-0-gpu-x1", "gpu"));
+        String uid = pod().getMetadata().getUid();
+        assertThat(uid).as("a new pod").isNotEqualTo(earlierUid);
+
+        assertThat(writer.write(earlier)).isEqualTo(PodStatusWriter.Outcome.OTHER_POD);
+        assertThat(PodStatusWriter.hasCondition(pod(), PodStatusWriter.CONDITION_TYPE)).isFalse();
+
+        var its = PodDeviceStatus.newBuilder(earlier).setPod(new PodRef("ml", "train-0", uid)).build();
+        assertThat(writer.write(its)).as("the same status with the new pod's UID").isEqualTo(PodStatusWriter.Outcome.WRITTEN);
+    }
+
+    /**
+     * The pod re-created under its name on the same node, given a new claim from its template; the
+     * status carries no UID (PodResources reports none), so only the claims it names tell the earlier
+     * pod from the new one: a claim the pod does not reference, or one of that name in another
+     * namespace, is refused.
+     */
+    @Test
+    void shouldRefuseAStatusNamingAClaimThePodOnTheSameNodeDoesNotReference() {
+        PodStatusWriter writer = new PodStatusWriter(client, clock);
+        var earlier = status("ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.UNHEALTHY, device("gpu-0", HealthStatus.UNHEALTHY, "XID 79"));
+        client.pods().inNamespace("ml").withName("train-0").withGracePeriod(0).delete();
+        await().until(() -> pod() == null);
+        PodFixtures.createRunning(client, PodFixtures.podWithClaim("ml", "train-0", "node-a", "main", "gpu", "train-0-gpu-y2", "gpu"));
+
+        assertThat(writer.write(earlier)).as("the earlier pod's claim").isEqualTo(PodStatusWriter.Outcome.OTHER_POD);
+        var its = status("ml", "train-0", "main", "train-0-gpu-y2", HealthStatus.UNHEALTHY, device("gpu-0", HealthStatus.UNHEALTHY, "XID 79"));
+        var elsewhere = PodDeviceStatus.newBuilder(its).setContainers(List.of(ContainerDeviceStatus.newBuilder(its.getContainers().get(0))
+                .setClaims(List.of(ClaimDeviceStatus.newBuilder(its.getContainers().get(0).getClaims().get(0)).setClaimNamespace("other").build()))
+                .build())).build();
+        assertThat(writer.write(elsewhere)).as("a claim of that name in another namespace").isEqualTo(PodStatusWriter.Outcome.OTHER_POD);
+        assertThat(PodStatusWriter.hasCondition(pod(), PodStatusWriter.CONDITION_TYPE)).isFalse();
+
         assertThat(writer.write(its)).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
     }
 

@@ -2,6 +2,8 @@ package io.devhealth.sink;
 
 import static io.devhealth.sink.PodStatusFixtures.T0;
 import static io.devhealth.sink.PodStatusFixtures.device;
+import static io.devhealth.sink.PodStatusFixtures.pluginDevice;
+import static io.devhealth.sink.PodStatusFixtures.pluginStatus;
 import static io.devhealth.sink.PodStatusFixtures.status;
 import static io.devhealth.testkit.assertions.PodStatusAssert.assertThatPod;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -31,6 +33,8 @@ class TerminatedPodStatusTest {
 
     private static final String ENTRY = "claim:gpu/gpu";
     private static final String GPU = "gpu.example.com/gpu=gpu-0";
+    private static final String PLUGIN_RESOURCE = "nvidia.com/gpu";
+    private static final String PLUGIN_GPU = "GPU-5f0c2d1e-8a7b-4c3d-9e2f-1a0b3c4d5e6f";
     /** When the job's container finished. */
     private static final Instant FINISHED = T0.plusSeconds(60);
 
@@ -53,18 +57,27 @@ class TerminatedPodStatusTest {
     }
 
     private DevicePostMortem record() {
-        return client.resources(DevicePostMortem.class).inNamespace("ml").withName("train-0").get();
+        return record("train-0");
+    }
+
+    private DevicePostMortem record(String pod) {
+        return client.resources(DevicePostMortem.class).inNamespace("ml").withName(pod).get();
     }
 
     /** The record names the pod and shows the GPU with this health and message (null: any). */
     private void assertRecorded(String health, String message) {
-        DevicePostMortem record = record();
+        assertRecorded("train-0", ENTRY, GPU, health, message);
+    }
+
+    /** The record of {@code pod} names it and shows one device, {@code resourceId} under {@code entry}, with this health and message (null: any). */
+    private void assertRecorded(String pod, String entry, String resourceId, String health, String message) {
+        DevicePostMortem record = record(pod);
         assertThat(record).as("post-mortem record").isNotNull();
-        assertThat(record.getSpec().pod().uid()).isEqualTo(pod().getMetadata().getUid());
+        assertThat(record.getSpec().pod().uid()).isEqualTo(client.pods().inNamespace("ml").withName(pod).get().getMetadata().getUid());
         assertThat(record.getSpec().containers()).singleElement().satisfies(c -> assertThat(c.resources()).singleElement().satisfies(r -> {
-            assertThat(r.name()).isEqualTo(ENTRY);
+            assertThat(r.name()).isEqualTo(entry);
             assertThat(r.devices()).singleElement().satisfies(d -> {
-                assertThat(d.resourceID()).isEqualTo(GPU);
+                assertThat(d.resourceID()).isEqualTo(resourceId);
                 assertThat(d.health()).isEqualTo(health);
                 if (message != null) {
                     assertThat(d.message()).isEqualTo(message);
@@ -75,6 +88,15 @@ class TerminatedPodStatusTest {
 
     private static PodDeviceStatus gpu(long version, HealthStatus health, String message, Instant since) {
         return status(version, "ml", "train-0", "main", "train-0-gpu-x1", health, device("gpu-0", health, message, since));
+    }
+
+    /** An inference pod given one GPU by NVIDIA's device plugin ({@code nvidia.com/gpu}), no ResourceClaim. */
+    private void createDevicePluginPod() {
+        PodFixtures.createRunning(client, PodFixtures.podWithDevicePluginResource("ml", "infer-0", "node-a", "main", PLUGIN_RESOURCE, 1));
+    }
+
+    private static PodDeviceStatus pluginGpu(long version, HealthStatus health, String message, Instant since) {
+        return pluginStatus(version, "ml", "infer-0", "main", PLUGIN_RESOURCE, health, pluginDevice(PLUGIN_GPU, health, message, since));
     }
 
     @Test
@@ -227,6 +249,38 @@ class TerminatedPodStatusTest {
 
         writer.write(List.of(gpu(1, HealthStatus.HEALTHY, null, FINISHED.plusSeconds(1))), null);
         assertRecorded("Unknown", TerminatedDeviceHealth.NO_REPORT_MESSAGE);
+    }
+
+    /**
+     * Devices of a device plugin are folded as of finishedAt as claim devices are: a GPU that failed
+     * two seconds before the crash and was repaired (a reset, a driver reload) two seconds after is
+     * what killed the pod, and the repair must not clear it (issue #45).
+     */
+    @Test
+    void shouldKeepADevicePluginGpuUnhealthyAsOfTerminationWhenItIsRepairedAfterwards() {
+        createDevicePluginPod();
+        PodDeviceStatus failed = pluginGpu(1, HealthStatus.UNHEALTHY, "XID 79", FINISHED.minusSeconds(2));
+        writer.write(List.of(failed), null);
+        PodFixtures.markTerminated(client, "ml", "infer-0", 1, FINISHED);
+        clock.set(FINISHED.plusSeconds(5));
+
+        writer.write(List.of(pluginGpu(2, HealthStatus.HEALTHY, null, FINISHED.plusSeconds(2))), failed);
+
+        assertRecorded("infer-0", PLUGIN_RESOURCE, PLUGIN_GPU, "Unhealthy", "XID 79");
+        assertThat(record("infer-0").getSpec().verdict()).isEqualTo("DeviceFailure");
+        assertThatPod(client.pods().inNamespace("ml").withName("infer-0").get())
+                .hasCondition(PodStatusWriter.CONDITION_TYPE, "False", "DeviceUnhealthy");
+    }
+
+    @Test
+    void shouldSayUnknownForADevicePluginGpuWhenNoReportCoversTheTimeOfTermination() {
+        createDevicePluginPod();
+        PodFixtures.markTerminated(client, "ml", "infer-0", 0, FINISHED);
+
+        writer.write(List.of(pluginGpu(1, HealthStatus.HEALTHY, null, FINISHED.plusSeconds(20))), null);
+
+        assertRecorded("infer-0", PLUGIN_RESOURCE, PLUGIN_GPU, "Unknown", TerminatedDeviceHealth.NO_REPORT_MESSAGE);
+        assertThat(record("infer-0").getSpec().verdict()).isEqualTo("Unknown");
     }
 
     @Test

@@ -9,6 +9,7 @@ import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.PodConditionBuilder;
 import io.fabric8.kubernetes.api.model.PodStatus;
 import io.fabric8.kubernetes.api.model.PodStatusBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Instant;
 import java.time.format.DateTimeFormatter;
@@ -78,6 +79,41 @@ public final class PodFixtures {
                                 .withName(podClaimRef)
                                 .withRequest(requestName)
                             .endClaim()
+                        .endResources()
+                    .endContainer()
+                .endSpec()
+                .build();
+    }
+
+    /**
+     * A pod with one container that is given {@code count} devices of a device plugin (e.g.
+     * {@code nvidia.com/gpu}): an extended resource in the container's limits, no ResourceClaim. The
+     * kubelet reports such devices through PodResources, which names neither claims nor the pod's UID.
+     *
+     * @param namespace the namespace
+     * @param name the pod name
+     * @param node {@code spec.nodeName}; {@code null} for an unscheduled pod
+     * @param container the container name
+     * @param resourceName the extended resource, e.g. {@code nvidia.com/gpu}
+     * @param count how many devices the container asks for
+     * @return the pod, without status
+     */
+    public static Pod podWithDevicePluginResource(String namespace, String name, String node, String container,
+            String resourceName, int count) {
+        return new PodBuilder()
+                .withNewMetadata()
+                    .withNamespace(namespace)
+                    .withName(name)
+                    .addToLabels("app.kubernetes.io/name", name)
+                .endMetadata()
+                .withNewSpec()
+                    .withNodeName(node)
+                    .withRestartPolicy("Never")
+                    .addNewContainer()
+                        .withName(container)
+                        .withImage(IMAGE)
+                        .withNewResources()
+                            .addToLimits(resourceName, new Quantity(Integer.toString(count)))
                         .endResources()
                     .endContainer()
                 .endSpec()
