@@ -2,6 +2,7 @@ package io.devhealth.cli;
 
 import io.devhealth.collector.CollectorConfig;
 import io.devhealth.collector.NodeCollector;
+import io.devhealth.processor.MissingInputTopicsException;
 import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.processor.StreamProcessorApp;
 import io.devhealth.schema.config.ServiceConfig;
@@ -15,10 +16,21 @@ import java.util.concurrent.CountDownLatch;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
-/** The three long-running services. Each reads its typed configuration from DEVHEALTH_* variables and {@code --set}. */
+/**
+ * The three long-running services. Each reads its typed configuration from DEVHEALTH_* variables and {@code --set}.
+ * Exit codes: {@value #EXIT_STOPPED} stopped by a signal, {@value #EXIT_CONFIGURATION} configuration error, and the
+ * processor's {@value #EXIT_MISSING_TOPICS} for an input topic missing from the Kafka cluster.
+ */
 final class ServiceCommands {
+
+    static final int EXIT_STOPPED = 0;
+    static final int EXIT_CONFIGURATION = 2;
+    /** Distinct from a configuration error: the configuration is fine, the cluster is not ready for it. */
+    static final int EXIT_MISSING_TOPICS = 3;
 
     private ServiceCommands() {}
 
@@ -30,6 +42,9 @@ final class ServiceCommands {
         @Option(names = "--help-config", description = "List every configuration option with its environment variable and default.")
         boolean helpConfig;
 
+        @Spec
+        CommandSpec spec;
+
         abstract ConfigDef definition();
 
         abstract AutoCloseable start(Map<String, String> env, Map<String, String> overrides) throws Exception;
@@ -38,14 +53,17 @@ final class ServiceCommands {
         public Integer call() throws Exception {
             if (helpConfig) {
                 System.out.print(ServiceConfig.describe(definition()));
-                return 0;
+                return EXIT_STOPPED;
             }
             AutoCloseable service;
             try {
                 service = start(System.getenv(), overrides);
             } catch (ConfigException e) {
-                System.err.println("configuration error: " + e.getMessage());
-                return 2;
+                spec.commandLine().getErr().println("configuration error: " + e.getMessage());
+                return EXIT_CONFIGURATION;
+            } catch (MissingInputTopicsException e) {
+                spec.commandLine().getErr().println("cannot start: " + e.getMessage());
+                return EXIT_MISSING_TOPICS;
             }
             CountDownLatch stopped = new CountDownLatch(1);
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -58,7 +76,7 @@ final class ServiceCommands {
                 }
             }, "devhealth-shutdown"));
             stopped.await();
-            return 0;
+            return EXIT_STOPPED;
         }
     }
 
@@ -79,7 +97,11 @@ final class ServiceCommands {
     }
 
     @Command(name = "processor", mixinStandardHelpOptions = true,
-            description = "Stream-processor (Kafka Streams): joins health to allocations, emits pod status and transitions.")
+            description = "Stream-processor (Kafka Streams): joins health to allocations, emits pod status and transitions.",
+            exitCodeListHeading = "Exit codes:%n",
+            exitCodeList = {EXIT_STOPPED + ":stopped by a signal", EXIT_CONFIGURATION + ":configuration error",
+                    EXIT_MISSING_TOPICS + ":an input topic is missing from the Kafka cluster (" + MissingInputTopicsException.TOPICS_FILE
+                            + " lists them)"})
     static final class Processor extends ServiceCommand {
         @Override
         ConfigDef definition() {
@@ -89,7 +111,13 @@ final class ServiceCommands {
         @Override
         AutoCloseable start(Map<String, String> env, Map<String, String> overrides) {
             StreamProcessorApp app = new StreamProcessorApp(ProcessorConfig.fromEnvironment(env, overrides));
-            app.start();
+            try {
+                app.start();
+            } catch (RuntimeException e) {
+                // Built but not started: its query port, clients and Kafka Streams instance are released here.
+                app.close();
+                throw e;
+            }
             return app;
         }
     }

@@ -31,10 +31,15 @@ public final class StreamProcessorApp implements AutoCloseable {
     private static final Logger LOGGER = LoggerFactory.getLogger(StreamProcessorApp.class);
     static final String PRINCIPALS_ENFORCED_GAUGE = "devhealth.processor.principals.enforced";
     static final String FENCED_TRANSACTIONS_METER = "devhealth.processor.transactions.fenced";
+    /**
+     * How long {@link #start} waits for the topic list of {@link InputTopicsCheck}: a reachable cluster answers in
+     * milliseconds; past this the processor starts unchecked rather than hold a pod back from a slow cluster.
+     */
+    static final Duration INPUT_TOPICS_TIMEOUT = Duration.ofSeconds(30);
 
     private final PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final KafkaStreams streams;
-    /** The query API's: the changelogs' last stable offsets, for standby reads. */
+    /** The query API's (the changelogs' last stable offsets, for standby reads), and the input-topic check's at start. */
     private final Admin admin;
     private final KafkaStreamsMetrics streamsMetrics;
     private final QueryServer queryServer;
@@ -135,7 +140,13 @@ public final class StreamProcessorApp implements AutoCloseable {
         return props;
     }
 
+    /**
+     * Starts Kafka Streams and the query API.
+     *
+     * @throws MissingInputTopicsException when the cluster lacks an input topic; Kafka Streams was not started then
+     */
     public void start() {
+        InputTopicsCheck.requireTopics(admin, DeviceHealthTopology.inputTopics(config.topics()), INPUT_TOPICS_TIMEOUT);
         streams.setUncaughtExceptionHandler(error -> {
             LOGGER.error("stream thread failed, replacing it error=\"{}\"", error.toString(), error);
             return StreamThreadExceptionResponse.REPLACE_THREAD;

@@ -16,6 +16,7 @@ import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -35,6 +36,11 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * writes, each told to the {@link TransitionOracle}; an allocation snapshot of every node first (so
  * that every node's pod exists from the start) and of a random node every 25 rounds. Node {@code i}
  * is {@code node-i}; its one pod, {@code ml/train-node-i}, holds one of its devices.
+ *
+ * <p>With {@link #replayingSpool}, it also sends what a collector replaying its on-disk spool sends
+ * (after its own restart, or a send it could not confirm): records already sent, again, with the same
+ * epoch, sequence and content, each node's in the order first sent. These are duplicates the
+ * processor must drop, so the oracle never hears of them.
  */
 final class NodeEventLoad implements Runnable {
 
@@ -63,6 +69,17 @@ final class NodeEventLoad implements Runnable {
     private volatile long sent;
     private volatile long sendingNanos;
     private static final long ROUND_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    /**
+     * Records kept per node for replays: about 2 s of a node's records at the kill test's rate, so that a
+     * replay right after a kill reaches back past the killed instance's last commits (exactly-once commits
+     * every 100 ms) into records it had committed.
+     */
+    static final int SPOOL_RECORDS = 250;
+    /** Each node's last {@value #SPOOL_RECORDS} records, in the order sent: what its collector's spool would replay. */
+    private final Map<String, ArrayDeque<NodeEvent>> spools = new HashMap<>();
+    private int replayEveryRounds;
+    private volatile KafkaProducer<String, NodeEvent> events;
+    private volatile long replayed;
 
     /** The mix the fault tests ran first: two thirds changes, a third keep-alives, each of a random health. */
     static final int RANDOM_MIX = -1;
@@ -121,6 +138,43 @@ final class NodeEventLoad implements Runnable {
         return sent;
     }
 
+    /** Records sent again as spool replays, periodic and {@link #replaySpools} together. */
+    long replayed() {
+        return replayed;
+    }
+
+    /**
+     * Every {@code everyRounds} rounds, one random node's collector replays a segment of its spool
+     * ({@link #replaySpool}); set before {@link #run}.
+     */
+    NodeEventLoad replayingSpool(int everyRounds) {
+        if (everyRounds <= 0) {
+            throw new IllegalArgumentException("everyRounds must be positive, got " + everyRounds);
+        }
+        this.replayEveryRounds = everyRounds;
+        return this;
+    }
+
+    /**
+     * Every node's collector replays a segment of its spool now, between rounds, and the broker has
+     * acknowledged it all when this returns; works while paused too.
+     *
+     * @return the records sent again
+     */
+    int replaySpools() {
+        synchronized (round) {
+            if (events == null) {
+                throw new IllegalStateException("the load is not running");
+            }
+            int records = 0;
+            for (int i = 0; i < nodes; i++) {
+                records += replaySpool(events, node(i));
+            }
+            events.flush();
+            return records;
+        }
+    }
+
     /** The device each node's pod holds in the node's latest allocation snapshot, by node. */
     Map<String, String> podDevices() {
         return Map.copyOf(podDevices);
@@ -140,8 +194,11 @@ final class NodeEventLoad implements Runnable {
         var registry = SchemaRegistries.inMemory(registryName);
         try (KafkaProducer<String, NodeEvent> events = new KafkaProducer<>(props, new StringSerializer(),
                 AvroSerde.of(NodeEvent.class, registry).serializer())) {
-            for (int i = 0; i < nodes; i++) {
-                events.send(new ProducerRecord<>(topics.nodeEvents(), node(i), new NodeEvent(snapshot(node(i)))));
+            synchronized (round) {
+                this.events = events;
+                for (int i = 0; i < nodes; i++) {
+                    send(events, node(i), new NodeEvent(snapshot(node(i))));
+                }
             }
             long rounds = 0;
             // At a fixed rate: a round that took long (a flush the broker was slow to acknowledge) does not slow the
@@ -169,6 +226,10 @@ final class NodeEventLoad implements Runnable {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } finally {
+            synchronized (round) {
+                this.events = null;
+            }
         }
     }
 
@@ -194,16 +255,48 @@ final class NodeEventLoad implements Runnable {
                     .setDevice(DeviceRef.newBuilder().setDriver(DRIVER).setPool(node).setDevice(device).build())
                     .setHealth(health).setKind(kind).setMessage(health == HealthStatus.UNHEALTHY ? "XID 79" : null)
                     .setObservedAt(base.plusMillis(sequence)).setCollectorEpoch(epoch).setSequence(sequence).build();
-            // Key = node, as the collector writes: per-device order is the partition's order.
-            events.send(new ProducerRecord<>(topics.nodeEvents(), node, new NodeEvent(report)));
+            send(events, node, new NodeEvent(report));
             oracle.reported(deviceKey(node, device), health);
             sent++;
         }
         if (rounds % 25 == 0) {
             String node = node(random.nextInt(nodes));
-            events.send(new ProducerRecord<>(topics.nodeEvents(), node, new NodeEvent(snapshot(node))));
+            send(events, node, new NodeEvent(snapshot(node)));
+        }
+        if (replayEveryRounds > 0 && rounds % replayEveryRounds == replayEveryRounds - 1) {
+            replaySpool(events, node(random.nextInt(nodes)));
         }
         events.flush();
+    }
+
+    /** Sends a record for the first time and keeps it in its node's spool. */
+    private void send(KafkaProducer<String, NodeEvent> events, String node, NodeEvent event) {
+        // Key = node, as the collector writes: per-device order is the partition's order.
+        events.send(new ProducerRecord<>(topics.nodeEvents(), node, event));
+        ArrayDeque<NodeEvent> spool = spools.computeIfAbsent(node, n -> new ArrayDeque<>());
+        if (spool.size() == SPOOL_RECORDS) {
+            spool.removeFirst();
+        }
+        spool.addLast(event);
+    }
+
+    /**
+     * Sends {@code node}'s spool again from a random record to its end, as a collector replays from the
+     * oldest record it cannot prove was delivered: the same records, so the same epoch and sequence.
+     *
+     * @return the records sent again
+     */
+    private int replaySpool(KafkaProducer<String, NodeEvent> events, String node) {
+        List<NodeEvent> spool = List.copyOf(spools.getOrDefault(node, new ArrayDeque<>()));
+        if (spool.isEmpty()) {
+            return 0;
+        }
+        List<NodeEvent> segment = spool.subList(random.nextInt(spool.size()), spool.size());
+        for (NodeEvent event : segment) {
+            events.send(new ProducerRecord<>(topics.nodeEvents(), node, event));
+        }
+        replayed += segment.size();
+        return segment.size();
     }
 
     private NodeAllocations snapshot(String node) {

@@ -11,6 +11,7 @@ import io.devhealth.schema.avro.StatsDimension;
 import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
+import io.devhealth.simulators.process.Ports;
 import io.devhealth.testkit.kafka.KafkaClusterExtension;
 import io.devhealth.testkit.kafka.OwnBroker;
 import io.devhealth.testkit.kafka.TopicReader;
@@ -18,6 +19,10 @@ import java.io.BufferedReader;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,9 +35,14 @@ import java.util.Random;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -48,6 +58,14 @@ import org.junit.jupiter.params.provider.ValueSource;
  * the transitions an oracle computes from the input, per device and in order; no duplicate, none
  * missing; the fleet counts count each once; and each pod's last status shows its device as the
  * device's last report left it. 5 kills by default, 10 with {@code -Ddevhealth.fault.long=true}.
+ *
+ * <p>The load replays collector spools, as a collector does after its own restart: every second one
+ * node's, and every node's while the processor is down after each kill, so that replays reach
+ * back across the kill into input the killed instance had committed and input it had not. They are
+ * duplicates (same epoch, sequence and content) and must change nothing. Last, at rest, after the
+ * final instance has committed everything: one more kill, every spool replayed, and an instance whose
+ * only input is that replay must count every record of it in {@code devhealth_processor_duplicates_total}
+ * and emit nothing; the de-duplication watermarks it drops them by come from the changelog alone.
  */
 @Tag("fault")
 @ExtendWith(KafkaClusterExtension.class)
@@ -57,6 +75,9 @@ class ProcessorKillIT {
     private static final int KILLS = Integer.getInteger("devhealth.fault.kills", LONG ? 10 : 5);
     private static final int NODES = 6;
     private static final int DEVICES_PER_NODE = 20;
+    /** One node's spool replayed every second (20 rounds of 50 ms). */
+    private static final int REPLAY_EVERY_ROUNDS = 20;
+    private static final String DUPLICATES_METRIC = "devhealth_processor_duplicates_total";
 
     @TempDir
     Path tmp;
@@ -70,6 +91,8 @@ class ProcessorKillIT {
     private Process processor;
     private TopicReader<String, HealthTransition> transitions;
     private int streamThreads = 1;
+    /** The running instance's query port, which serves /metrics. */
+    private int queryPort;
 
     /** A broker of the test's own: the processor runs on the default topic names. */
     @BeforeEach
@@ -105,7 +128,7 @@ class ProcessorKillIT {
         transitions = TopicReader.of(kafka, topics.healthTransitions()).deserializers(new StringDeserializer(),
                 AvroSerde.of(HealthTransition.class, SchemaRegistries.inMemory(registryName)).deserializer()).open();
         NodeEventLoad load = new NodeEventLoad(kafka, topics, registryName, oracle, random, NODES, DEVICES_PER_NODE, 40,
-                NodeEventLoad.RANDOM_MIX);
+                NodeEventLoad.RANDOM_MIX).replayingSpool(REPLAY_EVERY_ROUNDS);
         Thread producer = new Thread(load, "reports-producer");
         // A daemon: a failed run must not leave the fork producing.
         producer.setDaemon(true);
@@ -113,6 +136,7 @@ class ProcessorKillIT {
 
         List<Long> killedAfterMs = new ArrayList<>();
         List<Long> startupMs = new ArrayList<>();
+        int replayedAtKills = 0;
         for (int kill = 1; kill <= KILLS; kill++) {
             long t0 = System.nanoTime();
             startProcessor("run-" + kill);
@@ -127,9 +151,11 @@ class ProcessorKillIT {
             assertThat(processor.waitFor(30, TimeUnit.SECONDS)).isTrue();
             assertThat(processor.exitValue()).as("killed with SIGKILL").isEqualTo(137);
             killedAfterMs.add(delay);
+            // Sent while no instance runs: the next one reads them after the input the killed one had not committed.
+            replayedAtKills += load.replaySpools();
         }
-        load.stop();
-        producer.join();
+        // Paused, not stopped: the replay at rest below sends through the load's producer.
+        load.pause();
 
         long t0 = System.nanoTime();
         startProcessor("final");
@@ -141,9 +167,9 @@ class ProcessorKillIT {
         List<ConsumerRecord<String, HealthTransition>> received = transitions.readFor(Duration.ofSeconds(3));
 
         TransitionOracle.Check check = oracle.check(received);
-        System.out.printf("processor-kill seed=%d kills=%d reports=%d expectedTransitions=%d receivedTransitions=%d duplicateIds=%d "
+        System.out.printf("processor-kill seed=%d kills=%d reports=%d replayed=%d replayedAtKills=%d expectedTransitions=%d receivedTransitions=%d duplicateIds=%d "
                         + "duplicateContents=%d missing=%d devices=%d devicesWithWrongSequence=%d killDelaysMs=%s startupToRunningMs=%s elapsedS=%d%n",
-                seed, KILLS, load.sent(), expectedTotal, received.size(), check.duplicateIds(), check.duplicateContents(), check.missing(),
+                seed, KILLS, load.sent(), load.replayed(), replayedAtKills, expectedTotal, received.size(), check.duplicateIds(), check.duplicateContents(), check.missing(),
                 check.devices(), check.devicesWithWrongSequence(),
                 killedAfterMs, startupMs, TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started));
 
@@ -184,6 +210,68 @@ class ProcessorKillIT {
             System.out.printf("processor-kill pod statuses: %s%n", lastStatuses);
             assertThat(lastStatuses).as("each pod's last status: its device and the device's health").isEqualTo(expectedPods);
         }
+
+        // At rest: once the final instance has committed all input, a kill, every spool replayed, and a new
+        // instance whose only input is the replay. It must drop each replayed record by the watermarks restored
+        // from the changelog (watermarks kept in memory alone would let them all through) and emit nothing.
+        awaitUpTo(this::allInputCommitted, Duration.ofSeconds(60));
+        assertThat(allInputCommitted()).as("node-events committed to its end by the final instance").isTrue();
+        processor.destroyForcibly();
+        assertThat(processor.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        int replayedAtRest = load.replaySpools();
+        load.stop();
+        producer.join();
+        startProcessor("after-replay");
+        awaitUpTo(() -> duplicatesDropped() >= replayedAtRest, Duration.ofSeconds(60));
+        long dropped = duplicatesDropped();
+        int transitionsAfterReplay = transitions.readFor(Duration.ofSeconds(2)).size() - received.size();
+        System.out.printf("processor-kill replay at rest: replayed=%d droppedAsDuplicates=%d newTransitions=%d%n", replayedAtRest,
+                dropped, transitionsAfterReplay);
+        assertThat(dropped).as("records of the replay at rest dropped as duplicates (" + DUPLICATES_METRIC + ")")
+                .isEqualTo(replayedAtRest);
+        assertThat(transitionsAfterReplay).as("transitions emitted for the replay at rest").isZero();
+    }
+
+    /** Whether the processor's group has committed every node-events partition to its end. */
+    private boolean allInputCommitted() {
+        try {
+            Map<TopicPartition, OffsetAndMetadata> committed = kafka.admin().listConsumerGroupOffsets(applicationId)
+                    .partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS);
+            Map<TopicPartition, OffsetSpec> ends = new HashMap<>();
+            for (TopicPartition partition : kafka.admin().describeTopics(List.of(topics.nodeEvents())).allTopicNames()
+                    .get(10, TimeUnit.SECONDS).get(topics.nodeEvents()).partitions().stream()
+                    .map(p -> new TopicPartition(topics.nodeEvents(), p.partition())).toList()) {
+                ends.put(partition, OffsetSpec.latest());
+            }
+            var latest = kafka.admin().listOffsets(ends).all().get(10, TimeUnit.SECONDS);
+            return ends.keySet().stream().allMatch(partition -> committed.get(partition) != null
+                    && committed.get(partition).offset() == latest.get(partition).offset());
+        } catch (ExecutionException | TimeoutException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /** The running instance's {@value #DUPLICATES_METRIC}, all kinds summed; -1 while its /metrics does not answer. */
+    private long duplicatesDropped() {
+        try {
+            HttpResponse<String> metrics = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + queryPort + "/metrics")).timeout(Duration.ofSeconds(10)).GET().build(),
+                    HttpResponse.BodyHandlers.ofString());
+            if (metrics.statusCode() != 200) {
+                return -1;
+            }
+            // Prometheus text: name{labels} value
+            return Math.round(metrics.body().lines().filter(line -> line.startsWith(DUPLICATES_METRIC + "{"))
+                    .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1))).sum());
+        } catch (IOException e) {
+            return -1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return -1;
+        }
     }
 
     /** The transitions fleet-stats counted in {@code dimension}: the latest counts of each window, summed. */
@@ -207,8 +295,9 @@ class ProcessorKillIT {
             command.add("-Dorg.apache.avro.SERIALIZABLE_PACKAGES=" + trusted);
         }
         command.add("-D" + ProcessorProcessMain.OPTION_PREFIX + ProcessorConfig.STREAM_THREADS + "=" + streamThreads);
+        queryPort = Ports.free();
         command.addAll(List.of("-cp", classpath, ProcessorProcessMain.class.getName(), kafka.bootstrapServers(), registryName,
-                tmp.resolve("state").toString(), applicationId));
+                tmp.resolve("state").toString(), applicationId, "0", Integer.toString(queryPort)));
         processor = new ProcessBuilder(command).redirectErrorStream(true).start();
         CountDownLatch isRunning = new CountDownLatch(1);
         Path log = tmp.resolve("processor-" + run + ".log");
