@@ -21,7 +21,8 @@ import java.util.function.Function;
 
 /**
  * Device health of terminated containers "as of termination" (the post-mortem view, upstream #132978):
- * a device's report (a ResourceClaim's device or a device plugin's, by the same rule) applies when its health began at or before the container's {@code finishedAt}, or
+ * a device's report (a ResourceClaim's device or a device plugin's, by the same rule) applies when its
+ * health began at or before the container's {@code finishedAt}, or
  * when it is Unhealthy and began within the post-termination window (failures are often reported after
  * the crash they caused). Anything later (a recovery after the job died, a report after the window, a
  * device going silent because the node drained) does not change what the pod shows.
@@ -97,7 +98,7 @@ final class TerminatedDeviceHealth {
     /**
      * The container's devices as of {@code finished}, claim devices and device-plugin devices alike:
      * both are the pod's hardware when it died, and a repair after the crash hides the failure in
-     * either (issue #45).
+     * either.
      */
     private static ContainerDeviceStatus asOf(ContainerDeviceStatus container, Instant finished, Duration window,
                                               List<PodDeviceStatus> statuses, PodDeviceStatus remembered,
@@ -256,14 +257,19 @@ final class TerminatedDeviceHealth {
         return Optional.empty();
     }
 
-    /** UNHEALTHY if any device is, else UNKNOWN if any is, else HEALTHY (the processor's rule). */
+    /**
+     * UNHEALTHY if any device is, else UNKNOWN if any is or if the pod shows no device, else HEALTHY
+     * (the processor's rule: Healthy with no device would claim a check that never happened).
+     */
     static HealthStatus summary(PodDeviceStatus status) {
         HealthStatus worst = HealthStatus.HEALTHY;
+        boolean any = false;
         for (ContainerDeviceStatus container : status.getContainers()) {
             List<DeviceStatus> all = new ArrayList<>();
             container.getClaims().forEach(c -> all.addAll(c.getDevices()));
             container.getDevicePluginResources().forEach(r -> all.addAll(r.getDevices()));
             for (DeviceStatus device : all) {
+                any = true;
                 if (device.getHealth() == HealthStatus.UNHEALTHY) {
                     return HealthStatus.UNHEALTHY;
                 }
@@ -272,6 +278,6 @@ final class TerminatedDeviceHealth {
                 }
             }
         }
-        return worst;
+        return any ? worst : HealthStatus.UNKNOWN;
     }
 }
