@@ -30,8 +30,9 @@ import org.slf4j.LoggerFactory;
  * {@link PodStatusWriter}, which reads a pod here instead of GETting it before each write, and
  * {@link TerminatedPodWatcher}, which is told when a pod terminates or is deleted.
  *
- * <p>The informer's store keeps a slim copy of each pod ({@link #slim}, kept as a {@link Kept}): what the writer needs to check
- * a status against its pod and to patch a live pod's condition, and what the watcher needs. A
+ * <p>The informer's store keeps a slim copy of each pod ({@link #slim}, kept as a {@link Kept}): what
+ * the writer needs to check a status against its pod and to patch a live pod's condition, and what the
+ * watcher needs. A
  * terminated pod's post-mortem record needs the whole pod (container resources, exit codes), so the
  * writer reads a terminated pod from the API server still.
  *
@@ -62,8 +63,8 @@ final class PodCache implements CachedPods, AutoCloseable {
     void start() {
         informer.start().whenComplete((ignored, error) -> {
             if (error != null) {
-                // Not fatal: the writer reads every pod from the API server, and terminated pods are found
-                // when their statuses arrive. The informer keeps retrying the list.
+                // Not fatal: every lookup then misses and the writer reads each pod from the API server;
+                // terminated pods are found when their statuses arrive.
                 LOGGER.error("pod watch failed to start, writes read each pod error=\"{}\"", error.getMessage());
             } else {
                 LOGGER.info("pod watch started pods={}", store.size());
