@@ -36,10 +36,16 @@ import org.slf4j.LoggerFactory;
  * {@code allocatedResourcesStatus} is never written: the kubelet writes it for live pods and would put
  * any other writer's value back within one sync.
  *
- * <p>Before every write the pod is read and the status checked against it ({@link PodIdentity}): a
- * status of an earlier pod of the same name is never written to a new one. The JSON Patch is guarded
- * by the resourceVersion it read. Errors: 404 → the pod is gone (dropped); 409, or 422 while the
- * resourceVersion moved (our {@code test} failed) → re-read and recompute; 422 with the pod unchanged →
+ * <p>Before every write the status is checked against the pod ({@link PodIdentity}): a status of an
+ * earlier pod of the same name is never written to a new one. The pod comes from the sink's pod cache
+ * ({@link CachedPods}) where it has a copy, else it is read. The JSON Patch is guarded by the
+ * resourceVersion of the copy it was computed from, so a stale copy can make a write fail, never
+ * land on the wrong pod or undo a newer status; the writer then takes the cache's newer copy if it
+ * has one, else reads the pod. Not writing is never decided from a copy: where the cached copy says
+ * the status is for another pod, or is already shown, the pod is read and the decision made again;
+ * a terminated pod is always read (its record needs the whole pod). Errors: 404 → the pod is gone
+ * (dropped); 409, or 422 while the resourceVersion moved (our {@code test} failed) → re-read (or the
+ * newer cached copy) and recompute; 422 with the pod unchanged →
  * {@link InvalidPodStatusException} (dead-letter, no retry); 429, 5xx, timeouts and refused connections
  * are retried by {@link ApiCallPolicy} and, when that gives up, thrown to the caller.
  *
@@ -107,6 +113,7 @@ public final class PodStatusWriter {
     private final ClaimAllocations allocations;
     private final PostMortemStore records;
     private final RecentlyTerminated recentlyTerminated;
+    private final CachedPods pods;
 
     /** A writer with the sink's default settings ({@link Settings#defaults()}), no rate limit and no retries (tests, tools). */
     public PodStatusWriter(KubernetesClient client, Clock clock) {
@@ -130,6 +137,12 @@ public final class PodStatusWriter {
 
     PodStatusWriter(KubernetesClient client, Settings settings, ApiCallPolicy api, PodEventRecorder events, VerdictPublisher verdicts,
                     SinkMetrics metrics, Clock clock, ClaimAllocations allocations) {
+        this(client, settings, api, events, verdicts, metrics, clock, allocations, CachedPods.NONE);
+    }
+
+    /** {@code pods}: where a pod is looked for before it is read ({@link CachedPods#NONE}: always read). */
+    PodStatusWriter(KubernetesClient client, Settings settings, ApiCallPolicy api, PodEventRecorder events, VerdictPublisher verdicts,
+                    SinkMetrics metrics, Clock clock, ClaimAllocations allocations, CachedPods pods) {
         this.client = client;
         this.settings = settings;
         this.api = api;
@@ -140,6 +153,7 @@ public final class PodStatusWriter {
         this.allocations = allocations;
         this.records = new PostMortemStore(client, api, metrics);
         this.recentlyTerminated = new RecentlyTerminated(settings.terminationWindow(), RecentlyTerminated.DEFAULT_CAPACITY);
+        this.pods = pods;
     }
 
     /** Brings the pod to {@code status}. */
@@ -184,7 +198,17 @@ public final class PodStatusWriter {
 
     private Result apply(String namespace, String name, List<PodDeviceStatus> given, PodDeviceStatus remembered, boolean freeze) {
         String key = namespace + "/" + name;
-        Pod pod = read(namespace, name);
+        boolean cached = false;
+        Pod pod = pods.get(namespace, name);
+        metrics.podCache(pod != null);
+        if (pod != null && TerminatedPodWatcher.terminated(pod)) {
+            // Its record needs the whole pod (container resources, exit codes), which the cache does not keep.
+            pod = recheck(namespace, name, "terminated");
+        } else if (pod == null) {
+            pod = read(namespace, name);
+        } else {
+            cached = true;
+        }
         boolean gone = false;
         if (pod == null && freeze) {
             return freezeRecordOfDeletedPod(namespace, name);
@@ -194,7 +218,8 @@ public final class PodStatusWriter {
             pod = recentlyTerminated.get(key, clock.instant());
             gone = pod != null;
         }
-        for (int attempt = 1; ; attempt++) {
+        // attempt counts conflicts; a recheck of a cached copy is not one.
+        for (int attempt = 1; ; ) {
             if (pod == null) {
                 // History stays in Kafka and the query API; there is nothing left to write to.
                 LOGGER.info("pod gone, status dropped pod={} version={}", key, given.isEmpty() ? -1 : last(given).getVersion());
@@ -203,6 +228,12 @@ public final class PodStatusWriter {
             Pod current = pod;
             List<PodDeviceStatus> statuses = given.stream().filter(s -> PodIdentity.matches(current, s)).toList();
             if (!given.isEmpty() && statuses.isEmpty()) {
+                if (cached) {
+                    // The copy may be of an earlier pod of the name, or from before its binding: ask the API server.
+                    pod = recheck(namespace, name, "other_pod");
+                    cached = false;
+                    continue;
+                }
                 LOGGER.info("device status is not for this pod (an earlier pod of the same name, or another node), dropped pod={} uid={} version={} why=\"{}\"", key,
                         pod.getMetadata().getUid(), last(given).getVersion(), PodIdentity.mismatch(pod, last(given)));
                 return Result.of(Outcome.OTHER_POD);
@@ -243,8 +274,9 @@ public final class PodStatusWriter {
                 }
                 LOGGER.debug("post-mortem conflict, re-reading pod={} attempt={} code={}", key, attempt, e.getCode());
                 if (!gone) {
-                    pod = read(namespace, name);
+                    pod = recheck(namespace, name, "conflict");
                 }
+                attempt++;
                 continue;
             }
             if (terminated && (recordWritten || recorded != null)) {
@@ -259,6 +291,12 @@ public final class PodStatusWriter {
             // pod showed before, which may be older than the statuses the freeze folded.
             Plan plan = plan(pod, recordFrozen ? Shown.of(recorded) : Shown.of(effective), freezes);
             if (plan.ops().isEmpty()) {
+                if (cached) {
+                    // The copy may lag the pod (a new pod of the name not yet seen): only the pod itself may say so.
+                    pod = recheck(namespace, name, "unchanged");
+                    cached = false;
+                    continue;
+                }
                 return new Result(recordWritten ? Outcome.WRITTEN : Outcome.UNCHANGED, finishedAt, false);
             }
             String json = client.getKubernetesSerialization().asJson(plan.ops());
@@ -285,8 +323,14 @@ public final class PodStatusWriter {
                 if (errorClass != ApiErrorClass.CONFLICT && errorClass != ApiErrorClass.INVALID) {
                     throw e;
                 }
-                Pod again = read(namespace, name);
-                if (mayBeRefusal(e, errorClass) && again != null
+                // A copy newer than the cached one we wrote from is as good as a read; the pod read
+                // here decides below whether the server refused the content.
+                Pod again = cached ? newerCopy(namespace, name, pod) : null;
+                cached = again != null;
+                if (again == null) {
+                    again = recheck(namespace, name, "conflict");
+                }
+                if (mayBeRefusal(e, errorClass) && !cached && again != null
                         && Objects.equals(again.getMetadata().getResourceVersion(), pod.getMetadata().getResourceVersion())) {
                     // The pod did not move, so no test op failed: the server rejects the content itself.
                     throw new InvalidPodStatusException(key, e, json);
@@ -294,8 +338,9 @@ public final class PodStatusWriter {
                 if (attempt >= settings.conflictMaxAttempts()) {
                     throw new WriteConflictsExhaustedException(key, attempt);
                 }
-                LOGGER.debug("pod status conflict, re-reading pod={} attempt={} code={}", key, attempt, e.getCode());
+                LOGGER.debug("pod status conflict, re-reading pod={} attempt={} code={} fromCache={}", key, attempt, e.getCode(), cached);
                 pod = again;
+                attempt++;
             }
         }
     }
@@ -376,6 +421,23 @@ public final class PodStatusWriter {
      */
     private static boolean mayBeRefusal(KubernetesClientException e, ApiErrorClass errorClass) {
         return errorClass == ApiErrorClass.INVALID || e.getCode() == 422;
+    }
+
+    /** Reads a pod the cache had, or one that a failed write read already; {@code reason}: why, for the metric. */
+    private Pod recheck(String namespace, String name, String reason) {
+        metrics.podRecheck(reason);
+        return read(namespace, name);
+    }
+
+    /**
+     * The cache's copy of the pod if it moved on since {@code written} (a cached copy whose write failed):
+     * an informer only moves forward, so another resourceVersion is a newer one. Null for none, or a
+     * terminated pod (read whole).
+     */
+    private Pod newerCopy(String namespace, String name, Pod written) {
+        Pod copy = pods.get(namespace, name);
+        return copy == null || TerminatedPodWatcher.terminated(copy)
+                || Objects.equals(copy.getMetadata().getResourceVersion(), written.getMetadata().getResourceVersion()) ? null : copy;
     }
 
     private Pod read(String namespace, String name) {

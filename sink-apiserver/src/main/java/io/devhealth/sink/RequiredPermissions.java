@@ -7,8 +7,10 @@ import java.util.Set;
  * Every Kubernetes API permission the sink's code uses, declared once; the RBAC manifest
  * {@code k8s/base/sink-apiserver/rbac.yaml} must grant exactly these (a test compares them).
  * <ul>
- *   <li>{@code pods get}: {@link PodStatusWriter} reads the pod before every write;</li>
- *   <li>{@code pods list, watch}: {@link TerminatedPodWatcher}'s informer on Succeeded/Failed pods;</li>
+ *   <li>{@code pods get}: {@link PodStatusWriter} reads a pod its cache lacks, a terminated pod, and a pod
+ *       whose write failed or whose cached copy says nothing is to be written;</li>
+ *   <li>{@code pods list, watch}: {@link PodCache}'s informer on every pod, which the writer reads and
+ *       {@link TerminatedPodWatcher} listens to;</li>
  *   <li>{@code pods/status patch}: the JSON Patch of devhealth's own pod conditions, nothing else
  *       (no {@code update}: the sink never sends a whole object; no {@code pods patch}: it never touches
  *       spec or metadata);</li>

@@ -26,7 +26,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The sink-apiserver service: {@link PodStatusSink} on its own thread, the {@link TerminatedPodWatcher},
+ * The sink-apiserver service: {@link PodStatusSink} on its own thread, the {@link PodCache} that its
+ * writer and the {@link TerminatedPodWatcher} share,
  * one Kubernetes client whose every request passes {@link ApiCallPolicy}, and the meters in
  * {@link #meterRegistry()} (Prometheus by default).
  */
@@ -39,7 +40,7 @@ public final class SinkApp implements AutoCloseable {
     private final PodStatusSink sink;
     private final DeadLetterPublisher deadLetters;
     private final VerdictPublisher verdicts;
-    private final TerminatedPodWatcher watcher;
+    private final PodCache pods;
     private final Thread thread;
     private final SinkConfig config;
     private final KafkaClientMetrics consumerMetrics;
@@ -71,7 +72,10 @@ public final class SinkApp implements AutoCloseable {
                 config.eventsPerPodBurst(), config.eventsPerPodInterval());
         SchemaRegistryClient schemaRegistry = SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals());
         this.verdicts = VerdictPublisher.create(config, schemaRegistry, metrics);
-        PodStatusWriter writer = new PodStatusWriter(client, PodStatusWriter.Settings.of(config), api, events, verdicts, metrics, clock);
+        // One watch of pods for both users, and none where neither is on.
+        this.pods = config.podCache() || config.terminationWatch() ? new PodCache(client) : null;
+        PodStatusWriter writer = new PodStatusWriter(client, PodStatusWriter.Settings.of(config), api, events, verdicts, metrics, clock,
+                new ClaimAllocations(client, api), config.podCache() ? pods : CachedPods.NONE);
         AvroDeserializer<PodDeviceStatus> deserializer = AvroSerde.of(PodDeviceStatus.class, schemaRegistry).deserializer();
         String topic = config.topics().podDeviceStatus();
         this.deadLetters = DeadLetterPublisher.create(config, schemaRegistry, clock);
@@ -81,7 +85,9 @@ public final class SinkApp implements AutoCloseable {
         consumerMetrics.bindTo(registry);
         this.sink = new PodStatusSink(consumer, topic, bytes -> deserializer.deserialize(topic, bytes), writer, deadLetters,
                 new PodStatusMemory(config.trackedPodsMax()), new TerminationSchedule(config.trackedPodsMax()), metrics, clock, config);
-        this.watcher = config.terminationWatch() ? new TerminatedPodWatcher(client, sink::onPodTerminated, sink::onPodDeleted) : null;
+        if (config.terminationWatch()) {
+            pods.addEventHandler(new TerminatedPodWatcher(sink::onPodTerminated, sink::onPodDeleted));
+        }
         this.thread = new Thread(sink, "devhealth-sink");
         TaintRuleSettings taints = config.taintRules();
         if (taints.enabled()) {
@@ -144,8 +150,8 @@ public final class SinkApp implements AutoCloseable {
     }
 
     public void start() {
-        if (watcher != null) {
-            watcher.start();
+        if (pods != null) {
+            pods.start();
         }
         thread.start();
         if (taintThread != null) {
@@ -185,8 +191,8 @@ public final class SinkApp implements AutoCloseable {
         if (http != null) {
             http.close();
         }
-        if (watcher != null) {
-            watcher.close();
+        if (pods != null) {
+            pods.close();
         }
         sink.close();
         if (taintRules != null) {

@@ -26,6 +26,7 @@ public final class SinkConfig extends ServiceConfig {
     public static final String CONFLICT_MAX_ATTEMPTS = "conflict.max.attempts";
     public static final String TERMINATION_WINDOW_MS = ServiceConfig.TERMINATION_WINDOW_MS;
     public static final String TERMINATION_WATCH = "termination.watch";
+    public static final String POD_CACHE = "pod.cache";
     public static final Duration DEFAULT_TERMINATION_WINDOW = ServiceConfig.DEFAULT_TERMINATION_WINDOW;
     public static final int DEFAULT_CONFLICT_MAX_ATTEMPTS = 10;
     public static final String TRACKED_PODS_MAX = "tracked.pods.max";
@@ -81,6 +82,10 @@ public final class SinkConfig extends ServiceConfig {
             .define(TERMINATION_WATCH, Type.BOOLEAN, true, Importance.LOW,
                     "Watch pods that reach Succeeded/Failed (list/watch pods) so that terminated pods get their final "
                             + "status and are frozen even when no new device status arrives.")
+            .define(POD_CACHE, Type.BOOLEAN, true, Importance.LOW,
+                    "Keep a slim copy of every pod from one watch (list/watch pods, shared with " + TERMINATION_WATCH + ") "
+                            + "and write from it, instead of reading each pod before its write: about one API request per "
+                            + "change instead of two. Off: every write reads its pod.")
             .define(TRACKED_PODS_MAX, Type.INT, 100_000, ConfigDef.Range.between(100, 10_000_000), Importance.LOW,
                     "Pods whose last device status is kept in memory (least recently used are forgotten first).")
             .define(EVENTS_ENABLED, Type.BOOLEAN, true, Importance.LOW,
@@ -186,6 +191,10 @@ public final class SinkConfig extends ServiceConfig {
 
     public boolean terminationWatch() {
         return getBoolean(TERMINATION_WATCH);
+    }
+
+    public boolean podCache() {
+        return getBoolean(POD_CACHE);
     }
 
     public int trackedPodsMax() {

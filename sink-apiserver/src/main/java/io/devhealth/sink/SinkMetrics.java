@@ -24,6 +24,13 @@ import java.util.stream.Stream;
  *   <li>{@code devhealth.sink.api.retries}{class=…}: requests repeated after backoff;
  *   <li>{@code devhealth.sink.api.requests} [{@code devhealth_sink_api_requests_total}]: requests sent to the API
  *       server, every attempt counted (what the sink costs the API server);
+ *   <li>{@code devhealth.sink.pod.cache}{result=hit|miss}: lookups of a pod in the sink's pod cache before a write
+ *       (miss: not there, or the cache has not synced yet; the pod is then read from the API server);
+ *   <li>{@code devhealth.sink.pod.rechecks}{reason=conflict|terminated|other_pod|unchanged}: pods read from the API
+ *       server although the cache had them: after a failed write (unless the cache already had a newer copy), for a
+ *       terminated pod's record (it needs the whole pod), or because the cached copy said the status is for another
+ *       pod or already shown (not writing is never decided from the cache). Every GET of a pod is one miss or one
+ *       recheck;
  *   <li>{@code devhealth.sink.postmortems}{result=created|updated|deleted}: DevicePostMortem records written or
  *       deleted after their retention;
  *   <li>{@code devhealth.sink.events}{result=created|rate_limited|failed};
@@ -57,6 +64,8 @@ public final class SinkMetrics {
     static final List<String> TAINT_RULE_REFUSALS = List.of("node_cap", "breaker");
     /** The reasons a record is dead-lettered for. */
     static final List<String> DEAD_LETTER_REASONS = List.of("invalid", "undecodable", "unexpected");
+    /** Why a pod the cache had was read from the API server all the same ({@link PodStatusWriter}). */
+    static final List<String> POD_RECHECK_REASONS = List.of("conflict", "terminated", "other_pod", "unchanged");
     /**
      * The end-to-end latency's buckets: a change normally reaches the pod within a second or two (a
      * collector poll, a commit interval, a batch); tens of seconds to minutes is an outage or a backlog.
@@ -81,6 +90,9 @@ public final class SinkMetrics {
         }
         counter("writes");
         counter("api.requests");
+        counter("pod.cache", "result", "hit");
+        counter("pod.cache", "result", "miss");
+        POD_RECHECK_REASONS.forEach(reason -> counter("pod.rechecks", "reason", reason));
         for (Verdict verdict : Verdict.values()) {
             counter("verdicts", "verdict", verdict.name());
         }
@@ -97,6 +109,16 @@ public final class SinkMetrics {
     /** One request sent to the API server (each attempt of a retried one counts). */
     void apiRequest() {
         counter("api.requests").increment();
+    }
+
+    /** A lookup in the pod cache before a write. */
+    void podCache(boolean hit) {
+        counter("pod.cache", "result", hit ? "hit" : "miss").increment();
+    }
+
+    /** A pod read from the API server although the cache had it; {@code reason} one of {@link #POD_RECHECK_REASONS}. */
+    void podRecheck(String reason) {
+        counter("pod.rechecks", "reason", reason).increment();
     }
 
     void skipped(String reason) {
