@@ -60,8 +60,13 @@ class RealNodeSoakIT {
     /** One GPU flips per interval, in turn: each GPU changes every four intervals. */
     private static final Duration FLIP_INTERVAL = Duration.ofSeconds(1);
     private static final Pattern FLIP = Pattern.compile("soak flip (\\d+)");
-    /** API requests per pod change, Events left out: a PATCH, and a re-read after 5–10% of them conflict with the kubelet. */
-    private static final double MAX_REQUESTS_PER_CHANGE = 1.1;
+    /**
+     * API requests per pod change, Events left out: a PATCH, and a re-read after the 5–10% of them that
+     * conflict with the kubelet's own status writes (1.06–1.08 measured). The conflicts grow with the
+     * machine's load, so the bound leaves room above the figure while still failing at once if the sink
+     * went back to a GET per write (2.07).
+     */
+    private static final double MAX_REQUESTS_PER_CHANGE = 1.25;
 
     /** A change of health the test made at the driver. */
     private record Flip(int number, String gpu, boolean unhealthy, long atNanos) {}
