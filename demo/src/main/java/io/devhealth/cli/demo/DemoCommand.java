@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
@@ -80,8 +81,63 @@ public final class DemoCommand implements Callable<Integer> {
     private final PrintStream out = narrator.out();
     private final List<String> summary = new ArrayList<>();
 
+    /** How long a stop signal waits for the demo to close what it started before it kills what is left. */
+    public static final Duration STOP_GRACE = Duration.ofSeconds(60);
+
+    private final CountDownLatch closed = new CountDownLatch(1);
+    private volatile boolean stopping;
+
+    /**
+     * Plays the stories, and on SIGTERM, SIGINT (Ctrl-C) or SIGHUP (a closed terminal) at any moment,
+     * with {@code --keep-running} or without, closes everything it started before the JVM exits.
+     *
+     * <p>The JVM exits once its shutdown hooks return, whatever its other threads are doing, so the
+     * hook cannot merely tell the demo to stop: it interrupts the demo's thread, which leaves whatever
+     * it was doing through its try-with-resources blocks (the real cluster's processes, the pipeline),
+     * and waits for that, up to {@link #STOP_GRACE}. Past that, it kills the processes still running
+     * below this JVM, as a last resort: they must not outlive it.
+     */
     @Override
     public Integer call() throws Exception {
+        Thread demo = Thread.currentThread();
+        Thread hook = new Thread(() -> stop(demo), "demo-stop");
+        Runtime.getRuntime().addShutdownHook(hook);
+        try {
+            return play();
+        } catch (Exception e) {
+            if (!stopping) {
+                throw e;
+            }
+            out.println();
+            out.println("Stopped: everything the demo started is closed.");
+            return 143;
+        } finally {
+            closed.countDown();
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // The hook is running (it is what stopped the demo), or another one is: nothing to remove.
+            }
+        }
+    }
+
+    private void stop(Thread demo) {
+        stopping = true;
+        demo.interrupt();
+        try {
+            if (closed.await(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
+                return;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        List<ProcessHandle> left = ProcessHandle.current().descendants().toList();
+        System.err.printf("devhealth demo: not closed within %d s of the stop signal; killing the %d processes it still runs%n",
+                STOP_GRACE.toSeconds(), left.size());
+        left.forEach(ProcessHandle::destroyForcibly);
+    }
+
+    private Integer play() throws Exception {
         if (!verbose) {
             // The story is told on stdout; the services' own logs would drown it.
             LoggerContext logging = (LoggerContext) LoggerFactory.getILoggerFactory();
@@ -144,12 +200,11 @@ public final class DemoCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** With {@code --keep-running}, waits until the stop signal interrupts this thread (see {@link #call()}). */
     private void keepRunningIfAsked() throws InterruptedException {
         if (keepRunning) {
             out.println("The pipeline keeps running; press Ctrl-C to stop.");
-            CountDownLatch forever = new CountDownLatch(1);
-            Runtime.getRuntime().addShutdownHook(new Thread(forever::countDown));
-            forever.await();
+            new CountDownLatch(1).await();
         }
     }
 

@@ -1,8 +1,10 @@
 package io.devhealth.cli.deploy;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assumptions.assumeThat;
 
+import io.devhealth.simulators.realkube.KubeBinaries;
+import io.devhealth.testkit.realkube.Kustomize;
+import io.devhealth.testkit.realkube.RealKubernetesExtension;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
@@ -11,33 +13,29 @@ import io.fabric8.kubernetes.api.model.KeyToPath;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
-import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The optional cert-manager component ({@code k8s/components/cert-manager}) rendered on top of the base
  * with the real {@code kubectl kustomize}, as an overlay would use it: the Certificate fills exactly the
  * Secret, keys and password the processor's StatefulSet reads, for the names callers and instances use.
  */
+@ExtendWith(RealKubernetesExtension.class)
 class CertManagerComponentTest {
 
     private static List<HasMetadata> objects;
 
     @BeforeAll
-    static void render() throws IOException, InterruptedException {
-        assumeThat(Files.isExecutable(Path.of("/usr/bin/kubectl")) || Set.of(System.getenv().getOrDefault("PATH", "").split(":"))
-                .stream().anyMatch(dir -> Files.isExecutable(Path.of(dir, "kubectl"))))
-                .as("kubectl (Debian package kubernetes-client) is needed to render the kustomization").isTrue();
+    static void render(KubeBinaries kube) throws IOException {
         // kustomize takes relative paths only: an overlay next to the build output, as an operator's would be.
         Path overlay = Files.createDirectories(Path.of("target", "cert-manager-overlay")).toAbsolutePath();
         Path k8s = Path.of("..", "k8s").toAbsolutePath().normalize();
@@ -45,13 +43,7 @@ class CertManagerComponentTest {
                 + "kind: Kustomization\n"
                 + "resources: [" + overlay.relativize(k8s.resolve("base")) + "]\n"
                 + "components: [" + overlay.relativize(k8s.resolve("components/cert-manager")) + "]\n");
-        Process process = new ProcessBuilder("kubectl", "kustomize", overlay.toString())
-                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-        byte[] rendered = process.getInputStream().readAllBytes();
-        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(process.exitValue()).as("kubectl kustomize exit code").isZero();
-        Object parsed = new KubernetesSerialization().unmarshal(new ByteArrayInputStream(rendered));
-        objects = ((List<?>) parsed).stream().map(HasMetadata.class::cast).toList();
+        objects = Kustomize.render(kube, overlay);
     }
 
     @Test

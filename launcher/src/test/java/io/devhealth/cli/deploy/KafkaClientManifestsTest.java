@@ -1,8 +1,10 @@
 package io.devhealth.cli.deploy;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assumptions.assumeThat;
 
+import io.devhealth.simulators.realkube.KubeBinaries;
+import io.devhealth.testkit.realkube.Kustomize;
+import io.devhealth.testkit.realkube.RealKubernetesExtension;
 import io.devhealth.processor.PipelineSchemas;
 import io.devhealth.schema.Topics;
 import io.devhealth.sink.SinkConfig;
@@ -17,17 +19,13 @@ import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
-import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.apache.kafka.common.acl.AclBinding;
@@ -35,6 +33,7 @@ import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourceType;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * How the shipped k8s/ reaches Kafka and the schema registry, rendered with the real
@@ -42,6 +41,7 @@ import org.junit.jupiter.api.Test;
  * read-only credentials and no auto-registration, every secret from a Secret, and the Strimzi
  * component's users and topics covering exactly what the services use.
  */
+@ExtendWith(RealKubernetesExtension.class)
 class KafkaClientManifestsTest {
 
     private static final Path COMPONENT = Path.of("..", "k8s", "components", "strimzi");
@@ -55,17 +55,8 @@ class KafkaClientManifestsTest {
     private static StrimziResources strimzi;
 
     @BeforeAll
-    static void render() throws IOException, InterruptedException {
-        assumeThat(Files.isExecutable(Path.of("/usr/bin/kubectl")) || Set.of(System.getenv().getOrDefault("PATH", "").split(":"))
-                .stream().anyMatch(dir -> Files.isExecutable(Path.of(dir, "kubectl"))))
-                .as("kubectl (Debian package kubernetes-client) is needed to render the kustomization").isTrue();
-        Process process = new ProcessBuilder("kubectl", "kustomize", Path.of("..", "k8s").toString())
-                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-        byte[] rendered = process.getInputStream().readAllBytes();
-        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(process.exitValue()).as("kubectl kustomize exit code").isZero();
-        objects = ((List<?>) new KubernetesSerialization().unmarshal(new ByteArrayInputStream(rendered))).stream()
-                .map(HasMetadata.class::cast).toList();
+    static void render(KubeBinaries kube) throws IOException {
+        objects = Kustomize.render(kube, Path.of("..", "k8s"));
         env = objects.stream().filter(ConfigMap.class::isInstance).map(ConfigMap.class::cast)
                 .filter(c -> c.getMetadata().getName().startsWith("devhealth-kafka")).findFirst().orElseThrow().getData();
         strimzi = StrimziResources.readComponent(COMPONENT);

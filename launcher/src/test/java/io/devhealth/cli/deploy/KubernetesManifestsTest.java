@@ -1,8 +1,10 @@
 package io.devhealth.cli.deploy;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assumptions.assumeThat;
 
+import io.devhealth.simulators.realkube.KubeBinaries;
+import io.devhealth.testkit.realkube.Kustomize;
+import io.devhealth.testkit.realkube.RealKubernetesExtension;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
@@ -17,13 +19,8 @@ import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyEgressRule;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort;
-import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
 import java.lang.reflect.Method;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -31,10 +28,10 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Renders k8s/ with the real {@code kubectl kustomize} and validates every object against the
@@ -42,27 +39,15 @@ import org.junit.jupiter.api.Test;
  * workloads are checked for what operators rely on (probes, resources, non-root, read-only root,
  * settings the services actually read).
  */
+@ExtendWith(RealKubernetesExtension.class)
 class KubernetesManifestsTest {
 
     private static final Set<String> CUSTOM_RESOURCE_GROUPS = Set.of("monitoring.coreos.com/v1");
     private static List<HasMetadata> objects;
 
     @BeforeAll
-    static void render() throws IOException, InterruptedException {
-        assumeThat(Files.isExecutable(Path.of("/usr/bin/kubectl")) || onPath("kubectl"))
-                .as("kubectl (Debian package kubernetes-client) is needed to render the kustomization").isTrue();
-        Process process = new ProcessBuilder("kubectl", "kustomize", Path.of("..", "k8s").toString())
-                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-        byte[] rendered = process.getInputStream().readAllBytes();
-        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(process.exitValue()).as("kubectl kustomize exit code").isZero();
-        Object parsed = new KubernetesSerialization().unmarshal(new ByteArrayInputStream(rendered));
-        objects = parsed instanceof List<?> list ? list.stream().map(HasMetadata.class::cast).toList() : List.of((HasMetadata) parsed);
-    }
-
-    private static boolean onPath(String command) {
-        return Set.of(System.getenv().getOrDefault("PATH", "").split(":")).stream()
-                .anyMatch(dir -> Files.isExecutable(Path.of(dir, command)));
+    static void render(KubeBinaries kube) {
+        objects = Kustomize.render(kube, Path.of("..", "k8s"));
     }
 
     private static <T> T one(Class<T> type, String name) {

@@ -93,19 +93,28 @@ public final class ManagedProcess implements AutoCloseable {
     /**
      * SIGTERM, then SIGKILL after a grace period, as the kubelet stops a container. Returns the exit code
      * (a JVM that ran its shutdown hooks exits 143; 137 says the grace period ran out), -1 if it was not running.
+     *
+     * <p>An interrupted thread stops it all the same, grace period included, and stays interrupted: an
+     * interrupt is how a demo told to stop leaves what it was doing, and the processes it started must
+     * still end as they do on any other way out (a kubelet killed at once leaves more behind).
      */
     public int stop() {
         if (process == null || !process.isAlive()) {
             return -1;
         }
-        process.destroy();
+        boolean interrupted = Thread.interrupted();
         try {
+            process.destroy();
             if (!process.waitFor(GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
                 process.destroyForcibly().waitFor(GRACE.toMillis(), TimeUnit.MILLISECONDS);
             }
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            interrupted = true;
             process.destroyForcibly();
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
         int exitCode = process.isAlive() ? -1 : process.exitValue();
         LOGGER.info("stopped component={} exitCode={}", name, exitCode);

@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -58,14 +59,16 @@ public record KubeBinaries(String version, Path directory) {
         Path script = repositoryRoot().resolve("scripts/kube/build.sh");
         long start = System.nanoTime();
         LOGGER.info("building kubernetes version={} script={} (a cold build takes tens of minutes)", version, script);
+        Process process = null;
         try {
-            Process process = new ProcessBuilder("bash", script.toString(), version)
+            process = new ProcessBuilder("bash", script.toString(), version)
                     .redirectError(ProcessBuilder.Redirect.PIPE)
                     .start();
-            List<String> stdout = new ArrayList<>();
+            Process build = process;
+            List<String> stdout = Collections.synchronizedList(new ArrayList<>());
             Thread progress = new Thread(() -> {
                 try (BufferedReader err = new BufferedReader(
-                        new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8))) {
+                        new InputStreamReader(build.getErrorStream(), StandardCharsets.UTF_8))) {
                     err.lines().forEach(line -> LOGGER.info("{}", line));
                 } catch (IOException e) {
                     LOGGER.warn("kube build progress unreadable error={}", e.toString());
@@ -73,11 +76,19 @@ public record KubeBinaries(String version, Path directory) {
             }, "kube-build-progress");
             progress.setDaemon(true);
             progress.start();
-            try (BufferedReader out = new BufferedReader(
-                    new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                out.lines().forEach(stdout::add);
-            }
+            // Read on the side, so that this thread waits in waitFor, where an interrupt reaches it.
+            Thread output = new Thread(() -> {
+                try (BufferedReader out = new BufferedReader(
+                        new InputStreamReader(build.getInputStream(), StandardCharsets.UTF_8))) {
+                    out.lines().forEach(stdout::add);
+                } catch (IOException e) {
+                    LOGGER.warn("kube build output unreadable error={}", e.toString());
+                }
+            }, "kube-build-output");
+            output.setDaemon(true);
+            output.start();
             int code = process.waitFor();
+            output.join();
             progress.join();
             if (code != 0 || stdout.isEmpty()) {
                 throw new IllegalStateException("scripts/kube/build.sh " + version + " failed with exit code " + code
@@ -90,6 +101,11 @@ public record KubeBinaries(String version, Path directory) {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
+            // go build runs below bash: a caller told to stop (a demo's Ctrl-C) takes the whole build with it
+            // rather than leave it compiling for minutes; a later run starts it again (the cache's markers are
+            // written only once each part is complete).
+            process.descendants().forEach(ProcessHandle::destroy);
+            process.destroy();
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while building Kubernetes", e);
         }

@@ -255,12 +255,19 @@ public final class RealNode implements AutoCloseable {
         return kubelet.log();
     }
 
+    /**
+     * Stops the driver, the kubelet and the runtime, then unmounts what the kubelet mounted under its
+     * root directory (see {@link Mounts}): the kubelet never does on its way out.
+     */
     @Override
     public void close() {
         for (ManagedProcess process : new ManagedProcess[] {driver, kubelet, runtime}) {
             if (process != null) {
                 process.stop();
             }
+        }
+        if (kubelet != null) {
+            Mounts.unmountAll(kubeletRoot());
         }
     }
 }
