@@ -29,7 +29,8 @@ COPY stream-processor/ stream-processor/
 COPY sink-apiserver/ sink-apiserver/
 COPY launcher/ launcher/
 COPY demo/ demo/
-# Not built here; the reactor reads every module's pom.
+# Not built here (tests only); the reactor reads every module's pom.
+COPY fault-tests/pom.xml fault-tests/
 COPY benchmarks/pom.xml benchmarks/
 # gcc builds the stub NVML library of the simulators, which only the demo stage ships (production
 # mounts the host's libnvidia-ml.so.1).

@@ -1,4 +1,4 @@
-package io.devhealth.cli.reliability;
+package io.devhealth.faults;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package io.devhealth.cli.reliability;
+package io.devhealth.faults;
 
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.ClaimAllocation;

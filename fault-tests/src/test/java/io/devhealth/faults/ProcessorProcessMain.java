@@ -1,4 +1,4 @@
-package io.devhealth.cli.reliability;
+package io.devhealth.faults;
 
 import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.processor.query.QuerySecurityConfig;

@@ -1,4 +1,4 @@
-package io.devhealth.cli.reliability;
+package io.devhealth.faults;
 
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.HealthTransition;
