@@ -4,6 +4,7 @@ import io.devhealth.bench.pipeline.ApiServerObserver;
 import io.devhealth.bench.pipeline.Percentiles;
 import io.devhealth.bench.pipeline.ProcessStats;
 import io.devhealth.bench.pipeline.SimulatedFleet;
+import io.devhealth.bench.pipeline.SinkOutcomes;
 import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.processor.query.QuerySecurityConfig;
 import io.devhealth.processor.StreamProcessorApp;
@@ -34,6 +35,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -46,6 +48,10 @@ import picocli.CommandLine.Option;
  * until every pod shows its condition; a quiet window of keep-alives only (the sink must write
  * nothing); a window with device health flapping (end-to-end latency); an optional storm; then a few
  * nodes go silent (lateness of Unknown after the deadline). See docs/PERFORMANCE.md.
+ *
+ * <p>A phase that does not complete (a pod that never shows its condition, a change never shown)
+ * fails the run with what was missing and what the sink did with its statuses: a benchmark that
+ * prints figures for work that did not happen is worse than one that prints none.
  *
  * <pre>java -Xmx3g -cp 'benchmarks/target/benchmarks.jar:benchmarks/target/lib/*' io.devhealth.bench.PipelineBenchmark --nodes 1250 --devices 8</pre>
  */
@@ -93,6 +99,10 @@ public final class PipelineBenchmark implements Callable<Integer> {
     @Option(names = "--work-dir", description = "Spools and state (default: a temporary directory, deleted after).")
     Path workDir;
 
+    @Option(names = "--initial-timeout-seconds", description = "How long every pod may take to show True before the run fails "
+            + "(default ${DEFAULT-VALUE}: 80,000 devices on a loaded 2-core machine take minutes).")
+    int initialTimeoutSeconds = 900;
+
     private final Clock clock = Clock.systemUTC();
     private final List<Double> latencies = Collections.synchronizedList(new ArrayList<>());
     private final List<Double> stormLatencies = Collections.synchronizedList(new ArrayList<>());
@@ -122,15 +132,14 @@ public final class PipelineBenchmark implements Callable<Integer> {
             Map<String, Object> kafkaClient = kafka.clientProperties();
 
             long t0 = System.nanoTime();
-            createPods(kube.client());
+            createPods(kube.client(), shardCount);
             phase("pods created", t0);
             figures.put("pods created through the API", String.format(Locale.ROOT, "%.1f s", (System.nanoTime() - t0) / 1e9));
 
-            ApiServerObserver api = new ApiServerObserver(kube, SimulatedFleet.NAMESPACE, this::onTransition);
-            observer = api;
             String applicationId = "devhealth-processor-bench";
             Path stateDir = dir.resolve("state");
-            try (StreamProcessorApp processor = new StreamProcessorApp(new ProcessorConfig(withKafka(kafkaClient, topics, Map.of(
+            try (ApiServerObserver api = new ApiServerObserver(kube, SimulatedFleet.NAMESPACE, this::onTransition);
+                 StreamProcessorApp processor = new StreamProcessorApp(new ProcessorConfig(withKafka(kafkaClient, topics, Map.of(
                          ProcessorConfig.SCHEMA_REGISTRY_URL, registryUrl,
                          ProcessorConfig.APPLICATION_ID, applicationId,
                          ProcessorConfig.PROCESSING_GUARANTEE, "exactly_once_v2",
@@ -148,6 +157,8 @@ public final class PipelineBenchmark implements Callable<Integer> {
                  SimulatedFleet fleet = new SimulatedFleet(nodes, devices, shardCount, Duration.ofSeconds(keepAliveSeconds), flapRate,
                          topics, kafkaClient, SchemaRegistries.fromUrl(registryUrl, Map.of()), dir.resolve("spools"), clock);
                  ProcessStats stats = new ProcessStats(kafka.admin(), topics.nodeEvents(), applicationId)) {
+                observer = api;
+                sinkOutcomes = new SinkOutcomes(sink.meterRegistry());
                 fleetForMatching = fleet;
                 processor.start();
                 sink.start();
@@ -155,7 +166,8 @@ public final class PipelineBenchmark implements Callable<Integer> {
 
                 t0 = System.nanoTime();
                 fleet.start();
-                await("every pod shows True", () -> api.podsWithCondition("True") >= nodes, Duration.ofMinutes(15), stats);
+                await("every pod shows True", () -> api.podsWithCondition("True") >= nodes,
+                        () -> notShowing(fleet.nodeNames(), "True"), Duration.ofSeconds(initialTimeoutSeconds), stats);
                 phase("initial snapshot written to every pod", t0);
                 figures.put("initial fan-out (all devices reported → every pod's condition written)",
                         String.format(Locale.ROOT, "%.1f s", (System.nanoTime() - t0) / 1e9));
@@ -190,7 +202,12 @@ public final class PipelineBenchmark implements Callable<Integer> {
                 long published = fleet.changeReports() + fleet.keepAliveReports() - reportsBefore;
                 long delivered = stats.endOffsets() - offsetBefore;
                 long processed = stats.committedOffsets() - committedBefore;
-                await("changes in flight shown", () -> fleet.pending().isEmpty(), Duration.ofSeconds(60), stats);
+                await("changes in flight shown", () -> fleet.pending().isEmpty(), () -> pendingChanges(fleet), Duration.ofSeconds(60), stats);
+                double expectedFlips = nodes * devices * flapRate * durationSeconds;
+                if (flapRate > 0 && latencies.isEmpty()) {
+                    throw new IllegalStateException(String.format(Locale.ROOT, "flap window: no change was made and shown (about %.1f "
+                            + "expected: nodes × devices × flap rate × duration); sink: %s", expectedFlips, sinkOutcomes.summary()));
+                }
                 long patches = api.statusPatches() - patchesAtFlap;
                 long visible = api.visibleTransitions() - visibleAtFlap;
                 figures.put("reports/s published by the collectors (flap window)", String.format(Locale.ROOT, "%,.0f", published / window));
@@ -205,7 +222,9 @@ public final class PipelineBenchmark implements Callable<Integer> {
                 if (stormFraction > 0) {
                     t0 = System.nanoTime();
                     fleet.storm(stormFraction);
-                    await("storm drained", () -> !stormLatencies.isEmpty() && fleet.pending().isEmpty(), Duration.ofMinutes(5), stats);
+                    await("storm drained", () -> !stormLatencies.isEmpty() && fleet.pending().isEmpty(),
+                            () -> stormLatencies.isEmpty() ? "no storm change shown yet; " + pendingChanges(fleet) : pendingChanges(fleet),
+                            Duration.ofMinutes(5), stats);
                     figures.put(String.format(Locale.ROOT, "storm: %.0f%% of nodes change at once", stormFraction * 100),
                             String.format(Locale.ROOT, "drained in %.1f s; %s", (System.nanoTime() - t0) / 1e9,
                                     new Percentiles(toArray(stormLatencies)).summary()));
@@ -223,7 +242,7 @@ public final class PipelineBenchmark implements Callable<Integer> {
                         ProcessStats.directoryBytes(dir.resolve("spools")) / 1048576.0, fleet.spooled()));
                 figures.put("API requests after the pods were created (the sink and its informer)", String.format(Locale.ROOT, "%,d status PATCHes, %,d pod reads, %,d Events, %,d other",
                         api.statusPatches(), api.podReads(), api.eventWrites(), api.otherRequests()));
-                api.close();
+                figures.put("sink outcomes (its own meters)", sinkOutcomes.summary());
             }
         } finally {
             if (temporary) {
@@ -241,6 +260,9 @@ public final class PipelineBenchmark implements Callable<Integer> {
         // Pods went Unknown before their first reports (allocations arrive first): only what follows the silence counts.
         unknownSeenAtMs.clear();
         List<String> names = fleet.silenceSome(silentNodes);
+        if (silentNodes > 0 && names.isEmpty()) {
+            throw new IllegalStateException("silence: no node could be silenced (each had an Unhealthy device or a change in flight)");
+        }
 
         Map<String, Long> deadlines = new HashMap<>();
         for (String node : names) {
@@ -248,6 +270,7 @@ public final class PipelineBenchmark implements Callable<Integer> {
         }
         long lastDeadline = deadlines.values().stream().mapToLong(Long::longValue).max().orElse(0);
         await("silent nodes' pods Unknown", () -> deadlines.keySet().stream().allMatch(unknownSeenAtMs::containsKey),
+                () -> "pods not Unknown: " + deadlines.keySet().stream().filter(pod -> !unknownSeenAtMs.containsKey(pod)).sorted().toList(),
                 Duration.ofMillis(Math.max(0, lastDeadline - clock.millis()) + 30_000), stats);
         double[] lateness = deadlines.entrySet().stream()
                 .mapToDouble(e -> unknownSeenAtMs.get(e.getKey()) - e.getValue()).toArray();
@@ -279,14 +302,30 @@ public final class PipelineBenchmark implements Callable<Integer> {
         }
     }
 
-    private void createPods(KubernetesClient client) throws Exception {
+    /** The pods of {@code nodeNames} whose condition is not {@code status}, the first 10 named. */
+    private String notShowing(List<String> nodeNames, String status) {
+        ApiServerObserver api = observer;
+        List<String> missing = nodeNames.stream().map(SimulatedFleet::podName).filter(pod -> !status.equals(api.condition(pod))).toList();
+        return String.format(Locale.ROOT, "%,d of %,d pods not %s, e.g. %s", missing.size(), nodeNames.size(), status,
+                missing.stream().limit(10).map(pod -> pod + "=" + api.condition(pod)).toList());
+    }
+
+    private static String pendingChanges(SimulatedFleet fleet) {
+        Map<String, SimulatedFleet.Pending> pending = Map.copyOf(fleet.pending());
+        return String.format(Locale.ROOT, "%,d changes not shown, e.g. %s", pending.size(), pending.entrySet().stream().limit(10)
+                .map(e -> e.getKey() + "→" + e.getValue().expectedCondition()).toList());
+    }
+
+    /** Each pod bound to the node its statuses will come from (the sink writes nothing else). */
+    private void createPods(KubernetesClient client, int shardCount) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(8);
         try {
             List<Future<?>> futures = new ArrayList<>();
             for (int n = 0; n < nodes; n++) {
                 String node = SimulatedFleet.nodeName(n);
+                String boundTo = SimulatedFleet.boundNode(n, shardCount);
                 futures.add(pool.submit(() -> PodFixtures.createRunning(client, PodFixtures.podWithClaim(SimulatedFleet.NAMESPACE,
-                        SimulatedFleet.podName(node), node, "main", "gpus", SimulatedFleet.podName(node) + "-gpus", null))));
+                        SimulatedFleet.podName(node), boundTo, "main", "gpus", SimulatedFleet.podName(node) + "-gpus", null))));
             }
             for (Future<?> future : futures) {
                 future.get();
@@ -315,28 +354,32 @@ public final class PipelineBenchmark implements Callable<Integer> {
         }
     }
 
-    private void await(String what, BooleanSupplier condition, Duration timeout, ProcessStats stats) throws InterruptedException {
+    /** @param missing what the condition still lacks, for the failure and the progress lines */
+    private void await(String what, BooleanSupplier condition, Supplier<String> missing, Duration timeout, ProcessStats stats)
+            throws InterruptedException {
         long start = System.nanoTime();
         long deadline = start + timeout.toNanos();
         long nextProgress = start + 15_000_000_000L;
         while (!condition.getAsBoolean()) {
             long now = System.nanoTime();
             if (now > deadline) {
-                throw new IllegalStateException("timed out waiting for: " + what);
+                throw new IllegalStateException(String.format(Locale.ROOT, "timed out after %.0f s waiting for: %s; %s; sink: %s",
+                        (now - start) / 1e9, what, missing.get(), sinkOutcomes == null ? "not started" : sinkOutcomes.summary()));
             }
             if (now > nextProgress) {
                 // A long wait says where it stands: a large fleet on a loaded machine takes minutes.
                 nextProgress = now + 15_000_000_000L;
                 ApiServerObserver api = observer;
-                System.out.printf(Locale.ROOT, "    waiting %.0f s for %s: pods True=%d, status PATCHes=%d, lag %s, load %s%n",
+                System.out.printf(Locale.ROOT, "    waiting %.0f s for %s: pods True=%d, status PATCHes=%d, lag %s, load %s; %s; sink: %s%n",
                         (now - start) / 1e9, what, api == null ? -1 : api.podsWithCondition("True"), api == null ? -1 : api.statusPatches(),
-                        stats.lastLag(), ProcessStats.loadAverage());
+                        stats.lastLag(), ProcessStats.loadAverage(), missing.get(), sinkOutcomes == null ? "not started" : sinkOutcomes.summary());
             }
             Thread.sleep(100);
             stats.sample();
         }
     }
 
-    /** For progress lines only. */
+    /** For progress lines and failures only. */
     private volatile ApiServerObserver observer;
+    private volatile SinkOutcomes sinkOutcomes;
 }

@@ -36,7 +36,9 @@ import org.slf4j.LoggerFactory;
  * whose reports go through a real {@link KafkaReportPublisher} (RocksDB disk spool, sender thread,
  * idempotent producer). Ten thousand spools and producers do not fit one JVM, so nodes share a
  * collector instance in groups ("shards"): a shard is what the pipeline sees as one node (the Kafka
- * key and the report's {@code node}), while the device pool stays the simulated node's name.
+ * key and the report's {@code node}), while the device pool stays the simulated node's name. A
+ * collector reports as its own node, and the sink writes a pod's status only where it comes from the
+ * node the pod is bound to, so each pod must be bound to its shard's node ({@link #boundNode}).
  *
  * <p>Every node re-sends its full snapshot once per {@code pulse} (spread over the period, as drivers
  * do); the diff turns that into a keep-alive per device every half timeout. Changes are made by the
@@ -110,7 +112,7 @@ public final class SimulatedFleet implements AutoCloseable {
             shards.add(KafkaReportPublisher.start(settings, registry, new CollectorMetrics(new SimpleMeterRegistry()), clock));
         }
         for (int n = 0; n < nodeCount; n++) {
-            int shard = n % shardCount;
+            int shard = shardOf(n, shardCount);
             nodes.add(new Node(nodeName(n), shard,
                     new SnapshotDiff("", shardName(shard), DRIVER, Duration.ofSeconds(timeoutSeconds), clock), devicesPerNode));
         }
@@ -118,6 +120,19 @@ public final class SimulatedFleet implements AutoCloseable {
 
     public static String shardName(int shard) {
         return "collector-" + shard;
+    }
+
+    private static int shardOf(int node, int shardCount) {
+        return node % shardCount;
+    }
+
+    /**
+     * The node the pod of simulated node {@code node} must be bound to (its {@code spec.nodeName}): the
+     * node its shard's collector reports as. Bound anywhere else, the sink's identity check refuses
+     * every status of the pod, as it would refuse one node writing to another node's pods.
+     */
+    public static String boundNode(int node, int shardCount) {
+        return shardName(shardOf(node, shardCount));
     }
 
     public static String nodeName(int node) {
