@@ -1,8 +1,10 @@
 package io.devhealth.bench;
 
 import io.devhealth.bench.pipeline.ApiServerObserver;
+import io.devhealth.bench.pipeline.ConditionWriteCeiling;
 import io.devhealth.bench.pipeline.Percentiles;
 import io.devhealth.bench.pipeline.ProcessStats;
+import io.devhealth.bench.pipeline.RealControlPlane;
 import io.devhealth.bench.pipeline.SimulatedFleet;
 import io.devhealth.bench.pipeline.SinkOutcomes;
 import io.devhealth.processor.ProcessorConfig;
@@ -17,6 +19,8 @@ import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.devhealth.simulators.kube.FleetKubernetesApi;
 import io.devhealth.simulators.kube.PodFixtures;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -43,11 +47,16 @@ import picocli.CommandLine.Option;
 /**
  * The whole pipeline in one JVM under a simulated fleet, measured end to end: collector publishing
  * path (SnapshotDiff → RocksDB disk spool → sender → idempotent producer), in-process Kafka broker,
- * the stream processor with exactly-once, and the sink writing pod status into an in-process API server
- * ({@code --api-server fleet}, the default, or fabric8's mock), observed from the server's side. Phases: create the pods; initial snapshot of every device
- * until every pod shows its condition; a quiet window of keep-alives only (the sink must write
- * nothing); a window with device health flapping (end-to-end latency); an optional storm; then a few
- * nodes go silent (lateness of Unknown after the deadline). See docs/PERFORMANCE.md.
+ * the stream processor with exactly-once, and the sink writing pod status into an API server, observed
+ * from the server's side: the in-process {@code FleetKubernetesApi} ({@code --api-server fleet}, the
+ * default: devhealth's own cost) or a real etcd and kube-apiserver built by {@code scripts/kube}
+ * ({@code --api-server real}: the shipped RBAC, admission policies and priority level, the sink as its
+ * ServiceAccount). Phases: create the pods; initial snapshot of every device until every pod shows its
+ * condition; a quiet window of keep-alives only (the sink must write nothing); a window with device
+ * health flapping (end-to-end latency); an optional storm; optional incidents, each followed by the
+ * recovery of every device (drain time: the last pod showing it); then a few nodes go silent (lateness
+ * of Unknown after the deadline); on the real API server, optionally, its own rate for the sink's write
+ * (the ceiling). See docs/PERFORMANCE.md.
  *
  * <p>A phase that does not complete (a pod that never shows its condition, a change never shown)
  * fails the run with what was missing and what the sink did with its statuses: a benchmark that
@@ -99,6 +108,24 @@ public final class PipelineBenchmark implements Callable<Integer> {
     @Option(names = "--work-dir", description = "Spools and state (default: a temporary directory, deleted after).")
     Path workDir;
 
+    @Option(names = "--api-server", description = "fleet (in-process, the default) or real (etcd and kube-apiserver from scripts/kube).")
+    ApiServerKind apiServer = ApiServerKind.fleet;
+
+    @Option(names = "--incidents", split = ",", description = "Incidents after the storm, each a fraction of the nodes changing at once and "
+            + "then recovering: below 1, one device of each chosen node turns Unhealthy; 1, every device of every node (e.g. 0.2,1).")
+    List<Double> incidents = List.of();
+
+    @Option(names = "--ceiling", description = "On the real API server: measure its own rate for the sink's write, from a plain "
+            + "client at the sink's concurrency and priority level, and print the sink's rate against it.")
+    boolean ceiling;
+
+    @Option(names = "--max-requests-per-change", description = "Fail when the sink's pod requests (status writes and pod reads) per "
+            + "pod change of an incident exceed this (a count, not a time; default: no bound).")
+    double maxRequestsPerChange = Double.NaN;
+
+    /** Which API server the sink writes to. */
+    enum ApiServerKind { fleet, real }
+
     @Option(names = "--initial-timeout-seconds", description = "How long every pod may take to show True before the run fails "
             + "(default ${DEFAULT-VALUE}: 80,000 devices on a loaded 2-core machine take minutes).")
     int initialTimeoutSeconds = 900;
@@ -120,25 +147,40 @@ public final class PipelineBenchmark implements Callable<Integer> {
         boolean temporary = workDir == null;
         Path dir = temporary ? Files.createTempDirectory("devhealth-bench-") : Files.createDirectories(workDir);
         System.out.printf(Locale.ROOT, "devhealth pipeline: %,d nodes × %d devices = %,d devices on %d collector shards, keep-alive %d s "
-                        + "(timeout %d s), flap %.4f/device/s, %d partitions, API server FleetKubernetesApi, %d cores, JDK %s, load %s%n",
+                        + "(timeout %d s), flap %.4f/device/s (damping off), %d partitions, API server %s, %d cores, JDK %s, load %s%n",
                 nodes, devices, nodes * devices, shardCount, keepAliveSeconds, 2L * keepAliveSeconds, flapRate, partitions,
+                apiServer == ApiServerKind.real ? "kube-apiserver + etcd (scripts/kube)" : "FleetKubernetesApi (in-process)",
                 Runtime.getRuntime().availableProcessors(), Runtime.version(), ProcessStats.loadAverage());
         Topics topics = new Topics("bench.");
         String registryUrl = "mem://bench-" + UUID.randomUUID();
+        if (ceiling && apiServer != ApiServerKind.real) {
+            throw new CommandLine.ParameterException(new CommandLine(this), "--ceiling needs --api-server real");
+        }
         try (EmbeddedKafkaCluster kafka = EmbeddedKafkaCluster.start();
-             FleetKubernetesApi kube = FleetKubernetesApi.start()) {
+             FleetKubernetesApi fleetApi = apiServer == ApiServerKind.fleet ? FleetKubernetesApi.start() : null;
+             RealControlPlane realApi = apiServer == ApiServerKind.real ? RealControlPlane.start(dir.resolve("kube"), SimulatedFleet.NAMESPACE)
+                     : null) {
+            KubernetesClient admin = realApi != null ? realApi.admin() : fleetApi.client();
+            String apiUrl = realApi != null ? realApi.url() : fleetApi.url();
             kafka.createTopics(partitions, topics.nodeEvents(), topics.healthTransitions(), topics.podVerdicts(), topics.fleetStats(), topics.deadLetters());
             kafka.createCompactedTopics(partitions, topics.podDeviceStatus());
             Map<String, Object> kafkaClient = kafka.clientProperties();
 
             long t0 = System.nanoTime();
-            createPods(kube.client(), shardCount);
+            createPods(admin, shardCount);
             phase("pods created", t0);
             figures.put("pods created through the API", String.format(Locale.ROOT, "%.1f s", (System.nanoTime() - t0) / 1e9));
 
             String applicationId = "devhealth-processor-bench";
             Path stateDir = dir.resolve("state");
-            try (ApiServerObserver api = new ApiServerObserver(kube, SimulatedFleet.NAMESPACE, this::onTransition);
+            SinkConfig sinkConfig = new SinkConfig(withKafka(kafkaClient, topics, Map.of(
+                    SinkConfig.SCHEMA_REGISTRY_URL, registryUrl,
+                    SinkConfig.KUBERNETES_MASTER, apiUrl,
+                    SinkConfig.API_QPS, Double.toString(sinkQps),
+                    SinkConfig.API_BURST, Integer.toString((int) Math.max(40, sinkQps)),
+                    SinkConfig.WRITE_CONCURRENCY, Integer.toString(sinkConcurrency))));
+            try (ApiServerObserver api = realApi != null ? new ApiServerObserver(realApi, SimulatedFleet.NAMESPACE, this::onTransition)
+                         : new ApiServerObserver(fleetApi, SimulatedFleet.NAMESPACE, this::onTransition);
                  StreamProcessorApp processor = new StreamProcessorApp(new ProcessorConfig(withKafka(kafkaClient, topics, Map.of(
                          ProcessorConfig.SCHEMA_REGISTRY_URL, registryUrl,
                          ProcessorConfig.APPLICATION_ID, applicationId,
@@ -147,13 +189,13 @@ public final class PipelineBenchmark implements Callable<Integer> {
                          ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1",
                          ProcessorConfig.QUERY_PORT, "0",
                          ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1",
+                         // Every change is timed to the condition it must produce; damping holds a device that changes
+                         // often, as the random flips, storm and incidents of a small fleet do (FlapStormBenchmark measures it).
+                         ProcessorConfig.FLAP_THRESHOLD, "0",
                          QuerySecurityConfig.INSECURE, "true"))));
-                 SinkApp sink = new SinkApp(new SinkConfig(withKafka(kafkaClient, topics, Map.of(
-                         SinkConfig.SCHEMA_REGISTRY_URL, registryUrl,
-                         SinkConfig.KUBERNETES_MASTER, kube.url(),
-                         SinkConfig.API_QPS, Double.toString(sinkQps),
-                         SinkConfig.API_BURST, Integer.toString((int) Math.max(40, sinkQps)),
-                         SinkConfig.WRITE_CONCURRENCY, Integer.toString(sinkConcurrency)))));
+                 // On the real API server the sink is its shipped ServiceAccount: RBAC, admission and priority level apply.
+                 SinkApp sink = realApi != null ? new SinkApp(sinkConfig, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), clock,
+                         realApi.sinkApiServer()) : new SinkApp(sinkConfig);
                  SimulatedFleet fleet = new SimulatedFleet(nodes, devices, shardCount, Duration.ofSeconds(keepAliveSeconds), flapRate,
                          topics, kafkaClient, SchemaRegistries.fromUrl(registryUrl, Map.of()), dir.resolve("spools"), clock);
                  ProcessStats stats = new ProcessStats(kafka.admin(), topics.nodeEvents(), applicationId)) {
@@ -230,7 +272,15 @@ public final class PipelineBenchmark implements Callable<Integer> {
                                     new Percentiles(toArray(stormLatencies)).summary()));
                 }
 
+                if (!incidents.isEmpty()) {
+                    incidents(fleet, stats, realApi);
+                }
+
                 silence(fleet, stats);
+
+                if (ceiling) {
+                    ceiling(realApi, admin);
+                }
 
                 figures.put("consumer lag samples (processor on node-events)", stats.lagSamples());
                 figures.put("JVM RSS (whole pipeline, max sampled)", String.format(Locale.ROOT, "%.0f MiB", stats.maxRssBytes() / 1048576.0));
@@ -255,6 +305,83 @@ public final class PipelineBenchmark implements Callable<Integer> {
         System.out.println("load average at end: " + ProcessStats.loadAverage());
         return 0;
     }
+
+    /**
+     * Each incident from a healthy fleet, then the recovery of every device: how long until the last
+     * changed pod shows it, how many API requests per changed pod, the sink's write rate, the largest
+     * processor lag on the way. A fleet left with Unhealthy devices by the flap window or the storm
+     * recovers first, unmeasured.
+     */
+    private void incidents(SimulatedFleet fleet, ProcessStats stats, RealControlPlane realApi) throws Exception {
+        List<String> leftOver = fleet.recoverAll();
+        if (!leftOver.isEmpty()) {
+            await("earlier changes recovered", () -> fleet.pending().isEmpty(), () -> pendingChanges(fleet), Duration.ofMinutes(10), stats);
+        }
+        for (double fraction : incidents) {
+            boolean everyDevice = fraction >= 1.0;
+            String what = String.format(Locale.ROOT, "incident: %s of %.0f%% of the nodes Unhealthy at once",
+                    everyDevice ? "every device" : "one device", fraction * 100);
+            incidentStep(what, () -> fleet.incident(fraction, everyDevice), fleet, stats, realApi);
+            incidentStep(String.format(Locale.ROOT, "recovery after the %.0f%% incident", fraction * 100), fleet::recoverAll, fleet, stats,
+                    realApi);
+        }
+    }
+
+    private void incidentStep(String what, Callable<List<String>> change, SimulatedFleet fleet, ProcessStats stats,
+                              RealControlPlane realApi) throws Exception {
+        ApiServerObserver api = observer;
+        stormLatencies.clear();
+        long patchesBefore = api.statusPatches();
+        long readsBefore = api.podReads();
+        long[] flowBefore = realApi == null ? null : realApi.sinkFlow();
+        stats.markLag();
+        long t0 = System.nanoTime();
+        List<String> pods = change.call();
+        await(what + " shown on every pod", () -> fleet.pending().isEmpty(), () -> pendingChanges(fleet),
+                Duration.ofSeconds(initialTimeoutSeconds), stats);
+        double drained = (System.nanoTime() - t0) / 1e9;
+        long patches = api.statusPatches() - patchesBefore;
+        long reads = api.podReads() - readsBefore;
+        double perChange = (double) (patches + reads) / pods.size();
+        String rejected = "";
+        if (realApi != null) {
+            long[] flow = realApi.sinkFlow();
+            rejected = String.format(Locale.ROOT, "; %,d requests in the sink's priority level, %,d rejected (429)", flow[0] - flowBefore[0],
+                    flow[1] - flowBefore[1]);
+        }
+        sinkWriteRate = Math.max(sinkWriteRate, patches / drained);
+        figures.put(what, String.format(Locale.ROOT, "%,d pods; last shown after %.1f s; %s; %,d status PATCHes + %,d pod reads = %.2f "
+                        + "requests per pod change; %,.0f writes/s; processor lag max %,d%s",
+                pods.size(), drained, new Percentiles(toArray(stormLatencies)).summary(), patches, reads, perChange, patches / drained,
+                stats.maxLagSinceMark(), rejected));
+        phase(what + " shown", t0);
+        if (perChange > maxRequestsPerChange) {
+            throw new IllegalStateException(String.format(Locale.ROOT, "%s: %.2f pod requests per pod change, more than the bound %.2f "
+                    + "(%,d status PATCHes, %,d pod reads, %,d pods changed)", what, perChange, maxRequestsPerChange, patches, reads,
+                    pods.size()));
+        }
+    }
+
+    /** The API server's own rate for the sink's write, at the sink's concurrency, against the sink's best incident rate. */
+    private void ceiling(RealControlPlane realApi, KubernetesClient admin) throws Exception {
+        try (KubernetesClient asSink = realApi.clientAsSink()) {
+            ConditionWriteCeiling.Result result = ConditionWriteCeiling.measure(admin, asSink, SimulatedFleet.NAMESPACE, sinkConcurrency);
+            if (result.written() == 0) {
+                throw new IllegalStateException("ceiling: the API server took no write; errors by HTTP code " + result.errors());
+            }
+            figures.put(String.format(Locale.ROOT, "ceiling: the API server's rate for the sink's write (plain client, %d concurrent, "
+                            + "the sink's identity and priority level)", sinkConcurrency),
+                    String.format(Locale.ROOT, "%,.0f writes/s (%,d writes in %.1f s; errors by HTTP code %s)", result.writesPerSecond(),
+                            result.written(), result.seconds(), result.errors()));
+            if (sinkWriteRate > 0) {
+                figures.put("sink ÷ ceiling (the sink's best incident write rate)", String.format(Locale.ROOT, "%,.0f / %,.0f = %.2f",
+                        sinkWriteRate, result.writesPerSecond(), sinkWriteRate / result.writesPerSecond()));
+            }
+        }
+    }
+
+    /** The sink's highest status-write rate over the incidents. */
+    private double sinkWriteRate;
 
     private void silence(SimulatedFleet fleet, ProcessStats stats) throws Exception {
         // Pods went Unknown before their first reports (allocations arrive first): only what follows the silence counts.

@@ -6,16 +6,21 @@ import io.devhealth.simulators.kube.PodChangeListener;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.client.Watcher;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
- * What the sink did to the API server ({@link FleetKubernetesApi}), seen from the server's side, counted
- * from the observer's start: every change of a benchmark pod's {@code devhealth.io/DevicesHealthy}
- * condition (a pod-visible transition, handed to a listener with the time the server applied the write,
- * from its in-process pod listener), and the requests by kind (pod status writes, pod reads, Events,
- * other) from its counters.
+ * What the sink did to the API server, seen from the server's side, counted from the observer's start:
+ * every change of a benchmark pod's {@code devhealth.io/DevicesHealthy} condition (a pod-visible
+ * transition, handed to a listener with the time it became visible), and the requests by kind (pod
+ * status writes, pod reads, Events, other). On the in-process {@link FleetKubernetesApi} changes come
+ * from its pod listener with the time the server applied the write, and requests from its counters; on
+ * a {@link RealControlPlane} changes come from a watch, as a Job controller sees them, and requests from
+ * the server's {@code /metrics}.
  */
 public final class ApiServerObserver implements AutoCloseable {
 
@@ -30,23 +35,50 @@ public final class ApiServerObserver implements AutoCloseable {
     private final TransitionListener onTransition;
     private final Map<String, String> conditionByPod = new ConcurrentHashMap<>();
     private final AtomicLong visibleTransitions = new AtomicLong();
-    private final FleetKubernetesApi api;
+    private final Supplier<FleetKubernetesApi.RequestCounts> counts;
     private final FleetKubernetesApi.RequestCounts start;
-    private final PodChangeListener listener;
+    private final Runnable detach;
 
     /** Observes the pods of {@code namespace} through the API's pod listener and counters. */
     public ApiServerObserver(FleetKubernetesApi api, String namespace, TransitionListener onTransition) {
         this.namespace = namespace;
         this.onTransition = onTransition;
-        this.api = api;
-        this.start = api.requestCounts();
-        this.listener = change -> {
+        this.counts = api::requestCounts;
+        this.start = counts.get();
+        PodChangeListener listener = change -> {
             // Decoding costs only for pods the condition can be on; deletes carry no new status.
             if (namespace.equals(change.namespace()) && change.action() != Watcher.Action.DELETED) {
                 seen(change.pod(), change.appliedAtNanos());
             }
         };
         api.addPodListener(listener);
+        this.detach = () -> api.removePodListener(listener);
+    }
+
+    /** Observes the pods of {@code namespace} through a watch as cluster admin, and the server's request counts. */
+    public ApiServerObserver(RealControlPlane api, String namespace, TransitionListener onTransition) {
+        this.namespace = namespace;
+        this.onTransition = onTransition;
+        this.counts = api::requestCounts;
+        SharedIndexInformer<Pod> informer = api.admin().pods().inNamespace(namespace).inform(new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(Pod pod) {
+                seen(pod, System.nanoTime());
+            }
+
+            @Override
+            public void onUpdate(Pod before, Pod pod) {
+                seen(pod, System.nanoTime());
+            }
+
+            @Override
+            public void onDelete(Pod pod, boolean finalStateUnknown) {
+                // A deleted pod carries no new status.
+            }
+        });
+        // Counted after the informer's own list, which is the observer's request and not the sink's.
+        this.start = counts.get();
+        this.detach = informer::close;
     }
 
     /** A pod as it is now in the API server. */
@@ -93,23 +125,23 @@ public final class ApiServerObserver implements AutoCloseable {
     }
 
     public long statusPatches() {
-        return api.requestCounts().statusWrites() - start.statusWrites();
+        return counts.get().statusWrites() - start.statusWrites();
     }
 
     public long podReads() {
-        return api.requestCounts().podReads() - start.podReads();
+        return counts.get().podReads() - start.podReads();
     }
 
     public long eventWrites() {
-        return api.requestCounts().eventWrites() - start.eventWrites();
+        return counts.get().eventWrites() - start.eventWrites();
     }
 
     public long otherRequests() {
-        return api.requestCounts().other() - start.other();
+        return counts.get().other() - start.other();
     }
 
     @Override
     public void close() {
-        api.removePodListener(listener);
+        detach.run();
     }
 }

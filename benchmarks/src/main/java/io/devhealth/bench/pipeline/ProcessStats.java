@@ -26,7 +26,7 @@ import org.apache.kafka.common.TopicPartition;
  */
 public final class ProcessStats implements AutoCloseable {
 
-    private static final long LAG_SAMPLE_NANOS = 5_000_000_000L;
+    private static final long LAG_SAMPLE_NANOS = 1_000_000_000L;
 
     private final Admin admin;
     private final String topic;
@@ -35,6 +35,7 @@ public final class ProcessStats implements AutoCloseable {
     private final List<String> lagSamples = new ArrayList<>();
     private long lastLagSample;
     private long maxRss;
+    private long maxLagSinceMark;
 
     public ProcessStats(Admin admin, String topic, String group) {
         this.admin = admin;
@@ -42,7 +43,7 @@ public final class ProcessStats implements AutoCloseable {
         this.group = group;
     }
 
-    /** Takes an RSS sample, and a lag sample when the last one is 5 s old. */
+    /** Takes an RSS sample, and a lag sample when the last one is 1 s old. */
     public void sample() {
         maxRss = Math.max(maxRss, rssBytes());
         long now = System.nanoTime();
@@ -50,11 +51,23 @@ public final class ProcessStats implements AutoCloseable {
             lastLagSample = now;
             try {
                 long lag = endOffsets() - committedOffsets();
+                maxLagSinceMark = Math.max(maxLagSinceMark, lag);
                 lagSamples.add(String.format(Locale.ROOT, "%.0fs:%d", (now - startNanos) / 1e9, lag));
             } catch (RuntimeException e) {
                 lagSamples.add(String.format(Locale.ROOT, "%.0fs:?", (now - startNanos) / 1e9));
             }
         }
+    }
+
+    /** Starts a new maximum of the lag samples, e.g. at the start of a phase. */
+    public void markLag() {
+        maxLagSinceMark = 0;
+        lastLagSample = 0;
+    }
+
+    /** The largest lag sampled since {@link #markLag()}. */
+    public long maxLagSinceMark() {
+        return maxLagSinceMark;
     }
 
     /** The latest lag sample, {@code seconds:lag}. */

@@ -20,6 +20,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
@@ -61,6 +62,8 @@ public final class SimulatedFleet implements AutoCloseable {
         final SnapshotDiff diff;
         final long[] lastReportAtMs;
         int unhealthyDevice = -1;
+        /** Every device Unhealthy, as after a node-wide incident (power, fabric, a bad driver). */
+        boolean allUnhealthy;
         volatile boolean silent;
 
         Node(String name, int shard, SnapshotDiff diff, int devices) {
@@ -190,6 +193,62 @@ public final class SimulatedFleet implements AutoCloseable {
     }
 
     /**
+     * An incident: at once, one device (or every device) of {@code fraction} of the nodes, spread over
+     * the fleet, turns Unhealthy, each pod's change in flight. Only nodes that are all healthy and
+     * reporting are chosen, so that every change is one its pod must show.
+     *
+     * @return the pods changed
+     */
+    public List<String> incident(double fraction, boolean everyDevice) throws Exception {
+        return driver.submit(() -> {
+            List<Node> healthy = nodes.stream().filter(n -> !n.silent && n.unhealthyDevice < 0 && !n.allUnhealthy
+                    && !pending.containsKey(podName(n.name))).toList();
+            int count = (int) Math.round(nodes.size() * fraction);
+            if (count > healthy.size()) {
+                throw new IllegalStateException(String.format(Locale.ROOT, "incident on %d nodes, but only %d are healthy and reporting", count,
+                        healthy.size()));
+            }
+            List<String> pods = new ArrayList<>(count);
+            long now = System.nanoTime();
+            for (int i = 0; i < count; i++) {
+                Node node = healthy.get((int) ((long) i * healthy.size() / Math.max(1, count)));
+                if (everyDevice) {
+                    node.allUnhealthy = true;
+                } else {
+                    node.unhealthyDevice = random.nextInt(devicesPerNode);
+                }
+                String pod = podName(node.name);
+                pending.put(pod, new Pending("False", now, true));
+                pods.add(pod);
+            }
+            // Pending first, then the reports: a change can be shown before the last one is sent.
+            for (int i = 0; i < count; i++) {
+                pulse(healthy.get((int) ((long) i * healthy.size() / Math.max(1, count))));
+            }
+            LOGGER.warn("incident nodes={} everyDevice={}", count, everyDevice);
+            return pods;
+        }).get();
+    }
+
+    /** Every Unhealthy device of every reporting node recovers at once; each pod's change in flight. @return the pods changed */
+    public List<String> recoverAll() throws Exception {
+        return driver.submit(() -> {
+            List<Node> recovering = nodes.stream().filter(n -> !n.silent && (n.unhealthyDevice >= 0 || n.allUnhealthy)).toList();
+            long now = System.nanoTime();
+            List<String> pods = new ArrayList<>(recovering.size());
+            for (Node node : recovering) {
+                node.unhealthyDevice = -1;
+                node.allUnhealthy = false;
+                pending.put(podName(node.name), new Pending("True", now, true));
+                pods.add(podName(node.name));
+            }
+            recovering.forEach(this::pulse);
+            LOGGER.warn("recovery nodes={}", recovering.size());
+            return pods;
+        }).get();
+    }
+
+    /**
      * Stops the snapshots of up to {@code count} nodes spread over the fleet, all devices healthy and no
      * change in flight (so their pods must go from True to Unknown), as a hung driver would.
      */
@@ -200,7 +259,7 @@ public final class SimulatedFleet implements AutoCloseable {
             for (int i = 0; i < nodes.size() && names.size() < count; i += step) {
                 for (int j = i; j < Math.min(nodes.size(), i + step); j++) {
                     Node node = nodes.get(j);
-                    if (node.unhealthyDevice < 0 && !pending.containsKey(podName(node.name))) {
+                    if (node.unhealthyDevice < 0 && !node.allUnhealthy && !pending.containsKey(podName(node.name))) {
                         node.silent = true;
                         names.add(node.name);
                         break;
@@ -278,7 +337,7 @@ public final class SimulatedFleet implements AutoCloseable {
         for (int attempt = 0; attempt < 20; attempt++) {
             Node node = nodes.get(random.nextInt(nodes.size()));
             String pod = podName(node.name);
-            if (node.silent || pending.containsKey(pod)) {
+            if (node.silent || node.allUnhealthy || pending.containsKey(pod)) {
                 continue;
             }
             String expected;
@@ -302,7 +361,7 @@ public final class SimulatedFleet implements AutoCloseable {
         }
         List<ObservedDevice> snapshot = new ArrayList<>(devicesPerNode);
         for (int d = 0; d < devicesPerNode; d++) {
-            boolean unhealthy = d == node.unhealthyDevice;
+            boolean unhealthy = node.allUnhealthy || d == node.unhealthyDevice;
             snapshot.add(new ObservedDevice(node.name, device(d), unhealthy ? HealthStatus.UNHEALTHY : HealthStatus.HEALTHY,
                     unhealthy ? "XID 79: GPU has fallen off the bus" : "", timeoutSeconds));
         }

@@ -50,16 +50,18 @@ public final class ControlPlane implements AutoCloseable {
     private final KubeBinaries binaries;
     private final Path work;
     private final Path logs;
+    private final boolean controllers;
     private final Map<String, String> tokens = new LinkedHashMap<>();
     private final List<ManagedProcess> processes = new ArrayList<>();
     private final List<KubernetesClient> clients = new ArrayList<>();
     private String url;
     private KubernetesClient admin;
 
-    private ControlPlane(KubeBinaries binaries, Path work, Path logs) {
+    private ControlPlane(KubeBinaries binaries, Path work, Path logs, boolean controllers) {
         this.binaries = binaries;
         this.work = work;
         this.logs = logs;
+        this.controllers = controllers;
     }
 
     /**
@@ -70,7 +72,22 @@ public final class ControlPlane implements AutoCloseable {
      * @param logs where each component's log goes
      */
     public static ControlPlane start(KubeBinaries binaries, Path work, Path logs) {
-        ControlPlane plane = new ControlPlane(binaries, work, logs);
+        return start(binaries, work, logs, true);
+    }
+
+    /**
+     * etcd and kube-apiserver only, for a fleet of simulated nodes: with no kubelet behind its pods, the
+     * controller manager's pod garbage collector would delete every pod bound to a node that has no Node
+     * object, and its node lifecycle controller would mark pods of silent nodes not ready and evict them,
+     * writes that are not the workload under measurement. Nothing creates a namespace's {@code default}
+     * ServiceAccount either: whoever creates pods creates it.
+     */
+    public static ControlPlane startApiServer(KubeBinaries binaries, Path work, Path logs) {
+        return start(binaries, work, logs, false);
+    }
+
+    private static ControlPlane start(KubeBinaries binaries, Path work, Path logs, boolean controllers) {
+        ControlPlane plane = new ControlPlane(binaries, work, logs, controllers);
         try {
             plane.startAll();
             return plane;
@@ -139,6 +156,11 @@ public final class ControlPlane implements AutoCloseable {
             return admin.namespaces().withName("default").get() != null;
         });
         grantDraDriverRole();
+        if (!controllers) {
+            LOGGER.info("API server ready url={} version={} seconds={}", url, binaries.version(),
+                    (System.nanoTime() - start) / 1_000_000_000L);
+            return;
+        }
 
         // Neither gets --authentication-kubeconfig: that delegation only guards their own metrics and
         // health ports, and would make them exit when they start before bootstrap RBAC is in place.

@@ -1,0 +1,121 @@
+package io.devhealth.bench.pipeline;
+
+import io.devhealth.sink.PodStatusWriter;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodCondition;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The API server's own rate for exactly the write the sink makes, with none of the sink's logic: one
+ * JSON Patch of {@code pods/status} per pod, guarded by the pod's resourceVersion, that replaces the
+ * devhealth condition in place, sent by a plain client with the sink's identity (so the same admission
+ * policies and the same priority level) at a given concurrency. What the sink reaches is read against
+ * this: the physical limit of this server on this machine for this write.
+ */
+public final class ConditionWriteCeiling {
+
+    /** The measurement: writes the server took, errors by HTTP code, and the wall time. */
+    public record Result(long written, Map<Integer, Long> errors, double seconds) {
+        public double writesPerSecond() {
+            return written / seconds;
+        }
+    }
+
+    private ConditionWriteCeiling() {
+    }
+
+    /**
+     * Writes every pod of {@code namespace} that has the condition once, {@code concurrency} at a time.
+     *
+     * @param reader lists the pods (outside the measured time)
+     * @param writer the client the writes go out on: the sink's ServiceAccount
+     */
+    public static Result measure(KubernetesClient reader, KubernetesClient writer, String namespace, int concurrency)
+            throws Exception {
+        List<Pod> pods = reader.pods().inNamespace(namespace).list().getItems().stream()
+                .filter(pod -> conditionIndex(pod) >= 0).toList();
+        if (pods.isEmpty()) {
+            throw new IllegalStateException("no pod in " + namespace + " has the condition " + PodStatusWriter.CONDITION_TYPE);
+        }
+        String probeTime = Instant.now().toString();
+        AtomicInteger next = new AtomicInteger();
+        AtomicLong written = new AtomicLong();
+        Map<Integer, Long> errors = new ConcurrentHashMap<>();
+        ExecutorService pool = Executors.newFixedThreadPool(concurrency);
+        long start = System.nanoTime();
+        try {
+            List<Future<?>> workers = new ArrayList<>();
+            for (int w = 0; w < concurrency; w++) {
+                workers.add(pool.submit(() -> {
+                    for (int i = next.getAndIncrement(); i < pods.size(); i = next.getAndIncrement()) {
+                        Pod pod = pods.get(i);
+                        try {
+                            writer.pods().inNamespace(namespace).resource(pod).subresource("status")
+                                    .patch(PatchContext.of(PatchType.JSON), writer.getKubernetesSerialization().asJson(patch(pod, probeTime)));
+                            written.incrementAndGet();
+                        } catch (KubernetesClientException e) {
+                            errors.merge(e.getCode(), 1L, Long::sum);
+                        }
+                    }
+                }));
+            }
+            for (Future<?> worker : workers) {
+                worker.get();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        return new Result(written.get(), Map.copyOf(errors), (System.nanoTime() - start) / 1e9);
+    }
+
+    /** The sink's shape of write: test the version and the condition's place, replace it (same status, another message). */
+    private static List<Map<String, Object>> patch(Pod pod, String probeTime) {
+        int index = conditionIndex(pod);
+        PodCondition current = pod.getStatus().getConditions().get(index);
+        Map<String, Object> condition = new LinkedHashMap<>();
+        condition.put("type", PodStatusWriter.CONDITION_TYPE);
+        condition.put("status", current.getStatus());
+        condition.put("reason", current.getReason());
+        condition.put("message", "ceiling probe " + probeTime);
+        condition.put("lastTransitionTime", current.getLastTransitionTime());
+        return List.of(
+                op("test", "/metadata/resourceVersion", pod.getMetadata().getResourceVersion()),
+                op("test", "/status/conditions/" + index + "/type", PodStatusWriter.CONDITION_TYPE),
+                op("replace", "/status/conditions/" + index, condition));
+    }
+
+    private static Map<String, Object> op(String op, String path, Object value) {
+        Map<String, Object> entry = new LinkedHashMap<>();
+        entry.put("op", op);
+        entry.put("path", path);
+        entry.put("value", value);
+        return entry;
+    }
+
+    private static int conditionIndex(Pod pod) {
+        List<PodCondition> conditions = pod.getStatus() == null ? null : pod.getStatus().getConditions();
+        if (conditions == null) {
+            return -1;
+        }
+        for (int i = 0; i < conditions.size(); i++) {
+            if (PodStatusWriter.CONDITION_TYPE.equals(conditions.get(i).getType())) {
+                return i;
+            }
+        }
+        return -1;
+    }
+}
