@@ -110,7 +110,11 @@ public final class FlapStormBenchmark {
                 if (warmupSeconds > 0) {
                     storm(kafka, topics, registry, "warm-node-", devices, nodes, flipsPerSecond, warmupSeconds, 5);
                     long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
-                    while (lag(kafka.admin(), applicationId, topics.nodeEvents()) > 0 && System.nanoTime() < deadline) {
+                    while (lag(kafka.admin(), applicationId, topics.nodeEvents()) > 0) {
+                        if (System.nanoTime() > deadline) {
+                            throw new IllegalStateException("the warm-up storm was not worked off within 3 minutes: the storm would meet a "
+                                    + "backlog, not a warm processor");
+                        }
                         Thread.sleep(250);
                     }
                 }
@@ -123,6 +127,11 @@ public final class FlapStormBenchmark {
                 sampler.join();
                 Map<String, int[]> perDevice = transitions(kafka, topics, registry, devices);
                 report(devices, sent, rate, lags, perDevice);
+                // Every device flipped, so every device has a transition (its first word at least): fewer means reports were lost.
+                if (perDevice.size() < devices) {
+                    throw new IllegalStateException(String.format(Locale.ROOT, "transitions from %,d of %,d devices: the processor dropped "
+                            + "reports, the figures above count less than the storm", perDevice.size(), devices));
+                }
             }
         }
     }

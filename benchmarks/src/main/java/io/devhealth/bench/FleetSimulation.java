@@ -63,6 +63,10 @@ final class FleetSimulation {
         return nodes * devicesPerNode;
     }
 
+    int pods() {
+        return devices() / devicesPerPod;
+    }
+
     static String node(int i) {
         return "node-" + i;
     }

@@ -253,9 +253,16 @@ public final class ThroughputBenchmark {
         produce(kafka, firstContact);
         results.add(runStreams(kafka, FIRST_CONTACT, topology.get(), StreamProcessorApp.streamsProperties(config),
                 inputs, readBack, allocations.size() + firstContact.size()));
-        // What the stage wrote, so that a run whose inputs the processor dropped (no pods, say) cannot pass for a measurement.
-        System.out.printf(Locale.ROOT, "  run %d  first contact wrote %,d transitions and %,d pod statuses%n", run,
-                committedRecords(kafka, topics.healthTransitions()), committedRecords(kafka, topics.podDeviceStatus()));
+        // What the stage wrote, so that a run whose inputs the processor dropped (no pods, say) cannot pass for a measurement:
+        // every device's first report is a transition, and every pod gets a status.
+        long transitions = committedRecords(kafka, topics.healthTransitions());
+        long podStatuses = committedRecords(kafka, topics.podDeviceStatus());
+        System.out.printf(Locale.ROOT, "  run %d  first contact wrote %,d transitions and %,d pod statuses%n", run, transitions, podStatuses);
+        if (transitions < fleet.devices() || podStatuses < fleet.pods()) {
+            throw new IllegalStateException(String.format(Locale.ROOT, "run %d: first contact wrote %,d transitions of %,d devices and %,d "
+                    + "pod statuses of %,d pods: the processor dropped input, the figures would measure less work than they say", run,
+                    transitions, fleet.devices(), podStatuses, fleet.pods()));
+        }
         if (BREAKDOWN) {
             printWritten(kafka, run, config.applicationId(), List.of(topics.healthTransitions(), topics.podDeviceStatus(), topics.podVerdicts()),
                     allocations.size() + firstContact.size());
