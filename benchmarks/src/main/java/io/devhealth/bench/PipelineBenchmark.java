@@ -278,6 +278,14 @@ public final class PipelineBenchmark implements Callable<Integer> {
 
                 silence(fleet, stats);
 
+                // Nothing lost on the way: every pod ends with the condition of its devices' last state.
+                Map<String, String> expected = fleet.expectedConditions();
+                await("every pod shows its last state", () -> expected.entrySet().stream()
+                                .allMatch(e -> e.getValue().equals(api.condition(e.getKey()))),
+                        () -> wrongPods(expected), Duration.ofSeconds(60), stats);
+                figures.put("pods ending with their devices' last state", String.format(Locale.ROOT, "%,d of %,d", expected.size(),
+                        expected.size()));
+
                 if (ceiling) {
                     ceiling(realApi, admin);
                 }
@@ -435,6 +443,15 @@ public final class PipelineBenchmark implements Callable<Integer> {
         List<String> missing = nodeNames.stream().map(SimulatedFleet::podName).filter(pod -> !status.equals(api.condition(pod))).toList();
         return String.format(Locale.ROOT, "%,d of %,d pods not %s, e.g. %s", missing.size(), nodeNames.size(), status,
                 missing.stream().limit(10).map(pod -> pod + "=" + api.condition(pod)).toList());
+    }
+
+    /** The pods whose condition is not the expected one, the first 10 named. */
+    private String wrongPods(Map<String, String> expected) {
+        ApiServerObserver api = observer;
+        List<String> wrong = expected.entrySet().stream().filter(e -> !e.getValue().equals(api.condition(e.getKey())))
+                .map(e -> e.getKey() + "=" + api.condition(e.getKey()) + " (expected " + e.getValue() + ")").toList();
+        return String.format(Locale.ROOT, "%,d of %,d pods not as their devices last were, e.g. %s", wrong.size(), expected.size(),
+                wrong.stream().limit(10).toList());
     }
 
     private static String pendingChanges(SimulatedFleet fleet) {

@@ -11,6 +11,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
+import io.devhealth.testkit.realkube.RealKubernetesExtension;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -67,6 +68,28 @@ class BenchmarksSmokeIT {
         assertThat(output()).contains("| initial fan-out", "| end-to-end latency", "| storm: 50% of nodes", "| silence → Unknown",
                 "| sink outcomes (its own meters) | ", "0 refused by the identity check");
         assertNoThreadLeft("PipelineBenchmark");
+    }
+
+    /**
+     * The fleet incident on the real control plane at a few hundred pods: every incident and recovery
+     * shown on every pod it changed, every pod ending with its devices' last state, the sink's requests
+     * per pod change within the bound of one status write (it writes from its pod cache), and the
+     * server's own ceiling measured. This is also the suite's short real-control-plane test of the sink
+     * at fleet width: the benchmark fails itself on any of these.
+     */
+    @Test
+    void pipelineBenchmarkOnTheRealApiServerShowsEveryIncidentOnEveryPod() {
+        RealKubernetesExtension.binaries();
+        int exit = new CommandLine(new PipelineBenchmark()).execute("--api-server", "real", "--nodes", "200", "--devices", "2",
+                "--shards", "2", "--keep-alive-seconds", "2", "--quiet-seconds", "1", "--duration-seconds", "2", "--flap-rate", "0.02",
+                "--silent-nodes", "2", "--incidents", "0.2,1", "--ceiling", "--sink-concurrency", "8", "--max-requests-per-change", "1.1",
+                "--initial-timeout-seconds", "120");
+
+        assertThat(exit).as("exit code; the failure is on stderr").isZero();
+        assertThat(output()).contains("API server kube-apiserver + etcd", "| incident: one device of 20% of the nodes Unhealthy at once | 40 pods",
+                "| incident: every device of 100% of the nodes Unhealthy at once | 200 pods", "| recovery after the 100% incident | 200 pods",
+                "| pods ending with their devices' last state | 200 of 200 |", "| sink ÷ ceiling", "0 refused by the identity check");
+        assertNoThreadLeft("PipelineBenchmark --api-server real");
     }
 
     @Test

@@ -19,6 +19,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -279,6 +280,20 @@ public final class SimulatedFleet implements AutoCloseable {
                 earliest = Math.min(earliest, at);
             }
             return earliest + timeoutSeconds * 1000;
+        }).get();
+    }
+
+    /**
+     * The condition every pod must end with, by pod: {@code Unknown} for a silenced node, {@code False}
+     * while one of its devices is Unhealthy, else {@code True}.
+     */
+    public Map<String, String> expectedConditions() throws Exception {
+        return driver.submit(() -> {
+            Map<String, String> expected = new LinkedHashMap<>();
+            for (Node node : nodes) {
+                expected.put(podName(node.name), node.silent ? "Unknown" : node.allUnhealthy || node.unhealthyDevice >= 0 ? "False" : "True");
+            }
+            return expected;
         }).get();
     }
 
