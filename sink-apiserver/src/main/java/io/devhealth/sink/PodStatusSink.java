@@ -1,5 +1,6 @@
 package io.devhealth.sink;
 
+import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.github.resilience4j.core.IntervalFunction;
@@ -188,13 +189,50 @@ public final class PodStatusSink implements Runnable, AutoCloseable {
             next.track(new TopicPartition(record.topic(), record.partition()), record.offset());
             byPod.computeIfAbsent(record.key() == null ? "" : record.key(), k -> new ArrayList<>()).add(record);
         }
-        for (Map.Entry<String, List<ConsumerRecord<String, byte[]>>> pod : byPod.entrySet()) {
+        for (Map.Entry<String, List<ConsumerRecord<String, byte[]>>> pod : inOrderOfUrgency(byPod, decoder)) {
             ConsumerRecord<String, byte[]> first = pod.getValue().get(0);
             TopicPartition partition = new TopicPartition(first.topic(), first.partition());
             next.works.add(new Work(partition, pool.submit(() -> repeatUntilDone(() -> writeRecords(pod.getValue())))));
         }
         consumer.pause(consumer.assignment());
         batch = next;
+    }
+
+    /**
+     * The order a batch's pods go to the writers: every pod whose latest status has an Unhealthy device
+     * first, then the others (recoveries, Unknowns, unchanged), each group in the order Kafka gave them.
+     * During a backlog (an incident on many nodes, a processor restored after an outage) a batch holds
+     * all that arrived while the previous one was written, thousands of pods, and the write that decides
+     * something is the Unhealthy one: the Job controller applies a podFailurePolicy to a failed pod with
+     * the conditions the pod has at that moment, so an Unhealthy condition that lands after it is too
+     * late, while a recovery or an Unknown only updates what a reader sees. Whether the pod still runs is
+     * not asked: a pod that has just failed is the one whose condition the Job controller is about to
+     * read. Only the order between pods changes: a pod's records stay one write, and the batch's offsets
+     * are committed when every pod of it is written. A value that cannot be decoded, or a tombstone,
+     * is not urgent (it is dead-lettered or skipped by its writer as before).
+     */
+    static List<Map.Entry<String, List<ConsumerRecord<String, byte[]>>>> inOrderOfUrgency(
+            Map<String, List<ConsumerRecord<String, byte[]>>> byPod, Function<byte[], PodDeviceStatus> decoder) {
+        List<Map.Entry<String, List<ConsumerRecord<String, byte[]>>>> urgent = new ArrayList<>();
+        List<Map.Entry<String, List<ConsumerRecord<String, byte[]>>>> rest = new ArrayList<>();
+        for (Map.Entry<String, List<ConsumerRecord<String, byte[]>>> pod : byPod.entrySet()) {
+            (unhealthy(pod.getValue(), decoder) ? urgent : rest).add(pod);
+        }
+        urgent.addAll(rest);
+        return urgent;
+    }
+
+    /** Whether the pod's latest record (its last offset: versions of one key grow with it) says a device is Unhealthy. */
+    private static boolean unhealthy(List<ConsumerRecord<String, byte[]>> records, Function<byte[], PodDeviceStatus> decoder) {
+        byte[] latest = records.get(records.size() - 1).value();
+        if (latest == null) {
+            return false;
+        }
+        try {
+            return decoder.apply(latest).getSummary() == HealthStatus.UNHEALTHY;
+        } catch (RuntimeException e) {
+            return false;
+        }
     }
 
     private void finishBatch() {
