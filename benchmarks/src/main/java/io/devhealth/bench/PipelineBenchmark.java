@@ -4,6 +4,7 @@ import io.devhealth.bench.pipeline.ApiServerObserver;
 import io.devhealth.bench.pipeline.ConditionWriteCeiling;
 import io.devhealth.bench.pipeline.Percentiles;
 import io.devhealth.bench.pipeline.ProcessStats;
+import io.devhealth.bench.pipeline.QueryAgreement;
 import io.devhealth.bench.pipeline.RealControlPlane;
 import io.devhealth.bench.pipeline.SimulatedFleet;
 import io.devhealth.bench.pipeline.SinkOutcomes;
@@ -285,6 +286,15 @@ public final class PipelineBenchmark implements Callable<Integer> {
                         () -> wrongPods(expected), Duration.ofSeconds(60), stats);
                 figures.put("pods ending with their devices' last state", String.format(Locale.ROOT, "%,d of %,d", expected.size(),
                         expected.size()));
+                // The query API tells the same story as the API server, pod by pod.
+                List<String> disagreeing = QueryAgreement.disagreements(processor.queryAddress().port(), SimulatedFleet.NAMESPACE,
+                        expected);
+                if (!disagreeing.isEmpty()) {
+                    throw new IllegalStateException(String.format(Locale.ROOT, "the query API and the API server disagree on %,d pods, e.g. %s",
+                            disagreeing.size(), disagreeing.stream().limit(10).toList()));
+                }
+                figures.put("pods on which the query API agrees with the API server", String.format(Locale.ROOT, "%,d of %,d",
+                        expected.size(), expected.size()));
 
                 if (ceiling) {
                     ceiling(realApi, admin);
