@@ -1,6 +1,7 @@
 package io.devhealth.sink;
 
 import io.devhealth.schema.HealthWords;
+import io.devhealth.schema.PodHealth;
 import io.devhealth.schema.avro.ClaimDeviceStatus;
 import io.devhealth.schema.avro.ContainerDeviceStatus;
 import io.devhealth.schema.avro.DevicePluginResourceStatus;
@@ -91,7 +92,7 @@ final class TerminatedDeviceHealth {
             return latest;
         }
         PodDeviceStatus result = PodDeviceStatus.newBuilder(latest).setContainers(containers).build();
-        result.setSummary(summary(result));
+        result.setSummary(PodHealth.summary(result.getContainers()));
         return result;
     }
 
@@ -255,29 +256,5 @@ final class TerminatedDeviceHealth {
             }
         }
         return Optional.empty();
-    }
-
-    /**
-     * UNHEALTHY if any device is, else UNKNOWN if any is or if the pod shows no device, else HEALTHY
-     * (the processor's rule: Healthy with no device would claim a check that never happened).
-     */
-    static HealthStatus summary(PodDeviceStatus status) {
-        HealthStatus worst = HealthStatus.HEALTHY;
-        boolean any = false;
-        for (ContainerDeviceStatus container : status.getContainers()) {
-            List<DeviceStatus> all = new ArrayList<>();
-            container.getClaims().forEach(c -> all.addAll(c.getDevices()));
-            container.getDevicePluginResources().forEach(r -> all.addAll(r.getDevices()));
-            for (DeviceStatus device : all) {
-                any = true;
-                if (device.getHealth() == HealthStatus.UNHEALTHY) {
-                    return HealthStatus.UNHEALTHY;
-                }
-                if (device.getHealth() == HealthStatus.UNKNOWN) {
-                    worst = HealthStatus.UNKNOWN;
-                }
-            }
-        }
-        return any ? worst : HealthStatus.UNKNOWN;
     }
 }

@@ -340,18 +340,4 @@ class TerminatedPodStatusTest {
         assertThat(writer.sweep(retention)).isEqualTo(1);
         assertThat(record()).isNull();
     }
-
-    /** The summary rule the processor uses too: the worst device, and Unknown when the pod shows none. */
-    @Test
-    void shouldSummariseByTheWorstDeviceAndSayUnknownWhenThePodShowsNoDevice() {
-        assertThat(TerminatedDeviceHealth.summary(pluginStatus(1, "ml", "p", "main", "nvidia.com/gpu", HealthStatus.HEALTHY)))
-                .isEqualTo(HealthStatus.UNKNOWN);
-        assertThat(TerminatedDeviceHealth.summary(status("ml", "p", "main", "gpu", HealthStatus.HEALTHY,
-                device("gpu-0", HealthStatus.HEALTHY, "ok")))).isEqualTo(HealthStatus.HEALTHY);
-        assertThat(TerminatedDeviceHealth.summary(status("ml", "p", "main", "gpu", HealthStatus.HEALTHY,
-                device("gpu-0", HealthStatus.HEALTHY, "ok"), device("gpu-1", HealthStatus.UNKNOWN, "silent")))).isEqualTo(HealthStatus.UNKNOWN);
-        assertThat(TerminatedDeviceHealth.summary(status("ml", "p", "main", "gpu", HealthStatus.HEALTHY,
-                device("gpu-0", HealthStatus.UNKNOWN, "silent"), device("gpu-1", HealthStatus.UNHEALTHY, "XID 79"))))
-                .isEqualTo(HealthStatus.UNHEALTHY);
-    }
 }

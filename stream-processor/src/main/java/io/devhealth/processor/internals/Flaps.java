@@ -1,6 +1,7 @@
 package io.devhealth.processor.internals;
 
 import io.devhealth.schema.HealthWords;
+import io.devhealth.schema.PodHealth;
 import io.devhealth.schema.avro.HealthStatus;
 import java.util.ArrayList;
 import java.util.List;
@@ -59,7 +60,7 @@ public sealed interface Flaps permits Flaps.Counting, Flaps.Held {
         }
         if (before instanceof Held held) {
             // Held: every change extends the hold, and a worse word than the one held is held instead.
-            HealthStatus health = PodStatusBuilder.worse(held.health(), to);
+            HealthStatus health = PodHealth.worse(held.health(), to);
             String message = health == held.health() ? held.message() : message(label, health, limits);
             return new Held(held.since(), health, message, held.flips() + 1, at + limits.quietMs());
         }
@@ -73,7 +74,7 @@ public sealed interface Flaps permits Flaps.Counting, Flaps.Held {
         }
         recent.add(at);
         if (recent.size() > limits.flips()) {
-            HealthStatus health = PodStatusBuilder.worse(from, to);
+            HealthStatus health = PodHealth.worse(from, to);
             return new Held(at, health, message(label, health, limits), 1, at + limits.quietMs());
         }
         return new Counting(recent);

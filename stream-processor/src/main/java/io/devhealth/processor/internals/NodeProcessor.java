@@ -2,6 +2,7 @@ package io.devhealth.processor.internals;
 
 import io.devhealth.processor.TimeBounds;
 import io.devhealth.processor.TopologyOptions;
+import io.devhealth.schema.PodHealth;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
 import io.devhealth.schema.avro.HealthStatus;
@@ -533,7 +534,7 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
         }
         // A pod that never showed a device (only device-plugin devices no source knows) gets no status at
         // all: nothing is known, so the sink writes no condition and the query API answers "no status".
-        if (previous == null && !PodStatusBuilder.hasDevices(next)) {
+        if (previous == null && !PodHealth.hasDevices(next)) {
             return;
         }
         if (PodStatusBuilder.differs(previous, next)) {
@@ -553,7 +554,7 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
         DeviceState worst = null;
         for (InventoryDevice device : mapped) {
             DeviceState state = store.device(node, StateKeys.device(node, device.getDriver(), device.getPool(), device.getDevice()));
-            if (state != null && (worst == null || PodStatusBuilder.worse(worst.health(), state.health()) != worst.health())) {
+            if (state != null && (worst == null || PodHealth.worse(worst.health(), state.health()) != worst.health())) {
                 worst = state;
             }
         }

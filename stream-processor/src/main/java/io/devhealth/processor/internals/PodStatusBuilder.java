@@ -1,5 +1,6 @@
 package io.devhealth.processor.internals;
 
+import io.devhealth.schema.PodHealth;
 import io.devhealth.schema.avro.ClaimAllocation;
 import io.devhealth.schema.avro.ClaimDevice;
 import io.devhealth.schema.avro.ClaimDeviceStatus;
@@ -79,7 +80,7 @@ public final class PodStatusBuilder {
                 .setNode(node)
                 .setVersion(previous == null ? 1 : previous.getVersion() + 1)
                 .setUpdatedAt(now)
-                .setSummary(summary(containers))
+                .setSummary(PodHealth.summary(containers))
                 .setContainers(containers)
                 .build();
     }
@@ -117,7 +118,7 @@ public final class PodStatusBuilder {
             }
             containers.add(ContainerDeviceStatus.newBuilder(container).setClaims(claims).setDevicePluginResources(pluginResources).build());
         }
-        return PodDeviceStatus.newBuilder(next).setSummary(summary(containers)).setContainers(containers).build();
+        return PodDeviceStatus.newBuilder(next).setSummary(PodHealth.summary(containers)).setContainers(containers).build();
     }
 
     private static DeviceStatus onlyFailures(DeviceStatus before, DeviceStatus now) {
@@ -191,44 +192,5 @@ public final class PodStatusBuilder {
             }
         }
         return index;
-    }
-
-    /**
-     * The pod's summary: its worst device, and UNKNOWN when it shows no device at all. A pod whose only
-     * devices come from a device plugin no health source knows (its GPUs not yet reported, or an RDMA
-     * plugin's devices) has nothing known about it; Healthy would claim a check that never happened.
-     */
-    static HealthStatus summary(List<ContainerDeviceStatus> containers) {
-        HealthStatus summary = null;
-        for (ContainerDeviceStatus container : containers) {
-            for (ClaimDeviceStatus claim : container.getClaims()) {
-                for (DeviceStatus device : claim.getDevices()) {
-                    summary = summary == null ? device.getHealth() : worse(summary, device.getHealth());
-                }
-            }
-            for (DevicePluginResourceStatus resource : container.getDevicePluginResources()) {
-                for (DeviceStatus device : resource.getDevices()) {
-                    summary = summary == null ? device.getHealth() : worse(summary, device.getHealth());
-                }
-            }
-        }
-        return summary == null ? HealthStatus.UNKNOWN : summary;
-    }
-
-    /** True when {@code status} shows at least one device. */
-    public static boolean hasDevices(PodDeviceStatus status) {
-        return status.getContainers().stream().anyMatch(container -> !container.getDevicePluginResources().isEmpty()
-                || container.getClaims().stream().anyMatch(claim -> !claim.getDevices().isEmpty()));
-    }
-
-    /** UNHEALTHY over UNKNOWN over HEALTHY. */
-    static HealthStatus worse(HealthStatus a, HealthStatus b) {
-        if (a == HealthStatus.UNHEALTHY || b == HealthStatus.UNHEALTHY) {
-            return HealthStatus.UNHEALTHY;
-        }
-        if (a == HealthStatus.UNKNOWN || b == HealthStatus.UNKNOWN) {
-            return HealthStatus.UNKNOWN;
-        }
-        return HealthStatus.HEALTHY;
     }
 }

@@ -1,4 +1,4 @@
-package io.devhealth.processor.internals;
+package io.devhealth.schema;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -14,8 +14,8 @@ import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The pod summary rule: the worst device, and Unknown when the pod shows none. */
-class PodStatusSummaryTest {
+/** The pod summary rule, the processor's and the sink's: the worst device, and Unknown when the pod shows none. */
+class PodHealthTest {
 
     private static DeviceStatus device(String name, HealthStatus health) {
         return DeviceStatus.newBuilder().setDevice(DeviceRef.newBuilder().setDriver("gpu.nvidia.com").setPool("node-a").setDevice(name).build())
@@ -31,19 +31,19 @@ class PodStatusSummaryTest {
 
     @Test
     void shouldSummariseAPodWithoutDevicesAsUnknown() {
-        assertThat(PodStatusBuilder.summary(List.of())).isEqualTo(HealthStatus.UNKNOWN);
-        assertThat(PodStatusBuilder.summary(List.of(container(List.of(), List.of())))).isEqualTo(HealthStatus.UNKNOWN);
+        assertThat(PodHealth.summary(List.of())).isEqualTo(HealthStatus.UNKNOWN);
+        assertThat(PodHealth.summary(List.of(container(List.of(), List.of())))).isEqualTo(HealthStatus.UNKNOWN);
     }
 
     @Test
     void shouldSummariseByTheWorstDeviceOfClaimsAndDevicePluginResources() {
-        assertThat(PodStatusBuilder.summary(List.of(container(List.of(device("gpu-0", HealthStatus.HEALTHY)), List.of()))))
+        assertThat(PodHealth.summary(List.of(container(List.of(device("gpu-0", HealthStatus.HEALTHY)), List.of()))))
                 .isEqualTo(HealthStatus.HEALTHY);
-        assertThat(PodStatusBuilder.summary(List.of(container(List.of(device("gpu-0", HealthStatus.HEALTHY)),
+        assertThat(PodHealth.summary(List.of(container(List.of(device("gpu-0", HealthStatus.HEALTHY)),
                 List.of(device("gpu-1", HealthStatus.UNKNOWN)))))).isEqualTo(HealthStatus.UNKNOWN);
-        assertThat(PodStatusBuilder.summary(List.of(container(List.of(device("gpu-0", HealthStatus.UNKNOWN)),
+        assertThat(PodHealth.summary(List.of(container(List.of(device("gpu-0", HealthStatus.UNKNOWN)),
                 List.of(device("gpu-1", HealthStatus.UNHEALTHY)))))).isEqualTo(HealthStatus.UNHEALTHY);
-        assertThat(PodStatusBuilder.summary(List.of(container(List.of(), List.of(device("gpu-1", HealthStatus.HEALTHY))),
+        assertThat(PodHealth.summary(List.of(container(List.of(), List.of(device("gpu-1", HealthStatus.HEALTHY))),
                 container(List.of(device("gpu-0", HealthStatus.UNHEALTHY)), List.of())))).isEqualTo(HealthStatus.UNHEALTHY);
     }
 
@@ -52,10 +52,10 @@ class PodStatusSummaryTest {
         var empty = PodDeviceStatus.newBuilder().setPod(new PodRef("ml", "p", null))
                 .setCluster("c").setNode("node-a").setVersion(1).setUpdatedAt(Instant.EPOCH).setSummary(HealthStatus.UNKNOWN)
                 .setContainers(List.of(container(List.of(), List.of()))).build();
-        assertThat(PodStatusBuilder.hasDevices(empty)).isFalse();
-        assertThat(PodStatusBuilder.hasDevices(PodDeviceStatus.newBuilder(empty)
+        assertThat(PodHealth.hasDevices(empty)).isFalse();
+        assertThat(PodHealth.hasDevices(PodDeviceStatus.newBuilder(empty)
                 .setContainers(List.of(container(List.of(), List.of(device("gpu-1", HealthStatus.HEALTHY))))).build())).isTrue();
-        assertThat(PodStatusBuilder.hasDevices(PodDeviceStatus.newBuilder(empty)
+        assertThat(PodHealth.hasDevices(PodDeviceStatus.newBuilder(empty)
                 .setContainers(List.of(container(List.of(device("gpu-0", HealthStatus.HEALTHY)), List.of()))).build())).isTrue();
     }
 }
