@@ -25,10 +25,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.producer.MockProducer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterEach;
@@ -87,30 +84,6 @@ class PodStatusWriterErrorsTest {
 
     private DevicePostMortem record() {
         return client.resources(DevicePostMortem.class).inNamespace("ml").withName("train-0").get();
-    }
-
-    /**
-     * {@link #clock} plus a millisecond more at every read, as time passes between the attempts of a
-     * real write: a retry that stamped the record again would stamp another time.
-     */
-    private Clock ticking() {
-        AtomicLong reads = new AtomicLong();
-        return new Clock() {
-            @Override
-            public Instant instant() {
-                return clock.instant().plusMillis(reads.getAndIncrement());
-            }
-
-            @Override
-            public ZoneId getZone() {
-                return ZoneOffset.UTC;
-            }
-
-            @Override
-            public Clock withZone(ZoneId zone) {
-                return this;
-            }
-        };
     }
 
     private Pod pod() {
@@ -176,7 +149,10 @@ class PodStatusWriterErrorsTest {
         clock.set(FINISHED.plusSeconds(20));
         PodDeviceStatus failed = gpu(1, HealthStatus.UNHEALTHY, "XID 79", FINISHED.plusSeconds(10));
         MockProducer<String, TerminatedPod> producer = new MockProducer<>(true, null, new StringSerializer(), (topic, value) -> new byte[0]);
-        PodStatusWriter writer = writer(new VerdictPublisher(producer, "devhealth.pod-verdicts", metrics), ticking());
+        // A millisecond more at every read, as time passes between the attempts of a real write: a retry
+        // that stamped the record again would stamp another time.
+        PodStatusWriter writer = writer(new VerdictPublisher(producer, "devhealth.pod-verdicts", metrics),
+                clock.tickingBy(Duration.ofMillis(1)));
         writer.write(List.of(failed), null);
         clock.set(FINISHED.plus(WINDOW));
         api.clearRequests();
