@@ -48,6 +48,14 @@ class PodHealthTest {
     }
 
     @Test
+    void shouldKeepTheWorstDeviceWhateverComesAfterIt() {
+        assertThat(PodHealth.summary(List.of(container(List.of(device("gpu-0", HealthStatus.UNHEALTHY), device("gpu-1", HealthStatus.HEALTHY)),
+                List.of())))).isEqualTo(HealthStatus.UNHEALTHY);
+        assertThat(PodHealth.summary(List.of(container(List.of(), List.of(device("gpu-0", HealthStatus.UNKNOWN),
+                device("gpu-1", HealthStatus.HEALTHY)))))).isEqualTo(HealthStatus.UNKNOWN);
+    }
+
+    @Test
     void shouldTellWhetherAStatusShowsADevice() {
         var empty = PodDeviceStatus.newBuilder().setPod(new PodRef("ml", "p", null))
                 .setCluster("c").setNode("node-a").setVersion(1).setUpdatedAt(Instant.EPOCH).setSummary(HealthStatus.UNKNOWN)
