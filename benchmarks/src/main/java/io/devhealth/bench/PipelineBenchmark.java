@@ -106,6 +106,10 @@ public final class PipelineBenchmark implements Callable<Integer> {
     @Option(names = "--sink-concurrency", description = "The sink's concurrent pod writes (default ${DEFAULT-VALUE}).")
     int sinkConcurrency = 4;
 
+    @Option(names = "--sink-events", negatable = true, description = "The sink's Events for transitions (default ${DEFAULT-VALUE}; "
+            + "--no-sink-events measures what they cost an incident).")
+    boolean sinkEvents = true;
+
     @Option(names = "--work-dir", description = "Spools and state (default: a temporary directory, deleted after).")
     Path workDir;
 
@@ -179,7 +183,8 @@ public final class PipelineBenchmark implements Callable<Integer> {
                     SinkConfig.KUBERNETES_MASTER, apiUrl,
                     SinkConfig.API_QPS, Double.toString(sinkQps),
                     SinkConfig.API_BURST, Integer.toString((int) Math.max(40, sinkQps)),
-                    SinkConfig.WRITE_CONCURRENCY, Integer.toString(sinkConcurrency))));
+                    SinkConfig.WRITE_CONCURRENCY, Integer.toString(sinkConcurrency),
+                    SinkConfig.EVENTS_ENABLED, Boolean.toString(sinkEvents))));
             try (ApiServerObserver api = realApi != null ? new ApiServerObserver(realApi, SimulatedFleet.NAMESPACE, this::onTransition)
                          : new ApiServerObserver(fleetApi, SimulatedFleet.NAMESPACE, this::onTransition);
                  StreamProcessorApp processor = new StreamProcessorApp(new ProcessorConfig(withKafka(kafkaClient, topics, Map.of(
