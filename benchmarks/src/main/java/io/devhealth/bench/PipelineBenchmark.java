@@ -106,8 +106,8 @@ public final class PipelineBenchmark implements Callable<Integer> {
     @Option(names = "--sink-concurrency", description = "The sink's concurrent pod writes (default ${DEFAULT-VALUE}).")
     int sinkConcurrency = 4;
 
-    @Option(names = "--sink-events", negatable = true, description = "The sink's Events for transitions (default ${DEFAULT-VALUE}; "
-            + "--no-sink-events measures what they cost an incident).")
+    @Option(names = "--sink-events", arity = "1", description = "The sink's Events for transitions, true or false (default "
+            + "${DEFAULT-VALUE}; false measures what they cost an incident).")
     boolean sinkEvents = true;
 
     @Option(names = "--work-dir", description = "Spools and state (default: a temporary directory, deleted after).")
