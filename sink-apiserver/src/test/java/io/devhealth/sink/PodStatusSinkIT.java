@@ -14,16 +14,19 @@ import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.simulators.UniqueNames;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
+import io.devhealth.simulators.kube.FaultInjectingKubernetesApi.Fault;
+import io.devhealth.simulators.kube.FaultInjectingKubernetesApi;
+import io.devhealth.simulators.kube.PodFixtures;
 import io.devhealth.testkit.kafka.KafkaClusterExtension;
 import io.devhealth.testkit.kafka.TopicReader;
-import io.devhealth.simulators.kube.FaultInjectingKubernetesApi;
-import io.devhealth.simulators.kube.FaultInjectingKubernetesApi.Fault;
-import io.devhealth.simulators.kube.PodFixtures;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.ContainerStatusBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.ResourceStatus;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.Watch;
+import io.fabric8.kubernetes.client.Watcher;
+import io.fabric8.kubernetes.client.WatcherException;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.ByteBuffer;
@@ -32,12 +35,17 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -97,6 +105,12 @@ class PodStatusSinkIT {
     }
 
     private void startSink(Duration terminationWindow) {
+        sink = newSink(terminationWindow, meters);
+        sink.start();
+    }
+
+    /** A sink of the test's consumer group, not started. */
+    private SinkApp newSink(Duration terminationWindow, SimpleMeterRegistry registry) {
         Map<String, Object> config = new HashMap<>();
         config.put(SinkConfig.BOOTSTRAP_SERVERS, kafka.bootstrapServers());
         config.put(SinkConfig.SCHEMA_REGISTRY_URL, registryUrl);
@@ -107,8 +121,7 @@ class PodStatusSinkIT {
         config.put(SinkConfig.RETRY_INITIAL_INTERVAL_MS, "20");
         config.put(SinkConfig.RETRY_MAX_INTERVAL_MS, "300");
         config.put(SinkConfig.TERMINATION_WINDOW_MS, String.valueOf(terminationWindow.toMillis()));
-        sink = new SinkApp(new SinkConfig(config), meters, Clock.systemUTC());
-        sink.start();
+        return new SinkApp(new SinkConfig(config), registry, Clock.systemUTC());
     }
 
     private byte[] send(PodDeviceStatus status) {
@@ -184,6 +197,81 @@ class PodStatusSinkIT {
 
     private static ContainerStatus withoutDeviceHealth(ContainerStatus status) {
         return new ContainerStatusBuilder(status).withAllocatedResourcesStatus((List<ResourceStatus>) null).build();
+    }
+
+    /**
+     * Replicas of the sink in one consumer group share the partitions: while one leaves and another
+     * joins in the middle of a stream of changes, what the API server shows of a pod never goes back to
+     * an older status, every pod ends with its last one, and every offset is committed. Each status
+     * carries its version in its device message, and so in the pod's condition message.
+     */
+    @Test
+    void shouldWriteEveryPodInVersionOrderAndLeaveNoneBehindWhileReplicasJoinAndLeave() throws Exception {
+        List<String> pods = IntStream.range(0, 24).mapToObj(i -> "job-" + i).toList();
+        pods.forEach(this::createPod);
+        Map<String, List<Integer>> shown = new ConcurrentHashMap<>();
+        List<SinkApp> replicas = new ArrayList<>();
+        try (Watch watch = kube.pods().inNamespace("ml").watch(new Watcher<>() {
+            @Override
+            public void eventReceived(Action action, Pod pod) {
+                Integer version = shownVersion(pod);
+                if (version != null) {
+                    List<Integer> versions = shown.computeIfAbsent(pod.getMetadata().getName(), k -> new ArrayList<>());
+                    synchronized (versions) {
+                        if (versions.isEmpty() || !versions.get(versions.size() - 1).equals(version)) {
+                            versions.add(version);
+                        }
+                    }
+                }
+            }
+
+            @Override
+            public void onClose(WatcherException cause) {
+            }
+        })) {
+            replicas.add(newSink(Duration.ofMinutes(2), new SimpleMeterRegistry()));
+            replicas.add(newSink(Duration.ofMinutes(2), new SimpleMeterRegistry()));
+            replicas.forEach(SinkApp::start);
+            int last = 30;
+            for (int version = 1; version <= last; version++) {
+                for (String pod : pods) {
+                    send(gpu(version, pod, HealthStatus.UNHEALTHY, "XID 79 #" + version));
+                }
+                if (version == 10) {
+                    // A replica leaves: its partitions move to the other one, mid-stream.
+                    replicas.remove(0).close();
+                } else if (version == 20) {
+                    // A replica joins: partitions move again, away from the one that has them all.
+                    SinkApp joining = newSink(Duration.ofMinutes(2), new SimpleMeterRegistry());
+                    replicas.add(joining);
+                    joining.start();
+                }
+                Thread.sleep(60);
+            }
+
+            await("every pod at its last status").atMost(WAIT).untilAsserted(() -> assertThat(pods).allSatisfy(pod ->
+                    assertThat(health(pod(pod))).as(pod).isEqualTo("Unhealthy|XID 79 #" + last)));
+            await("every offset committed").atMost(WAIT).until(this::committedToEnd);
+            assertThat(shown).allSatisfy((pod, versions) -> {
+                synchronized (versions) {
+                    assertThat(versions).as("versions %s showed, in order", pod).isSorted();
+                }
+            });
+        } finally {
+            for (SinkApp replica : replicas) {
+                replica.close();
+            }
+        }
+    }
+
+    /** The version a test status carries ({@code #n} in its device message), as the pod's condition shows it. */
+    private static Integer shownVersion(Pod pod) {
+        if (pod.getStatus() == null || pod.getStatus().getConditions() == null) {
+            return null;
+        }
+        return pod.getStatus().getConditions().stream().filter(c -> PodStatusWriter.CONDITION_TYPE.equals(c.getType()))
+                .map(c -> Pattern.compile("#(\\d+)").matcher(String.valueOf(c.getMessage()))).filter(Matcher::find)
+                .map(m -> Integer.parseInt(m.group(1))).findFirst().orElse(null);
     }
 
     @Test
