@@ -12,8 +12,15 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,8 +31,15 @@ import org.slf4j.LoggerFactory;
  * Rate-limited per pod (a flapping GPU must not flood etcd): {@code burst} events at once, then one per
  * {@code interval}. Events are best-effort: a failure is logged and counted, never retried, and never
  * fails the status write (the condition already says the same).
+ *
+ * <p>Events go behind the conditions: the writer only queues one, and a few threads of their own create
+ * them ({@code events.concurrency}), so that during a fleet-wide incident the API server's seats go to
+ * the conditions a Job's {@code podFailurePolicy} reads, and an Event never holds a condition write's
+ * slot. When the queue is full ({@code events.queue}) the Event is dropped and counted
+ * ({@code result=dropped}), as Kubernetes' own event recorder does: client-go's broadcaster keeps 1,000
+ * events and drops what does not fit rather than slow the component that records them.
  */
-final class PodEventRecorder {
+final class PodEventRecorder implements AutoCloseable {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(PodEventRecorder.class);
     static final String COMPONENT = "devhealth-sink";
@@ -39,6 +53,7 @@ final class PodEventRecorder {
     private final boolean enabled;
     private final RateLimiterConfig perPod;
     private final String instance;
+    private final ExecutorService lane;
     private final Map<String, RateLimiter> limiters = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<String, RateLimiter> eldest) {
@@ -46,8 +61,15 @@ final class PodEventRecorder {
         }
     };
 
+    /** Events created by {@code concurrency} threads of their own, at most {@code queue} waiting. */
     PodEventRecorder(KubernetesClient client, ApiCallPolicy api, SinkMetrics metrics, Clock clock, boolean enabled, int burst,
-                     Duration interval) {
+                     Duration interval, int concurrency, int queue) {
+        this(client, api, metrics, clock, enabled, burst, interval, lane(concurrency, queue));
+    }
+
+    /** {@code lane} creates the Events; it is shut down by {@link #close()}. */
+    PodEventRecorder(KubernetesClient client, ApiCallPolicy api, SinkMetrics metrics, Clock clock, boolean enabled, int burst,
+                     Duration interval, ExecutorService lane) {
         this.client = client;
         this.api = api;
         this.metrics = metrics;
@@ -59,6 +81,16 @@ final class PodEventRecorder {
                 .timeoutDuration(Duration.ZERO)
                 .build();
         this.instance = hostname();
+        this.lane = lane;
+    }
+
+    static ExecutorService lane(int concurrency, int queue) {
+        AtomicInteger threads = new AtomicInteger();
+        return new ThreadPoolExecutor(concurrency, concurrency, 0, TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(queue), task -> {
+            Thread thread = new Thread(task, "devhealth-sink-events-" + threads.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        }, new ThreadPoolExecutor.AbortPolicy());
     }
 
     /** The condition went from {@code from} (null: none yet) to {@code to}; records the event if it is one. */
@@ -134,12 +166,35 @@ final class PodEventRecorder {
                 .withCount(1)
                 .build();
         try {
-            api.once(() -> client.v1().events().inNamespace(pod.getMetadata().getNamespace()).resource(event).create());
+            lane.execute(() -> send(event, key));
+        } catch (RejectedExecutionException e) {
+            metrics.event("dropped");
+            LOGGER.debug("pod event dropped, queue full pod={} reason={}", key, reason);
+        }
+    }
+
+    private void send(Event event, String key) {
+        try {
+            api.once(() -> client.v1().events().inNamespace(event.getMetadata().getNamespace()).resource(event).create());
             metrics.event("created");
-            LOGGER.info("pod event created pod={} reason={} type={}", key, reason, type);
+            LOGGER.info("pod event created pod={} reason={} type={}", key, event.getReason(), event.getType());
         } catch (RuntimeException e) {
             metrics.event("failed");
-            LOGGER.warn("pod event not created pod={} reason={} error=\"{}\"", key, reason, e.getMessage());
+            LOGGER.warn("pod event not created pod={} reason={} error=\"{}\"", key, event.getReason(), e.getMessage());
+        }
+    }
+
+    /**
+     * Gives the queued Events a moment to go out, then drops the rest (counted): a stopping sink does not
+     * wait on best-effort writes.
+     */
+    @Override
+    public void close() throws InterruptedException {
+        lane.shutdown();
+        if (!lane.awaitTermination(2, TimeUnit.SECONDS)) {
+            List<Runnable> left = lane.shutdownNow();
+            left.forEach(task -> metrics.event("dropped"));
+            LOGGER.info("pod events dropped at shutdown count={}", left.size());
         }
     }
 

@@ -41,6 +41,7 @@ public final class SinkApp implements AutoCloseable {
     private final DeadLetterPublisher deadLetters;
     private final VerdictPublisher verdicts;
     private final PodCache pods;
+    private final PodEventRecorder events;
     private final Thread thread;
     private final SinkConfig config;
     private final KafkaClientMetrics consumerMetrics;
@@ -68,8 +69,8 @@ public final class SinkApp implements AutoCloseable {
         this.client = new KubernetesClientBuilder().withConfig(kubernetesConfig(config, apiServer)).build();
         SinkMetrics metrics = new SinkMetrics(registry);
         ApiCallPolicy api = new ApiCallPolicy(ApiCallPolicy.Settings.of(config), metrics);
-        PodEventRecorder events = new PodEventRecorder(client, api, metrics, clock, config.eventsEnabled(),
-                config.eventsPerPodBurst(), config.eventsPerPodInterval());
+        this.events = new PodEventRecorder(client, api, metrics, clock, config.eventsEnabled(),
+                config.eventsPerPodBurst(), config.eventsPerPodInterval(), config.eventsConcurrency(), config.eventsQueue());
         SchemaRegistryClient schemaRegistry = SchemaRegistries.fromUrl(config.schemaRegistryUrl(), config.originals());
         this.verdicts = VerdictPublisher.create(config, schemaRegistry, metrics);
         // One watch of pods for both users, and none where neither is on.
@@ -200,6 +201,7 @@ public final class SinkApp implements AutoCloseable {
             taintThread.join(30_000);
         }
         thread.join(30_000);
+        events.close();
         consumerMetrics.close();
         if (taintConsumerMetrics != null) {
             taintConsumerMetrics.close();

@@ -33,6 +33,8 @@ public final class SinkConfig extends ServiceConfig {
     public static final String EVENTS_ENABLED = "events.enabled";
     public static final String EVENTS_PER_POD_BURST = "events.per.pod.burst";
     public static final String EVENTS_PER_POD_INTERVAL_MS = "events.per.pod.interval.ms";
+    public static final String EVENTS_CONCURRENCY = "events.concurrency";
+    public static final String EVENTS_QUEUE = "events.queue";
     public static final String POSTMORTEM_RETENTION_MS = "postmortem.retention.ms";
     public static final String POSTMORTEM_SWEEP_INTERVAL_MS = "postmortem.sweep.interval.ms";
     public static final String TAINT_RULES_ENABLED = "taint.rules.enabled";
@@ -99,6 +101,13 @@ public final class SinkConfig extends ServiceConfig {
                     "Events one pod may get at once; further ones need a token refilled every events.per.pod.interval.ms.")
             .define(EVENTS_PER_POD_INTERVAL_MS, Type.LONG, 60_000L, ConfigDef.Range.between(1, 86_400_000), Importance.LOW,
                     "Refill interval of one pod's event tokens.")
+            .define(EVENTS_CONCURRENCY, Type.INT, 2, ConfigDef.Range.between(1, 64), Importance.LOW,
+                    "Threads that create Events, apart from the condition writers: Events never hold a condition write's "
+                            + "slot, and take at most this many of the API server's seats.")
+            .define(EVENTS_QUEUE, Type.INT, 1000, ConfigDef.Range.between(1, 1_000_000), Importance.LOW,
+                    "Events waiting to be created; when full, a new Event is dropped and counted "
+                            + "(devhealth_sink_events_total{result=\"dropped\"}), as Kubernetes' own event recorder drops "
+                            + "beyond 1,000. The condition always says the same.")
             .define(POSTMORTEM_RETENTION_MS, Type.LONG, Duration.ofDays(30).toMillis(), ConfigDef.Range.atLeast(60_000), Importance.MEDIUM,
                     "How long a terminated pod's DevicePostMortem record is kept after the pod finished; after that the sink "
                             + "deletes it once the pod itself is gone (never while the pod still exists).")
@@ -216,6 +225,14 @@ public final class SinkConfig extends ServiceConfig {
 
     public Duration eventsPerPodInterval() {
         return Duration.ofMillis(getLong(EVENTS_PER_POD_INTERVAL_MS));
+    }
+
+    public int eventsConcurrency() {
+        return getInt(EVENTS_CONCURRENCY);
+    }
+
+    public int eventsQueue() {
+        return getInt(EVENTS_QUEUE);
     }
 
     public Duration postMortemRetention() {

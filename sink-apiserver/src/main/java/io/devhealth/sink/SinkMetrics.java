@@ -33,7 +33,7 @@ import java.util.stream.Stream;
  *       recheck;
  *   <li>{@code devhealth.sink.postmortems}{result=created|updated|deleted}: DevicePostMortem records written or
  *       deleted after their retention;
- *   <li>{@code devhealth.sink.events}{result=created|rate_limited|failed};
+ *   <li>{@code devhealth.sink.events}{result=created|rate_limited|failed|dropped};
  *   <li>{@code devhealth.sink.frozen}: terminated pods whose status was frozen;
  *   <li>{@code devhealth.sink.verdicts} [{@code devhealth_sink_verdicts_total}]{verdict=DEVICE_FAILURE|NO_DEVICE_FAILURE|UNKNOWN}:
  *       verdicts published to pod-verdicts (every verdict from zero; a repeated delivery counts again);

@@ -13,6 +13,9 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -25,23 +28,31 @@ class PodEventRecorderTest {
     private final MutableClock clock = MutableClock.at("2026-11-29T10:00:00Z");
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private Pod pod;
+    private ExecutorService lane;
     private PodEventRecorder recorder;
 
     @BeforeEach
     void setUp() {
         pod = PodFixtures.createRunning(client, PodFixtures.podWithClaim("ml", "train-0", "node-a", "main", "gpu", "train-0-gpu-x1", "gpu"));
-        SinkMetrics metrics = new SinkMetrics(registry);
-        recorder = new PodEventRecorder(client, new ApiCallPolicy(ApiCallPolicy.Settings.singleAttempt(1_000), metrics),
-                metrics, clock, true, 2, Duration.ofMinutes(1));
+        lane = PodEventRecorder.lane(1, 1000);
+        recorder = recorder(lane);
     }
 
-    private List<Event> events() {
+    private PodEventRecorder recorder(ExecutorService lane) {
+        SinkMetrics metrics = new SinkMetrics(registry);
+        return new PodEventRecorder(client, new ApiCallPolicy(ApiCallPolicy.Settings.singleAttempt(1_000), metrics),
+                metrics, clock, true, 2, Duration.ofMinutes(1), lane);
+    }
+
+    /** The Events created so far, once the lane's one thread has sent everything queued before this call. */
+    private List<Event> events() throws Exception {
+        lane.submit(() -> { }).get(10, TimeUnit.SECONDS);
         return client.v1().events().inNamespace("ml").list().getItems().stream()
                 .sorted(Comparator.comparing(Event::getMetadata, Comparator.comparing(m -> m.getName()))).toList();
     }
 
     @Test
-    void shouldRecordUnhealthyAndRecoveredOnThePod() {
+    void shouldRecordUnhealthyAndRecoveredOnThePod() throws Exception {
         recorder.transition(pod, "True", "False", "gpu.example.com/node-a/gpu-0 Unhealthy: XID 79");
         clock.advance(Duration.ofSeconds(1));
         recorder.transition(pod, "False", "True", "all allocated devices are healthy");
@@ -58,7 +69,7 @@ class PodEventRecorderTest {
     }
 
     @Test
-    void shouldNotRecordTheFirstSightOfAHealthyPodNorAnUnchangedStatus() {
+    void shouldNotRecordTheFirstSightOfAHealthyPodNorAnUnchangedStatus() throws Exception {
         recorder.transition(pod, null, "True", "all allocated devices are healthy");
         recorder.transition(pod, "False", "False", "still broken");
 
@@ -66,7 +77,7 @@ class PodEventRecorderTest {
     }
 
     @Test
-    void shouldRateLimitEventsPerPodAndRefillWithTime() {
+    void shouldRateLimitEventsPerPodAndRefillWithTime() throws Exception {
         for (int i = 0; i < 5; i++) {
             recorder.transition(pod, i % 2 == 0 ? "True" : "False", i % 2 == 0 ? "False" : "True", "flap " + i);
         }
@@ -76,5 +87,31 @@ class PodEventRecorderTest {
         clock.advance(Duration.ofMinutes(2));
         recorder.transition(pod, "True", "False", "again");
         assertThat(events()).hasSize(3);
+    }
+
+    @Test
+    void shouldQueueEventsWithoutHoldingTheWriterAndDropWhatDoesNotFit() throws Exception {
+        lane = PodEventRecorder.lane(1, 1);
+        recorder = recorder(lane);
+        CountDownLatch apiServerBusy = new CountDownLatch(1);
+        lane.execute(() -> {
+            try {
+                apiServerBusy.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        for (int i = 0; i < 3; i++) {
+            Pod other = PodFixtures.createRunning(client, PodFixtures.podWithClaim("ml", "train-" + (i + 1), "node-a", "main", "gpu",
+                    "train-" + (i + 1) + "-gpu-x1", "gpu"));
+            // Returns at once although the lane's one thread is taken: the caller is a condition writer.
+            recorder.transition(other, "True", "False", "XID 79");
+        }
+        assertThat(registry.get("devhealth.sink.events").tag("result", "dropped").counter().count()).isEqualTo(2);
+
+        apiServerBusy.countDown();
+        assertThat(events()).extracting(e -> e.getInvolvedObject().getName()).containsExactly("train-1");
+        recorder.close();
+        assertThat(lane.isTerminated()).isTrue();
     }
 }
