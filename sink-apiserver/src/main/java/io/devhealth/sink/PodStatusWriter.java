@@ -512,12 +512,17 @@ public final class PodStatusWriter {
                 && pod.getStatus().getConditions().stream().anyMatch(c -> type.equals(c.getType()));
     }
 
-    private void conditionOps(Pod pod, Shown shown, List<Map<String, Object>> ops, String[] transition) {
-        String conditionStatus = switch (shown.health()) {
+    /** The status of devhealth's condition for a pod whose devices' summary is {@code health}. */
+    public static String conditionStatus(HealthStatus health) {
+        return switch (health) {
             case HEALTHY -> "True";
             case UNHEALTHY -> "False";
             case UNKNOWN -> "Unknown";
         };
+    }
+
+    private void conditionOps(Pod pod, Shown shown, List<Map<String, Object>> ops, String[] transition) {
+        String conditionStatus = conditionStatus(shown.health());
         String reason = switch (shown.health()) {
             case HEALTHY -> "AllDevicesHealthy";
             case UNHEALTHY -> "DeviceUnhealthy";

@@ -6,6 +6,7 @@ import static io.devhealth.processor.TopologyFixture.report;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.groups.Tuple.tuple;
 
+import io.devhealth.schema.avro.DeviceRef;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.PodDeviceStatus;
@@ -110,6 +111,47 @@ class SilenceTimeoutTest {
         assertThat(fixture.transitions.isEmpty()).isTrue();
         fixture.runFor(Duration.ofSeconds(1));
         assertThat(transitionsTo()).containsExactly(HealthStatus.UNKNOWN);
+    }
+
+    /**
+     * A processor working off a backlog at a third of the input's pace: at each second of wall time it
+     * reads what the nodes sent up to a third of that time after the start. Node {@code NODE} sends a
+     * keep-alive every 15 s (half its 30 s timeout); a busy node sends a report every second. Between
+     * two of its keep-alives the processor waits 45 s of wall time, but its input has only covered 15 s
+     * of the node's time: the device is not silent, and it never goes Unknown. Once the input has
+     * caught up and the node says nothing more, its silence is seen as usual.
+     */
+    @Test
+    void shouldNotExpireADeviceWhoseNextReportIsStillInTheBacklog() {
+        Instant start = pastStartGrace();
+        DeviceRef busy = DeviceRef.newBuilder().setDriver(DRIVER).setPool("node-busy").setDevice("gpu-0").build();
+        long busySequence = 0;
+        long readUpTo = -1;
+        for (int s = 0; s <= 120; s++) {
+            if (s > 0) {
+                fixture.runFor(Duration.ofSeconds(1));
+            }
+            for (long sent = readUpTo + 1; sent <= s / 3; sent++) {
+                Instant at = start.plusSeconds(sent);
+                if (sent % 15 == 0) {
+                    fixture.send(report("gpu-0", HealthStatus.HEALTHY, at).setKind(ReportKind.KEEPALIVE));
+                }
+                fixture.pipe("node-busy", report("gpu-0", HealthStatus.HEALTHY, at).setNode("node-busy").setDevice(busy)
+                        .setKind(ReportKind.KEEPALIVE).setCollectorEpoch(TopologyFixture.EPOCH).setSequence(++busySequence).build(), at);
+                readUpTo = sent;
+            }
+        }
+        assertThat(fixture.transitions.readValuesToList()).as("120 s of wall time, 40 s of input, no silence in it")
+                .extracting(HealthTransition::getTo).containsOnly(HealthStatus.HEALTHY);
+
+        // The backlog is worked off; the node's last keep-alive was the one sent at start + 30 s. The busy
+        // node goes on, caught up: the input covers the node's time at wall pace from here.
+        Instant caughtUp = fixture.wall();
+        fixture.pipe("node-busy", report("gpu-0", HealthStatus.HEALTHY, caughtUp).setNode("node-busy").setDevice(busy)
+                .setKind(ReportKind.KEEPALIVE).setCollectorEpoch(TopologyFixture.EPOCH).setSequence(++busySequence).build(), caughtUp);
+        fixture.runFor(Duration.ofSeconds(40));
+        assertThat(fixture.transitions.readValuesToList()).extracting(t -> t.getDevice().getPool(), HealthTransition::getTo)
+                .contains(tuple(TopologyFixture.NODE, HealthStatus.UNKNOWN));
     }
 
     /** Lets the processor run past its start grace, as a long-running one is; returns the wall time then. */

@@ -1,5 +1,7 @@
 package io.devhealth.bench.pipeline;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import io.devhealth.sink.PodStatusWriter;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
@@ -9,7 +11,6 @@ import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -83,27 +84,19 @@ public final class ConditionWriteCeiling {
     }
 
     /** The sink's shape of write: test the version and the condition's place, replace it (same status, another message). */
-    private static List<Map<String, Object>> patch(Pod pod, String probeTime) {
+    private static ArrayNode patch(Pod pod, String probeTime) {
         int index = conditionIndex(pod);
         PodCondition current = pod.getStatus().getConditions().get(index);
-        Map<String, Object> condition = new LinkedHashMap<>();
-        condition.put("type", PodStatusWriter.CONDITION_TYPE);
-        condition.put("status", current.getStatus());
-        condition.put("reason", current.getReason());
-        condition.put("message", "ceiling probe " + probeTime);
-        condition.put("lastTransitionTime", current.getLastTransitionTime());
-        return List.of(
-                op("test", "/metadata/resourceVersion", pod.getMetadata().getResourceVersion()),
-                op("test", "/status/conditions/" + index + "/type", PodStatusWriter.CONDITION_TYPE),
-                op("replace", "/status/conditions/" + index, condition));
-    }
-
-    private static Map<String, Object> op(String op, String path, Object value) {
-        Map<String, Object> entry = new LinkedHashMap<>();
-        entry.put("op", op);
-        entry.put("path", path);
-        entry.put("value", value);
-        return entry;
+        ArrayNode ops = JsonNodeFactory.instance.arrayNode();
+        ops.addObject().put("op", "test").put("path", "/metadata/resourceVersion").put("value", pod.getMetadata().getResourceVersion());
+        ops.addObject().put("op", "test").put("path", "/status/conditions/" + index + "/type").put("value", PodStatusWriter.CONDITION_TYPE);
+        ops.addObject().put("op", "replace").put("path", "/status/conditions/" + index).putObject("value")
+                .put("type", PodStatusWriter.CONDITION_TYPE)
+                .put("status", current.getStatus())
+                .put("reason", current.getReason())
+                .put("message", "ceiling probe " + probeTime)
+                .put("lastTransitionTime", current.getLastTransitionTime());
+        return ops;
     }
 
     private static int conditionIndex(Pod pod) {

@@ -4,27 +4,28 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import io.devhealth.schema.HealthWords;
 import io.devhealth.schema.avro.HealthStatus;
+import io.devhealth.sink.PodStatusWriter;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 
 /**
  * Whether the processor's query API and the API server tell the same story about every pod: the
  * pod's latest summary from {@code /v1/pods/{ns}/{name}/devices} against the devhealth condition the
- * pod shows (Healthy is {@code True}, Unhealthy {@code False}, Unknown {@code Unknown}).
+ * pod shows (the sink's own mapping, {@link PodStatusWriter#conditionStatus}).
  */
 public final class QueryAgreement {
 
     private static final ObjectMapper JSON = JsonMapper.builder().build();
-    private static final Map<String, String> CONDITION_BY_SUMMARY = Map.of(
-            HealthWords.of(HealthStatus.HEALTHY), "True",
-            HealthWords.of(HealthStatus.UNHEALTHY), "False",
-            HealthWords.of(HealthStatus.UNKNOWN), "Unknown");
+    private static final Map<String, String> CONDITION_BY_SUMMARY = Arrays.stream(HealthStatus.values())
+            .collect(Collectors.toUnmodifiableMap(HealthWords::of, PodStatusWriter::conditionStatus));
 
     private QueryAgreement() {
     }

@@ -1,6 +1,7 @@
 package io.devhealth.simulators.realkube;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Namespaced;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -27,10 +28,20 @@ public final class ShippedManifests {
     }
 
     /**
-     * The sink's part of {@code k8s/base}: its namespace, the DevicePostMortem CRD (waited for until
-     * established), its RBAC, its admission policies and its API priority level and flow schema.
+     * The sink's part of {@code k8s/base}: its identity ({@link #applySinkIdentity}), its admission
+     * policies and its API priority level and flow schema.
      */
     public static void applySink(KubernetesClient admin) {
+        applySinkIdentity(admin);
+        apply(admin, "k8s/base/sink-apiserver/admissionpolicy.yaml");
+        apply(admin, "k8s/base/sink-apiserver/flowcontrol.yaml");
+    }
+
+    /**
+     * What the sink may do before its admission policies narrow it: its namespace, the DevicePostMortem
+     * CRD (waited for until established) and its RBAC.
+     */
+    public static void applySinkIdentity(KubernetesClient admin) {
         admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(NAMESPACE).endMetadata().build())
                 .serverSideApply();
         apply(admin, "k8s/base/sink-apiserver/devicepostmortem-crd.yaml");
@@ -41,14 +52,23 @@ public final class ShippedManifests {
                     .anyMatch(c -> "Established".equals(c.getType()) && "True".equals(c.getStatus()));
         });
         apply(admin, "k8s/base/sink-apiserver/rbac.yaml");
-        apply(admin, "k8s/base/sink-apiserver/admissionpolicy.yaml");
-        apply(admin, "k8s/base/sink-apiserver/flowcontrol.yaml");
     }
 
-    /** Every object of one file under the repository root, server-side applied as it is written. */
+    /**
+     * Every object of one file under the repository root, server-side applied in {@link #NAMESPACE} as
+     * {@code k8s/base}'s kustomization puts it there.
+     */
     public static void apply(KubernetesClient admin, String file) {
+        apply(admin, file, NAMESPACE);
+    }
+
+    /** Every object of one file under the repository root, the namespaced ones in {@code namespace}. */
+    public static void apply(KubernetesClient admin, String file, String namespace) {
         try (InputStream in = Files.newInputStream(KubeBinaries.repositoryRoot().resolve(file))) {
             for (HasMetadata object : admin.load(in).items()) {
+                if (object instanceof Namespaced) {
+                    object.getMetadata().setNamespace(namespace);
+                }
                 admin.resource(object).forceConflicts().serverSideApply();
             }
         } catch (IOException e) {

@@ -11,23 +11,18 @@ import io.devhealth.sink.PodStatusWriter;
 import io.devhealth.sink.SinkConfig;
 import io.devhealth.simulators.realkube.ControlPlane;
 import io.devhealth.simulators.realkube.GpuWorkloads;
-import io.devhealth.simulators.realkube.KubeBinaries;
 import io.devhealth.testkit.realkube.RealKubernetes;
 import io.devhealth.simulators.realkube.RealNode;
-import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.devhealth.simulators.realkube.ShippedManifests;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingAdmissionPolicy;
 import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingAdmissionPolicyBinding;
-import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import java.io.InputStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -65,16 +60,7 @@ class SinkAdmissionPolicyIT {
     @BeforeAll
     static void applyShippedRbacCrdAndPolicy(ControlPlane plane, RealNode node) throws Exception {
         admin = plane.adminClient();
-        admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName("devhealth").endMetadata().build())
-                .serverSideApply();
-        apply("k8s/base/sink-apiserver/devicepostmortem-crd.yaml");
-        await("CRD established").atMost(WAIT).until(() -> {
-            CustomResourceDefinition crd = admin.apiextensions().v1().customResourceDefinitions()
-                    .withName("devicepostmortems.devhealth.io").get();
-            return crd != null && crd.getStatus() != null && crd.getStatus().getConditions().stream()
-                    .anyMatch(c -> "Established".equals(c.getType()) && "True".equals(c.getStatus()));
-        });
-        apply("k8s/base/sink-apiserver/rbac.yaml");
+        ShippedManifests.applySinkIdentity(admin);
         sink = plane.clientFor("devhealth", "devhealth-sink");
         GpuWorkloads.prepare(admin, NAMESPACE);
         GpuWorkloads.claimTemplate(admin, NAMESPACE, "one-gpu", 1);
@@ -90,7 +76,7 @@ class SinkAdmissionPolicyIT {
         // RBAC alone: events create takes an Event about any object.
         sink.v1().events().resource(event("Node", "devhealth-node-1", "NodeNotReady", "kubelet")).create();
 
-        apply(POLICY_FILE.toString());
+        ShippedManifests.apply(admin, POLICY_FILE.toString());
         // Policies are loaded asynchronously: wait until the probes are refused by them.
         await("the policy refuses a probe write").atMost(WAIT).pollInterval(Duration.ofMillis(500)).until(() -> {
             try {
@@ -312,14 +298,6 @@ class SinkAdmissionPolicyIT {
 
     private static void sinkPatch(String pod, String jsonPatch) {
         sink.pods().inNamespace(NAMESPACE).withName(pod).subresource("status").patch(PatchContext.of(PatchType.JSON), jsonPatch);
-    }
-
-    private static void apply(String file) throws Exception {
-        try (InputStream in = Files.newInputStream(KubeBinaries.repositoryRoot().resolve(file))) {
-            for (HasMetadata object : admin.load(in).items()) {
-                admin.resource(object).forceConflicts().serverSideApply();
-            }
-        }
     }
 
     private static int conditionIndex(Pod pod, String type) {

@@ -11,20 +11,16 @@ import io.devhealth.sink.DevicePostMortem;
 import io.devhealth.sink.PodStatusWriter;
 import io.devhealth.simulators.realkube.ControlPlane;
 import io.devhealth.simulators.realkube.GpuWorkloads;
-import io.devhealth.simulators.realkube.KubeBinaries;
 import io.devhealth.testkit.realkube.RealKubernetes;
 import io.devhealth.simulators.realkube.RealNode;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.devhealth.simulators.realkube.ShippedManifests;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.ResourceStatus;
-import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.api.model.resource.v1.ResourceClaim;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import java.io.InputStream;
-import java.nio.file.Files;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -58,21 +54,7 @@ class SinkOnRealKubeletIT {
     @BeforeAll
     static void applyShippedCrdAndRbac(ControlPlane plane) throws Exception {
         admin = plane.adminClient();
-        admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName("devhealth").endMetadata().build())
-                .serverSideApply();
-        try (InputStream crd = Files.newInputStream(KubeBinaries.repositoryRoot()
-                .resolve("k8s/base/sink-apiserver/devicepostmortem-crd.yaml"))) {
-            admin.load(crd).forceConflicts().serverSideApply();
-        }
-        await("CRD established").atMost(WAIT).until(() -> {
-            CustomResourceDefinition crd = admin.apiextensions().v1().customResourceDefinitions()
-                    .withName("devicepostmortems.devhealth.io").get();
-            return crd != null && crd.getStatus() != null && crd.getStatus().getConditions().stream()
-                    .anyMatch(c -> "Established".equals(c.getType()) && "True".equals(c.getStatus()));
-        });
-        try (InputStream rbac = Files.newInputStream(KubeBinaries.repositoryRoot().resolve("k8s/base/sink-apiserver/rbac.yaml"))) {
-            admin.load(rbac).forceConflicts().serverSideApply();
-        }
+        ShippedManifests.applySinkIdentity(admin);
         sink = plane.clientFor("devhealth", "devhealth-sink");
         GpuWorkloads.prepare(admin, NAMESPACE);
         GpuWorkloads.claimTemplate(admin, NAMESPACE, "one-gpu", 1);

@@ -354,7 +354,7 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
         }
         NodeState next = state.withReport(state.reports().advance(epoch, sequence), observedAt);
         store.putNode(node, next);
-        clock.recordSeen(node, context.currentSystemTimeMs());
+        clock.recordSeen(node, context.currentSystemTimeMs(), context.currentStreamTimeMs());
         return next;
     }
 

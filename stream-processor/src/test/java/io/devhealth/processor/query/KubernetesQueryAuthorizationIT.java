@@ -7,10 +7,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.devhealth.simulators.process.Ports;
 import io.devhealth.simulators.realkube.ControlPlane;
-import io.devhealth.simulators.realkube.KubeBinaries;
+import io.devhealth.simulators.realkube.ShippedManifests;
 import io.devhealth.testkit.realkube.RealKubernetes;
-import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.Namespaced;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
 import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewBuilder;
@@ -23,7 +21,6 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.devhealth.testkit.time.MutableClock;
 import io.devhealth.testkit.tls.TestCertificates;
-import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -97,8 +94,8 @@ class KubernetesQueryAuthorizationIT {
             admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build())
                     .serverSideApply();
         }
-        applyShipped(admin, "k8s/base/stream-processor/serviceaccount.yaml");
-        applyShipped(admin, "k8s/base/stream-processor/rbac.yaml");
+        ShippedManifests.apply(admin, "k8s/base/stream-processor/serviceaccount.yaml");
+        ShippedManifests.apply(admin, "k8s/base/stream-processor/rbac.yaml");
         for (String account : List.of("investigator", "viewer", "nobody", "node-reader")) {
             admin.serviceAccounts().inNamespace(TEAM_A).resource(new ServiceAccountBuilder().withNewMetadata().withName(account)
                     .endMetadata().build()).serverSideApply();
@@ -138,18 +135,6 @@ class KubernetesQueryAuthorizationIT {
         withCertificate = tls.httpClient(clientKeystore);
         podReaderCertificate = tls.httpClient(podReaderKeystore);
         asPeer = tls.httpClient(serverKeystore);
-    }
-
-    private static void applyShipped(KubernetesClient admin, String file) throws Exception {
-        try (InputStream in = Files.newInputStream(KubeBinaries.repositoryRoot().resolve(file))) {
-            for (HasMetadata object : admin.load(in).items()) {
-                if (object instanceof Namespaced) {
-                    // kustomize gives every object of k8s/base the namespace devhealth.
-                    object.getMetadata().setNamespace("devhealth");
-                }
-                admin.resource(object).forceConflicts().serverSideApply();
-            }
-        }
     }
 
     private static void awaitAllowed(String user, String verb, String group, String resource, String namespace) {

@@ -8,25 +8,21 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.devhealth.schema.security.NodeKeyCredential;
 import io.devhealth.schema.security.NodeKeys;
 import io.devhealth.simulators.realkube.ControlPlane;
-import io.devhealth.simulators.realkube.KubeBinaries;
+import io.devhealth.simulators.realkube.ShippedManifests;
 import io.devhealth.testkit.realkube.RealKubernetes;
 import io.devhealth.testkit.time.MutableClock;
 import io.devhealth.testkit.tls.TestCertificates;
-import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
-import io.fabric8.kubernetes.api.model.Namespaced;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
 import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -71,9 +67,9 @@ class NodeKeyIssuanceIT {
             admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build())
                     .serverSideApply();
         }
-        applyShipped(admin, "k8s/base/stream-processor/serviceaccount.yaml", "devhealth");
-        applyShipped(admin, "k8s/base/stream-processor/rbac.yaml", "devhealth");
-        applyShipped(admin, "k8s/base/node-collector/serviceaccount.yaml", COLLECTOR_NAMESPACE);
+        ShippedManifests.apply(admin, "k8s/base/stream-processor/serviceaccount.yaml");
+        ShippedManifests.apply(admin, "k8s/base/stream-processor/rbac.yaml");
+        ShippedManifests.apply(admin, "k8s/base/node-collector/serviceaccount.yaml", COLLECTOR_NAMESPACE);
         admin.serviceAccounts().inNamespace(COLLECTOR_NAMESPACE).resource(new ServiceAccountBuilder().withNewMetadata()
                 .withName("impostor").endMetadata().build()).serverSideApply();
         // Node objects are all a pod-bound token needs of a node (no kubelet has to run on them).
@@ -118,17 +114,6 @@ class NodeKeyIssuanceIT {
         admin.pods().inNamespace(COLLECTOR_NAMESPACE).resource(new PodBuilder().withNewMetadata().withName(name).endMetadata()
                 .withNewSpec().withServiceAccountName(serviceAccount).withNodeName(node).addNewContainer().withName("collector")
                 .withImage("devhealth").endContainer().endSpec().build()).create();
-    }
-
-    private static void applyShipped(KubernetesClient admin, String file, String namespace) throws Exception {
-        try (InputStream in = Files.newInputStream(KubeBinaries.repositoryRoot().resolve(file))) {
-            for (HasMetadata object : admin.load(in).items()) {
-                if (object instanceof Namespaced) {
-                    object.getMetadata().setNamespace(namespace);
-                }
-                admin.resource(object).forceConflicts().serverSideApply();
-            }
-        }
     }
 
     private static HttpResponse<String> fetch(String token) throws Exception {
