@@ -71,7 +71,7 @@ class BenchmarksSmokeIT {
     }
 
     /**
-     * The fleet incident on the real control plane at a hundred pods: every incident and recovery
+     * The fleet incident on the real control plane at three hundred pods: every incident and recovery
      * shown on every pod it changed, every pod ending with its devices' last state, the sink's requests
      * per pod change at most 1.25 (one status write from its pod cache, with room for a read while its
      * watch restarts; a read before every write would be 2), and the
@@ -82,15 +82,15 @@ class BenchmarksSmokeIT {
     void pipelineBenchmarkOnTheRealApiServerShowsEveryIncidentOnEveryPod() {
         RealKubernetesExtension.binaries();
         // Silence is left to the run above: it is the processor's, whichever API server the sink writes to.
-        int exit = new CommandLine(new PipelineBenchmark()).execute("--api-server", "real", "--nodes", "100", "--devices", "2",
+        int exit = new CommandLine(new PipelineBenchmark()).execute("--api-server", "real", "--nodes", "300", "--devices", "2",
                 "--shards", "2", "--keep-alive-seconds", "2", "--quiet-seconds", "1", "--duration-seconds", "2", "--flap-rate", "0.04",
                 "--silent-nodes", "0", "--incidents", "0.2,1", "--ceiling", "--sink-concurrency", "8", "--max-requests-per-change", "1.25",
                 "--initial-timeout-seconds", "120");
 
         assertThat(exit).as("exit code; the failure is on stderr").isZero();
-        assertThat(output()).contains("API server kube-apiserver + etcd", "| incident: one device of 20% of the nodes Unhealthy at once | 20 pods",
-                "| incident: every device of 100% of the nodes Unhealthy at once | 100 pods", "| recovery after the 100% incident | 100 pods",
-                "| pods ending with their devices' last state | 100 of 100 |", "| pods on which the query API agrees with the API server | 100 of 100 |",
+        assertThat(output()).contains("API server kube-apiserver + etcd", "| incident: one device of 20% of the nodes Unhealthy at once | 60 pods",
+                "| incident: every device of 100% of the nodes Unhealthy at once | 300 pods", "| recovery after the 100% incident | 300 pods",
+                "| pods ending with their devices' last state | 300 of 300 |", "| pods on which the query API agrees with the API server | 300 of 300 |",
                 "| sink ÷ ceiling", "0 refused by the identity check");
         assertNoThreadLeft("PipelineBenchmark --api-server real");
     }

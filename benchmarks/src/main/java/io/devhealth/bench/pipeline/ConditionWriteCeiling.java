@@ -66,7 +66,7 @@ public final class ConditionWriteCeiling {
                         Pod pod = pods.get(i);
                         try {
                             writer.pods().inNamespace(namespace).resource(pod).subresource("status")
-                                    .patch(PatchContext.of(PatchType.JSON), writer.getKubernetesSerialization().asJson(patch(pod, probeTime)));
+                                    .patch(PatchContext.of(PatchType.JSON), patch(pod, probeTime).toString());
                             written.incrementAndGet();
                         } catch (KubernetesClientException e) {
                             errors.merge(e.getCode(), 1L, Long::sum);
@@ -83,7 +83,11 @@ public final class ConditionWriteCeiling {
         return new Result(written.get(), Map.copyOf(errors), (System.nanoTime() - start) / 1e9);
     }
 
-    /** The sink's shape of write: test the version and the condition's place, replace it (same status, another message). */
+    /**
+     * The sink's shape of write: test the version and the condition's place, replace it (same status,
+     * another message). Sent as Jackson writes it ({@code toString}): fabric8's serialization would write
+     * a JsonNode as a bean.
+     */
     private static ArrayNode patch(Pod pod, String probeTime) {
         int index = conditionIndex(pod);
         PodCondition current = pod.getStatus().getConditions().get(index);
