@@ -33,12 +33,16 @@ public final class SinkOutcomes {
         return byTag("drops", "reason").getOrDefault("other_pod", 0L);
     }
 
-    /** One line: written, refused, dropped, skipped and dead-lettered, pod cache lookups and pods read again, each by reason where not zero. */
+    /**
+     * One line: written, refused, dropped, skipped and dead-lettered, pod cache lookups, pods read again
+     * and Events (created, and those the Event queue dropped), each by reason where not zero.
+     */
     public String summary() {
         return String.format(Locale.ROOT, "%,d written; %,d refused by the identity check (status's node or claims not the pod's); "
-                        + "dropped %s; skipped %s; dead-lettered %s; pod cache %s; pods read again %s", written(), refusedByIdentityCheck(),
-                nonZero(byTag("drops", "reason")), nonZero(byTag("skipped", "reason")), nonZero(byTag("dead.letters", "reason")),
-                nonZero(byTag("pod.cache", "result")), nonZero(byTag("pod.rechecks", "reason")));
+                        + "dropped %s; skipped %s; dead-lettered %s; pod cache %s; pods read again %s; Events %s", written(),
+                refusedByIdentityCheck(), nonZero(byTag("drops", "reason")), nonZero(byTag("skipped", "reason")),
+                nonZero(byTag("dead.letters", "reason")), nonZero(byTag("pod.cache", "result")), nonZero(byTag("pod.rechecks", "reason")),
+                nonZero(byTag("events", "result")));
     }
 
     private Map<String, Long> byTag(String name, String tag) {
