@@ -203,6 +203,48 @@ class KubernetesManifestsTest {
     }
 
     @Test
+    void shouldKeepTheProcessorAndTheSinkOffEveryNodeTheCollectorRunsOn() {
+        PodSpec collector = one(DaemonSet.class, "node-collector").getSpec().getTemplate().getSpec();
+        Map<String, String> gpuNode = collector.getNodeSelector();
+        assertThat(gpuNode).as("the collector selects its nodes by label").isNotEmpty();
+        assertThat(collector.getAffinity()).as("and by nothing else, so that the label alone says what a GPU node is").isNull();
+        Map<String, PodSpec> trusted = Map.of(
+                "processor", one(StatefulSet.class, "stream-processor").getSpec().getTemplate().getSpec(),
+                "sink", one(Deployment.class, "sink-apiserver").getSpec().getTemplate().getSpec());
+        trusted.forEach((workload, pod) -> {
+            assertThat(pod.getNodeSelector()).as(workload + " nodeSelector").isNullOrEmpty();
+            List<io.fabric8.kubernetes.api.model.NodeSelectorTerm> terms = pod.getAffinity().getNodeAffinity()
+                    .getRequiredDuringSchedulingIgnoredDuringExecution().getNodeSelectorTerms();
+            assertThat(terms).as(workload + ": a required node affinity").isNotEmpty();
+            // Terms are ORed: each must refuse the collector's label on its own, whatever else a node carries.
+            assertThat(terms).as(workload).allSatisfy(term -> {
+                assertThat(term.getMatchFields()).isNullOrEmpty();
+                assertThat(term.getMatchExpressions()).as("an expression on the collector's label that a GPU node fails")
+                        .anySatisfy(e -> {
+                            assertThat(gpuNode).containsKey(e.getKey());
+                            assertThat(nodeMatches(List.of(e), gpuNode)).isFalse();
+                        });
+            });
+            assertThat(terms).as(workload + " schedulable on a node without the label")
+                    .anySatisfy(term -> assertThat(nodeMatches(term.getMatchExpressions(), Map.of("kubernetes.io/os", "linux"))).isTrue());
+        });
+    }
+
+    /** Whether a node with {@code labels} satisfies every requirement, as the scheduler reads them (an absent label fails In and Exists only). */
+    private static boolean nodeMatches(List<io.fabric8.kubernetes.api.model.NodeSelectorRequirement> requirements, Map<String, String> labels) {
+        return requirements.stream().allMatch(r -> {
+            String value = labels.get(r.getKey());
+            return switch (r.getOperator()) {
+                case "In" -> value != null && r.getValues().contains(value);
+                case "NotIn" -> value == null || !r.getValues().contains(value);
+                case "Exists" -> value != null;
+                case "DoesNotExist" -> value == null;
+                default -> throw new AssertionError("operator not evaluated here: " + r.getOperator());
+            };
+        });
+    }
+
+    @Test
     void shouldKeepProcessorStateOnAPersistentVolume() {
         StatefulSet processor = one(StatefulSet.class, "stream-processor");
         assertThat(processor.getSpec().getVolumeClaimTemplates()).extracting(c -> c.getMetadata().getName()).containsExactly("state");
