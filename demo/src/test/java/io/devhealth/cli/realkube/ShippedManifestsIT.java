@@ -35,8 +35,9 @@ import org.junit.jupiter.api.TestMethodOrder;
  * <p>What the harness cannot run: the images (the fake runtime starts no process), the collector's
  * hostPath mounts (this kubelet's root is not {@code /var/lib/kubelet}), the NVIDIA runtime and the
  * processor's volume (no storage provisioner). So the collector's pod is only shown scheduled onto the
- * GPU node and the processor's only created; PodSecurity admission of each pod template in its
- * namespace is shown by server-side dry runs.
+ * GPU node and the processor's only created; the sink's is shown refused by the GPU node (its required
+ * node affinity) and running once the node is no GPU node; PodSecurity admission of each pod template in
+ * its namespace is shown by server-side dry runs.
  */
 @RealKubernetes
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -45,6 +46,8 @@ class ShippedManifestsIT {
     private static final Duration WAIT = Duration.ofSeconds(90);
     private static final String NAMESPACE = "devhealth";
     private static final String COLLECTOR_NAMESPACE = "devhealth-node";
+    /** The label the collector's DaemonSet selects GPU nodes by, and the processor and the sink avoid. */
+    private static final String GPU_NODE_LABEL = "devhealth.io/gpu-node";
     private static ControlPlane plane;
     private static Kubectl kubectl;
     private static KubernetesClient client;
@@ -74,7 +77,7 @@ class ShippedManifestsIT {
         client.resource(new RuntimeClassBuilder().withNewMetadata().withName("nvidia").endMetadata().withHandler("nvidia").build())
                 .serverSideApply();
         client.nodes().withName(node.name()).edit(n -> new NodeBuilder(n).editMetadata()
-                .addToLabels("devhealth.io/gpu-node", "true").endMetadata().build());
+                .addToLabels(GPU_NODE_LABEL, "true").endMetadata().build());
     }
 
     @Test
@@ -114,18 +117,31 @@ class ShippedManifestsIT {
         await("the DevicePostMortem CRD is established").atMost(WAIT).until(() -> client.apiextensions().v1()
                 .customResourceDefinitions().withName("devicepostmortems.devhealth.io").get().getStatus().getConditions().stream()
                 .anyMatch(c -> "Established".equals(c.getType()) && "True".equals(c.getStatus())));
+        await("the collector's DaemonSet pod is placed on the GPU node").atMost(WAIT).untilAsserted(() ->
+                assertThat(pods(COLLECTOR_NAMESPACE, "node-collector")).singleElement()
+                        .satisfies(p -> assertThat(p.getSpec().getNodeName()).isEqualTo(node.name())));
+        // The only node is a GPU node: the scheduler keeps the sink off it by its required node affinity.
+        await("the sink's pods refused by the GPU node").atMost(WAIT).untilAsserted(() -> assertThat(pods("sink-apiserver"))
+                .isNotEmpty().allSatisfy(p -> {
+                    assertThat(p.getSpec().getNodeName()).isNull();
+                    assertThat(p.getStatus().getConditions()).anySatisfy(c -> {
+                        assertThat(c.getType()).isEqualTo("PodScheduled");
+                        assertThat(c.getReason()).isEqualTo("Unschedulable");
+                        assertThat(c.getMessage()).contains("didn't match Pod's node affinity/selector");
+                    });
+                }));
+        await("the processor's StatefulSet pod and its volume claim exist").atMost(WAIT).untilAsserted(() -> {
+            assertThat(pods("stream-processor")).isNotEmpty().allSatisfy(p -> assertThat(p.getSpec().getNodeName()).isNull());
+            assertThat(client.persistentVolumeClaims().inNamespace("devhealth").list().getItems()).isNotEmpty();
+        });
+
+        // No longer a GPU node: the sink runs there (its Secrets exist). This also leaves the shared node as it was.
+        client.nodes().withName(node.name()).edit(n -> new NodeBuilder(n).editMetadata().removeFromLabels(GPU_NODE_LABEL).endMetadata().build());
         await("the sink's pod runs on the node").atMost(WAIT).untilAsserted(() -> assertThat(pods("sink-apiserver"))
                 .anySatisfy(p -> {
                     assertThat(p.getSpec().getNodeName()).isEqualTo(node.name());
                     assertThat(p.getStatus().getPhase()).isEqualTo("Running");
                 }));
-        await("the collector's DaemonSet pod is placed on the GPU node").atMost(WAIT).untilAsserted(() ->
-                assertThat(pods(COLLECTOR_NAMESPACE, "node-collector")).singleElement()
-                        .satisfies(p -> assertThat(p.getSpec().getNodeName()).isEqualTo(node.name())));
-        await("the processor's StatefulSet pod and its volume claim exist").atMost(WAIT).untilAsserted(() -> {
-            assertThat(pods("stream-processor")).isNotEmpty();
-            assertThat(client.persistentVolumeClaims().inNamespace("devhealth").list().getItems()).isNotEmpty();
-        });
     }
 
     private static void secret(String name, Map<String, String> data) {

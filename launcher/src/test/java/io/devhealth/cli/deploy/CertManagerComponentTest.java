@@ -27,7 +27,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * The optional cert-manager component ({@code k8s/components/cert-manager}) rendered on top of the base
  * with the real {@code kubectl kustomize}, as an overlay would use it: the Certificate fills exactly the
- * Secret, keys and password the processor's StatefulSet reads, for the names callers and instances use.
+ * Secret, keys and password the processor's StatefulSet reads, for the names callers and instances use,
+ * and no Secret it fills reaches the collectors' namespace.
  */
 @ExtendWith(RealKubernetesExtension.class)
 class CertManagerComponentTest {
@@ -41,7 +42,7 @@ class CertManagerComponentTest {
         Path k8s = Path.of("..", "k8s").toAbsolutePath().normalize();
         Files.writeString(overlay.resolve("kustomization.yaml"), "apiVersion: kustomize.config.k8s.io/v1beta1\n"
                 + "kind: Kustomization\n"
-                + "resources: [" + overlay.relativize(k8s.resolve("base")) + "]\n"
+                + "resources: [" + overlay.relativize(k8s) + "]\n"
                 + "components: [" + overlay.relativize(k8s.resolve("components/cert-manager")) + "]\n");
         objects = Kustomize.render(kube, overlay);
     }
@@ -95,6 +96,37 @@ class CertManagerComponentTest {
                 .anySatisfy(s -> assertThat(s).containsEntry("isCA", true).containsEntry("secretName", caSecret));
         objects.stream().filter(GenericKubernetesResource.class::isInstance).forEach(o ->
                 assertThat(o.getMetadata().getNamespace()).as(o.getKind() + "/" + o.getMetadata().getName()).isEqualTo("devhealth"));
+    }
+
+    @Test
+    void shouldKeepEveryKeyTheComponentIssuesOutOfTheCollectorsNamespace() {
+        List<String> issued = objects.stream().filter(GenericKubernetesResource.class::isInstance).map(GenericKubernetesResource.class::cast)
+                .filter(o -> o.getKind().equals("Certificate")).map(o -> String.valueOf(spec(o).get("secretName"))).toList();
+        assertThat(issued).contains("devhealth-query-ca", "devhealth-query-tls");
+        Map<String, io.fabric8.kubernetes.api.model.PodSpec> pods = PodSecrets.podSpecs(objects, "devhealth-node");
+        assertThat(pods).containsKey("DaemonSet/node-collector");
+        // Each of these Secrets holds tls.key: in a collector's pod, its node's kubelet could read it whole.
+        pods.forEach((workload, pod) -> assertThat(PodSecrets.referenced(pod)).as(workload).doesNotContainAnyElementsOf(issued)
+                .isSubsetOf(KubernetesManifestsTest.COLLECTOR_SECRETS));
+    }
+
+    @Test
+    void shouldRenewTheQueryCaWithinAYearKeepingItsKey() {
+        Map<String, Object> ca = spec(certManager("Certificate", "devhealth-query-ca"));
+        assertThat(ca).containsEntry("isCA", true);
+        java.time.Duration lifetime = hours(ca.get("duration"));
+        java.time.Duration renewBefore = hours(ca.get("renewBefore"));
+        assertThat(lifetime).as("duration").isLessThanOrEqualTo(java.time.Duration.ofDays(366));
+        // The time query clients and the collectors' ConfigMap have to take the renewed ca.crt.
+        assertThat(renewBefore).as("renewBefore").isGreaterThanOrEqualTo(java.time.Duration.ofDays(30)).isLessThan(lifetime);
+        // Certificates the renewed CA signs verify against the previous ca.crt only if the key stays.
+        assertThat(map(ca.get("privateKey"))).containsEntry("rotationPolicy", "Never");
+    }
+
+    /** A cert-manager duration as the component writes it, whole hours ({@code 8760h}). */
+    private static java.time.Duration hours(Object value) {
+        assertThat(String.valueOf(value)).matches("\\d+h");
+        return java.time.Duration.ofHours(Long.parseLong(String.valueOf(value).replace("h", "")));
     }
 
     private static GenericKubernetesResource certManager(String kind, String name) {

@@ -168,6 +168,82 @@ class KubernetesManifestsTest {
                 .singleElement().satisfies(s -> assertThat(s.getNamespace()).isEqualTo("devhealth-node"));
     }
 
+    /**
+     * The Secrets a pod in the collectors' namespace may name, each holding no private key: whatever a pod
+     * there names, a compromised GPU node's kubelet can read whole. The collector's own SCRAM credential
+     * (which the node holds anyway); Strimzi's {@code <cluster>-cluster-ca-cert}, the cluster CA's public
+     * certificate with a PKCS12 copy of it and that file's password (the CA's key is in
+     * {@code <cluster>-cluster-ca}, which nothing here names); the registry's CA certificate and read-only
+     * credentials. Everything else a collector needs comes as a ConfigMap (the query CA's certificate) or
+     * a projected ServiceAccount token.
+     */
+    static final Set<String> COLLECTOR_SECRETS = Set.of("devhealth-collector", "kafka-cluster-ca-cert", "devhealth-schema-registry");
+
+    @Test
+    void shouldNameNoSecretInTheCollectorsNamespaceThatCouldHoldAPrivateKey() {
+        Map<String, PodSpec> pods = PodSecrets.podSpecs(objects, "devhealth-node");
+        assertThat(pods).as("pod templates of devhealth-node").containsKey("DaemonSet/node-collector");
+        pods.forEach((workload, pod) -> {
+            assertThat(PodSecrets.referenced(pod)).as(workload + ": Secrets its node's kubelet may read").isSubsetOf(COLLECTOR_SECRETS);
+            assertThat(PodSecrets.volumesThatCouldHideASecret(pod)).as(workload + ": volumes of an unknown kind").isEmpty();
+        });
+        // The init container's --cacert is a file of a ConfigMap: the query CA's certificate without its key.
+        PodSpec collector = pods.get("DaemonSet/node-collector");
+        Container init = collector.getInitContainers().stream().filter(c -> c.getName().equals("node-key")).findFirst().orElseThrow();
+        String caFile = init.getArgs().get(init.getArgs().indexOf("--cacert") + 1);
+        io.fabric8.kubernetes.api.model.VolumeMount mount = init.getVolumeMounts().stream()
+                .filter(m -> caFile.startsWith(m.getMountPath() + "/")).findFirst().orElseThrow();
+        io.fabric8.kubernetes.api.model.Volume volume = collector.getVolumes().stream().filter(v -> v.getName().equals(mount.getName()))
+                .findFirst().orElseThrow();
+        assertThat(volume.getConfigMap()).as(mount.getName() + " is a ConfigMap").isNotNull();
+        assertThat(volume.getConfigMap().getItems()).singleElement().satisfies(item -> {
+            assertThat(item.getKey()).isEqualTo("ca.crt");
+            assertThat(mount.getMountPath() + "/" + item.getPath()).isEqualTo(caFile);
+        });
+    }
+
+    @Test
+    void shouldKeepTheProcessorAndTheSinkOffEveryNodeTheCollectorRunsOn() {
+        PodSpec collector = one(DaemonSet.class, "node-collector").getSpec().getTemplate().getSpec();
+        Map<String, String> gpuNode = collector.getNodeSelector();
+        assertThat(gpuNode).as("the collector selects its nodes by label").isNotEmpty();
+        assertThat(collector.getAffinity()).as("and by nothing else, so that the label alone says what a GPU node is").isNull();
+        Map<String, PodSpec> trusted = Map.of(
+                "processor", one(StatefulSet.class, "stream-processor").getSpec().getTemplate().getSpec(),
+                "sink", one(Deployment.class, "sink-apiserver").getSpec().getTemplate().getSpec());
+        trusted.forEach((workload, pod) -> {
+            assertThat(pod.getNodeSelector()).as(workload + " nodeSelector").isNullOrEmpty();
+            List<io.fabric8.kubernetes.api.model.NodeSelectorTerm> terms = pod.getAffinity().getNodeAffinity()
+                    .getRequiredDuringSchedulingIgnoredDuringExecution().getNodeSelectorTerms();
+            assertThat(terms).as(workload + ": a required node affinity").isNotEmpty();
+            // Terms are ORed: each must refuse the collector's label on its own, whatever else a node carries.
+            assertThat(terms).as(workload).allSatisfy(term -> {
+                assertThat(term.getMatchFields()).isNullOrEmpty();
+                assertThat(term.getMatchExpressions()).as("an expression on the collector's label that a GPU node fails")
+                        .anySatisfy(e -> {
+                            assertThat(gpuNode).containsKey(e.getKey());
+                            assertThat(nodeMatches(List.of(e), gpuNode)).isFalse();
+                        });
+            });
+            assertThat(terms).as(workload + " schedulable on a node without the label")
+                    .anySatisfy(term -> assertThat(nodeMatches(term.getMatchExpressions(), Map.of("kubernetes.io/os", "linux"))).isTrue());
+        });
+    }
+
+    /** Whether a node with {@code labels} satisfies every requirement, as the scheduler reads them (an absent label fails In and Exists only). */
+    private static boolean nodeMatches(List<io.fabric8.kubernetes.api.model.NodeSelectorRequirement> requirements, Map<String, String> labels) {
+        return requirements.stream().allMatch(r -> {
+            String value = labels.get(r.getKey());
+            return switch (r.getOperator()) {
+                case "In" -> value != null && r.getValues().contains(value);
+                case "NotIn" -> value == null || !r.getValues().contains(value);
+                case "Exists" -> value != null;
+                case "DoesNotExist" -> value == null;
+                default -> throw new AssertionError("operator not evaluated here: " + r.getOperator());
+            };
+        });
+    }
+
     @Test
     void shouldKeepProcessorStateOnAPersistentVolume() {
         StatefulSet processor = one(StatefulSet.class, "stream-processor");

@@ -31,6 +31,8 @@ import javax.security.auth.x500.X500Principal;
  * {@link KubernetesUser}, and so does a certificate, mapped as the API server maps client certificates
  * (user = CN, groups = the O values; k8s.io/apiserver pkg/authentication/request/x509/x509.go,
  * {@code CommonNameUserConversion}): each query is then authorized by a {@code SubjectAccessReview}. A
+ * certificate whose CN or an O value starts with {@value #SYSTEM_PREFIX} is refused (403,
+ * {@code system-identity}) whether or not Kubernetes decides, and so is such a caller named by a peer. A
  * static token ({@link BearerTokens}) stays a credential of this service alone, which RBAC does not know:
  * it reads everything, as without Kubernetes authorization.
  */
@@ -45,6 +47,8 @@ final class AccessPolicy {
      */
     static final String CALLER_SUBJECT_HEADER = "X-Devhealth-Caller-Subject";
     private static final char[] HEX = "0123456789ABCDEF".toCharArray();
+    /** The prefix of the users and groups Kubernetes defines itself ({@code system:masters}, {@code system:node:…}). */
+    static final String SYSTEM_PREFIX = "system:";
 
     sealed interface Decision permits Allowed, Denied {}
 
@@ -204,8 +208,22 @@ final class AccessPolicy {
      */
     private Decision certificate(LdapName subject) {
         String commonName = commonName(subject);
-        KubernetesUser user = kubernetes == null ? null : new KubernetesUser(commonName, "", organizations(subject), Map.of());
+        List<String> organizations = organizations(subject);
+        // Kubernetes reserves "system:" for its own users and groups (system:masters bypasses RBAC altogether), and
+        // none of them is a person or tool holding a certificate of this service's CA: whoever holds that CA's key
+        // could otherwise mint O=system:masters and read every namespace. Refused with or without Kubernetes
+        // authorization, so that switching it on never turns such a certificate into a cluster administrator.
+        if (isSystemName(commonName) || organizations.stream().anyMatch(AccessPolicy::isSystemName)) {
+            return new Denied(403, "a client certificate may not name a Kubernetes system: user or group (CN or O)", null,
+                    "system-identity");
+        }
+        KubernetesUser user = kubernetes == null ? null : new KubernetesUser(commonName, "", organizations, Map.of());
         return new Allowed("cert:" + commonName, user, forwardable(subject));
+    }
+
+    /** Whether Kubernetes reserves {@code name} for itself: its user and group names compare case-sensitively. */
+    static boolean isSystemName(String name) {
+        return name.startsWith(SYSTEM_PREFIX);
     }
 
     private static Denied forbidden() {

@@ -169,6 +169,39 @@ class AccessPolicyTest {
                 .as("without Kubernetes: every query").isNull();
     }
 
+    @Test
+    void shouldRefuseACertificateNamingAKubernetesSystemUserOrGroup() {
+        AccessPolicy kubernetes = new AccessPolicy(true, null, List.of(), new FakeReviews(), List.of("devhealth-query"));
+        AccessPolicy alone = new AccessPolicy(true, null, List.of());
+        // What a holder of the CA's key would mint to be a cluster administrator, a node or a service account.
+        List<X500Principal> minted = List.of(new X500Principal("CN=jane, O=system:masters"),
+                new X500Principal("CN=jane, O=sre, O=system:masters"), new X500Principal("CN=system:node:gpu-node-1, O=system:nodes"),
+                new X500Principal("CN=system:serviceaccount:kube-system:default, O=sre"), new X500Principal("CN=system:admin"));
+
+        for (AccessPolicy policy : List.of(kubernetes, alone)) {
+            assertThat(minted).allSatisfy(subject -> assertThat(policy.check(null, subject)).as(subject.getName())
+                    .isInstanceOfSatisfying(AccessPolicy.Denied.class, denied -> {
+                        assertThat(denied.status()).isEqualTo(403);
+                        assertThat(denied.reason()).isEqualTo("system-identity");
+                        assertThat(denied.message()).contains("system:");
+                    }));
+        }
+        assertThat(kubernetes.check(null, new X500Principal("CN=jane, O=System:masters, O=sre-system:masters")))
+                .as("Kubernetes names compare case-sensitively and by prefix: these groups are not its own")
+                .isInstanceOf(AccessPolicy.Allowed.class);
+    }
+
+    @Test
+    void shouldRefuseAKubernetesSystemGroupAPeerNamesAsCaller() {
+        AccessPolicy policy = new AccessPolicy(true, tokens, List.of(), List.of("CN=processor,O=fleet"), new FakeReviews(),
+                List.of("devhealth-query"));
+
+        assertThat(policy.check(null, PEER, "CN=jane,O=system:masters")).isInstanceOfSatisfying(AccessPolicy.Denied.class, denied -> {
+            assertThat(denied.status()).isEqualTo(403);
+            assertThat(denied.reason()).isEqualTo("system-identity");
+        });
+    }
+
     private static final X500Principal PEER = new X500Principal("CN=processor, O=fleet");
 
     /** Allows the operator's certificate only; the processors' own certificate (the peer) may name callers but not query as itself. */

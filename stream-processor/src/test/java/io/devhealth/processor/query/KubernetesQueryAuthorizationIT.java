@@ -11,6 +11,7 @@ import io.devhealth.simulators.realkube.ShippedManifests;
 import io.devhealth.testkit.realkube.RealKubernetes;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
+import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReview;
 import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewBuilder;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBindingBuilder;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBuilder;
@@ -380,5 +381,20 @@ class KubernetesQueryAuthorizationIT {
         assertThat(body(get(asPeer, b, podPath(TEAM_A), null), 403).get("message").asText()).as("the instance as itself")
                 .contains("user \"localhost\"");
         body(get(podReaderCertificate, b, podPath(TEAM_A), null, AccessPolicy.CALLER_SUBJECT_HEADER, caller), 403);
+    }
+
+    @Test
+    void shouldRefuseACertificateCallerInSystemMastersWhomRbacWouldLetReadEverything() throws Exception {
+        startPair();
+        // What a holder of the CA's key would mint: the API server grants system:masters everything.
+        SubjectAccessReview asAdministrator = plane.adminClient().authorization().v1().subjectAccessReview().create(
+                new SubjectAccessReviewBuilder().withNewSpec().withUser("intruder").withGroups("system:masters")
+                        .withNewResourceAttributes().withVerb("get").withResource("pods").withNamespace(TEAM_B).endResourceAttributes()
+                        .endSpec().build());
+        assertThat(asAdministrator.getStatus().getAllowed()).as("RBAC would allow it").isTrue();
+
+        JsonNode refused = body(get(asPeer, b, podPath(TEAM_B), null, AccessPolicy.CALLER_SUBJECT_HEADER, "CN=intruder,O=system:masters"), 403);
+        assertThat(refused.get("message").asText()).contains("system:");
+        assertThat(reviews(metersB, "subjectaccessreview")).as("refused before the API server is asked").isZero();
     }
 }
