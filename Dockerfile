@@ -30,6 +30,7 @@ COPY sink-apiserver/ sink-apiserver/
 COPY launcher/ launcher/
 COPY demo/ demo/
 # Not built here (tests only); the reactor reads every module's pom.
+COPY testkit-tests/pom.xml testkit-tests/
 COPY fault-tests/pom.xml fault-tests/
 COPY benchmarks/pom.xml benchmarks/
 # gcc builds the stub NVML library of the simulators, which only the demo stage ships (production
