@@ -287,17 +287,11 @@ class ProcessorKillIT {
     }
 
     private void startProcessor(String run) throws IOException, InterruptedException {
-        String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m", "-XX:TieredStopAtLevel=1"));
-        String trusted = System.getProperty("org.apache.avro.SERIALIZABLE_PACKAGES");
-        if (trusted != null) {
-            command.add("-Dorg.apache.avro.SERIALIZABLE_PACKAGES=" + trusted);
-        }
-        command.add("-D" + ProcessorProcessMain.OPTION_PREFIX + ProcessorConfig.STREAM_THREADS + "=" + streamThreads);
         queryPort = Ports.free();
-        command.addAll(List.of("-cp", classpath, ProcessorProcessMain.class.getName(), kafka.bootstrapServers(), registryName,
-                tmp.resolve("state").toString(), applicationId, "0", Integer.toString(queryPort)));
+        List<String> command = ChildJvm.command(ProcessorProcessMain.class,
+                List.of("-D" + ProcessorProcessMain.OPTION_PREFIX + ProcessorConfig.STREAM_THREADS + "=" + streamThreads),
+                List.of(kafka.bootstrapServers(), registryName, tmp.resolve("state").toString(), applicationId, "0",
+                        Integer.toString(queryPort)));
         processor = new ProcessBuilder(command).redirectErrorStream(true).start();
         CountDownLatch isRunning = new CountDownLatch(1);
         Path log = tmp.resolve("processor-" + run + ".log");

@@ -700,16 +700,9 @@ class ProcessorScaleOutIT {
 
         Instance(String member) {
             this.member = member;
-            List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "-Xmx256m", "-XX:TieredStopAtLevel=1"));
-            String trusted = System.getProperty("org.apache.avro.SERIALIZABLE_PACKAGES");
-            if (trusted != null) {
-                command.add("-Dorg.apache.avro.SERIALIZABLE_PACKAGES=" + trusted);
-            }
-            String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-            command.addAll(List.of("-cp", classpath, ProcessorProcessMain.class.getName(), kafka.bootstrapServers(), registryName,
-                    tmp.resolve(member).resolve("state").toString(), applicationId, DYNAMIC ? ProcessorProcessMain.DYNAMIC_MEMBER : member,
-                    Integer.toString(port), Integer.toString(STANDBYS)));
+            List<String> command = ChildJvm.command(ProcessorProcessMain.class, List.of(), List.of(kafka.bootstrapServers(),
+                    registryName, tmp.resolve(member).resolve("state").toString(), applicationId,
+                    DYNAMIC ? ProcessorProcessMain.DYNAMIC_MEMBER : member, Integer.toString(port), Integer.toString(STANDBYS)));
             this.process = ManagedProcess.unstarted("processor-" + member, command,
                     Path.of("target", "scaleout-logs", applicationId, member + ".log"), tmp.resolve(member).resolve("work"));
         }

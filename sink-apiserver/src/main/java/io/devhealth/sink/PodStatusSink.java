@@ -38,6 +38,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -56,6 +57,14 @@ import org.slf4j.LoggerFactory;
  * backoff) until it succeeds: the batch stays open, so consumption stays paused — nothing is committed
  * past it, nothing later is read, nothing reorders. Partitions revoked meanwhile are abandoned
  * uncommitted (their new owner writes them again; writes are idempotent).
+ *
+ * <p>A partition assigned with records after its committed offset is read up to the end it had when it was
+ * assigned before a batch starts: its earlier owner may have written those records already (it was killed
+ * before it committed them, or its patches were on the way when the partition was revoked), each pod at the
+ * latest of them it had read, and all it had read lies below that end. Its first batch then holds each pod's
+ * latest record up to there, so it never takes a pod back to an older status than the earlier owner showed,
+ * as writing one poll's part of the backlog at a time would. A partition without a committed offset (a new
+ * group) is written as it is read, so that a start holds no whole topic in memory.
  *
  * <p>Between batches, when the consumer has caught up, it performs the terminated-pod actions that no
  * record triggers ({@link TerminationSchedule}): the last status as of termination, and the freeze; and
@@ -93,6 +102,8 @@ public final class PodStatusSink implements Runnable, AutoCloseable {
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final AtomicBoolean unreachable = new AtomicBoolean();
     private final List<ConsumerRecord<String, byte[]>> pending = new ArrayList<>();
+    /** Partitions handed over with records an earlier owner may have written: the offset to read them to before writing. */
+    private final Map<TopicPartition, Long> readBeforeWriting = new HashMap<>();
     private Batch batch;
 
     PodStatusSink(Consumer<String, byte[]> consumer, String topic, Function<byte[], PodDeviceStatus> decoder, PodStatusWriter writer,
@@ -157,11 +168,11 @@ public final class PodStatusSink implements Runnable, AutoCloseable {
                     finishBatch();
                 }
                 if (batch == null) {
-                    if (!pending.isEmpty()) {
+                    if (pending.isEmpty()) {
+                        startMaintenance();
+                    } else if (handedOverPartitionsRead()) {
                         startBatch(new ArrayList<>(pending));
                         pending.clear();
-                    } else {
-                        startMaintenance();
                     }
                 }
             }
@@ -181,6 +192,21 @@ public final class PodStatusSink implements Runnable, AutoCloseable {
     }
 
     // ---- batches -------------------------------------------------------------------------------------
+
+    /** Whether every partition handed over with records an earlier owner may have written has been read to its end. */
+    private boolean handedOverPartitionsRead() {
+        readBeforeWriting.entrySet().removeIf(toRead -> position(toRead.getKey()) >= toRead.getValue());
+        return readBeforeWriting.isEmpty();
+    }
+
+    /** The consumer's position in {@code partition}; -1 while it does not know it yet. */
+    private long position(TopicPartition partition) {
+        try {
+            return consumer.position(partition, Duration.ZERO);
+        } catch (org.apache.kafka.common.errors.TimeoutException e) {
+            return -1;
+        }
+    }
 
     private void startBatch(List<ConsumerRecord<String, byte[]>> records) {
         Map<String, List<ConsumerRecord<String, byte[]>>> byPod = new LinkedHashMap<>();
@@ -518,11 +544,42 @@ public final class PodStatusSink implements Runnable, AutoCloseable {
             if (batch != null) {
                 consumer.pause(partitions);
             }
+            readBeforeWriting(partitions);
+        }
+
+        /** Notes the end of each partition that has records after its committed offset, to be read before writing. */
+        private void readBeforeWriting(Collection<TopicPartition> partitions) {
+            if (partitions.isEmpty()) {
+                return;
+            }
+            try {
+                Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(new HashSet<>(partitions));
+                Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
+                for (TopicPartition partition : partitions) {
+                    OffsetAndMetadata from = committed.get(partition);
+                    Long end = ends.get(partition);
+                    if (from != null && end != null && end > from.offset()) {
+                        readBeforeWriting.put(partition, end);
+                    }
+                }
+            } catch (WakeupException | InterruptException e) {
+                throw e;
+            } catch (KafkaException e) {
+                // Not worth stopping the sink for: these partitions are then written as they are read, a poll at a time.
+                LOGGER.warn("cannot read the committed and end offsets of assigned partitions, writing them as they are read "
+                        + "partitions={} error=\"{}\"", partitions, e.toString());
+                return;
+            }
+            if (!readBeforeWriting.isEmpty()) {
+                LOGGER.info("partitions handed over with records not committed, reading them to their end before writing to={}",
+                        readBeforeWriting);
+            }
         }
 
         /** Stops the writes of partitions we no longer own; commits those whose writes had all finished. */
         private void abandon(Collection<TopicPartition> partitions, boolean commit) {
             pending.removeIf(r -> partitions.contains(new TopicPartition(r.topic(), r.partition())));
+            partitions.forEach(readBeforeWriting::remove);
             if (batch == null) {
                 return;
             }

@@ -17,16 +17,15 @@ import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.devhealth.simulators.kube.FaultInjectingKubernetesApi.Fault;
 import io.devhealth.simulators.kube.FaultInjectingKubernetesApi;
 import io.devhealth.simulators.kube.PodFixtures;
+import io.devhealth.testkit.kafka.CommittedOffsets;
 import io.devhealth.testkit.kafka.KafkaClusterExtension;
 import io.devhealth.testkit.kafka.TopicReader;
+import io.devhealth.testkit.kube.ShownVersions;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.ContainerStatusBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.ResourceStatus;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.Watch;
-import io.fabric8.kubernetes.client.Watcher;
-import io.fabric8.kubernetes.client.WatcherException;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.ByteBuffer;
@@ -40,19 +39,13 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
-import org.apache.kafka.clients.admin.ListOffsetsResult;
-import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -170,16 +163,8 @@ class PodStatusSinkIT {
         return device.health() + "|" + device.message();
     }
 
-    private boolean committedToEnd() throws Exception {
-        Map<TopicPartition, OffsetAndMetadata> committed = kafka.admin().listConsumerGroupOffsets(group)
-                .partitionsToOffsetAndMetadata().get();
-        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-        for (int p = 0; p < PARTITIONS; p++) {
-            latest.put(new TopicPartition(topics.podDeviceStatus(), p), OffsetSpec.latest());
-        }
-        Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> ends = kafka.admin().listOffsets(latest).all().get();
-        return ends.entrySet().stream().allMatch(e -> e.getValue().offset() == 0
-                || (committed.get(e.getKey()) != null && committed.get(e.getKey()).offset() == e.getValue().offset()));
+    private boolean committedToEnd() {
+        return CommittedOffsets.atEnd(kafka.admin(), group, topics.podDeviceStatus());
     }
 
     private long committed() throws Exception {
@@ -209,26 +194,8 @@ class PodStatusSinkIT {
     void shouldWriteEveryPodInVersionOrderAndLeaveNoneBehindWhileReplicasJoinAndLeave() throws Exception {
         List<String> pods = IntStream.range(0, 24).mapToObj(i -> "job-" + i).toList();
         pods.forEach(this::createPod);
-        Map<String, List<Integer>> shown = new ConcurrentHashMap<>();
         List<SinkApp> replicas = new ArrayList<>();
-        try (Watch watch = kube.pods().inNamespace("ml").watch(new Watcher<>() {
-            @Override
-            public void eventReceived(Action action, Pod pod) {
-                Integer version = shownVersion(pod);
-                if (version != null) {
-                    List<Integer> versions = shown.computeIfAbsent(pod.getMetadata().getName(), k -> new ArrayList<>());
-                    synchronized (versions) {
-                        if (versions.isEmpty() || !versions.get(versions.size() - 1).equals(version)) {
-                            versions.add(version);
-                        }
-                    }
-                }
-            }
-
-            @Override
-            public void onClose(WatcherException cause) {
-            }
-        })) {
+        try (ShownVersions shown = ShownVersions.watch(kube, "ml", PodStatusWriter.CONDITION_TYPE)) {
             replicas.add(newSink(Duration.ofMinutes(2), new SimpleMeterRegistry()));
             replicas.add(newSink(Duration.ofMinutes(2), new SimpleMeterRegistry()));
             replicas.forEach(SinkApp::start);
@@ -252,26 +219,13 @@ class PodStatusSinkIT {
             await("every pod at its last status").atMost(WAIT).untilAsserted(() -> assertThat(pods).allSatisfy(pod ->
                     assertThat(health(pod(pod))).as(pod).isEqualTo("Unhealthy|XID 79 #" + last)));
             await("every offset committed").atMost(WAIT).until(this::committedToEnd);
-            assertThat(shown).allSatisfy((pod, versions) -> {
-                synchronized (versions) {
-                    assertThat(versions).as("versions %s showed, in order", pod).isSorted();
-                }
-            });
+            assertThat(shown.byPod()).allSatisfy((pod, versions) ->
+                    assertThat(versions).as("versions %s showed, in order", pod).isSorted());
         } finally {
             for (SinkApp replica : replicas) {
                 replica.close();
             }
         }
-    }
-
-    /** The version a test status carries ({@code #n} in its device message), as the pod's condition shows it. */
-    private static Integer shownVersion(Pod pod) {
-        if (pod.getStatus() == null || pod.getStatus().getConditions() == null) {
-            return null;
-        }
-        return pod.getStatus().getConditions().stream().filter(c -> PodStatusWriter.CONDITION_TYPE.equals(c.getType()))
-                .map(c -> Pattern.compile("#(\\d+)").matcher(String.valueOf(c.getMessage()))).filter(Matcher::find)
-                .map(m -> Integer.parseInt(m.group(1))).findFirst().orElse(null);
     }
 
     @Test

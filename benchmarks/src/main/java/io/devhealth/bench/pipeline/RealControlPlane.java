@@ -4,16 +4,12 @@ import io.devhealth.simulators.kube.FleetKubernetesApi;
 import io.devhealth.simulators.realkube.ControlPlane;
 import io.devhealth.simulators.realkube.KubeBinaries;
 import io.devhealth.simulators.realkube.ShippedManifests;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
-import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -26,9 +22,6 @@ import java.util.regex.Pattern;
  */
 public final class RealControlPlane implements AutoCloseable {
 
-    /** One sample of {@code apiserver_request_total}: verb, resource, subresource. */
-    private static final Pattern REQUEST_TOTAL = Pattern.compile("^apiserver_request_total\\{(.*)} (\\S+)$");
-    private static final Pattern LABEL = Pattern.compile("(\\w+)=\"([^\"]*)\"");
     private static final Pattern SINK_FLOW = Pattern.compile(
             "^apiserver_flowcontrol_(dispatched|rejected)_requests_total\\{[^}]*flow_schema=\"" + ShippedManifests.SINK_SERVICE_ACCOUNT
                     + "\"[^}]*} (\\S+)$");
@@ -49,10 +42,7 @@ public final class RealControlPlane implements AutoCloseable {
         try {
             KubernetesClient admin = plane.adminClient();
             ShippedManifests.applySink(admin);
-            admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(podNamespace).endMetadata().build())
-                    .serverSideApply();
-            admin.serviceAccounts().inNamespace(podNamespace).resource(new ServiceAccountBuilder().withNewMetadata()
-                    .withName("default").endMetadata().build()).serverSideApply();
+            plane.createPodNamespace(podNamespace);
             return new RealControlPlane(plane);
         } catch (RuntimeException e) {
             plane.close();
@@ -90,16 +80,11 @@ public final class RealControlPlane implements AutoCloseable {
         long podReads = 0;
         long eventWrites = 0;
         long other = 0;
-        for (String line : metrics().split("\n")) {
-            Matcher sample = REQUEST_TOTAL.matcher(line);
-            if (!sample.matches()) {
-                continue;
-            }
-            Map<String, String> labels = labels(sample.group(1));
-            String verb = labels.getOrDefault("verb", "");
-            String resource = labels.getOrDefault("resource", "");
-            String subresource = labels.getOrDefault("subresource", "");
-            long count = (long) Double.parseDouble(sample.group(2));
+        for (ControlPlane.Requests requests : plane.requestTotals()) {
+            String verb = requests.verb();
+            String resource = requests.resource();
+            String subresource = requests.subresource();
+            long count = requests.count();
             if (resource.isEmpty() || verb.equals("WATCH")) {
                 continue;
             }
@@ -139,15 +124,6 @@ public final class RealControlPlane implements AutoCloseable {
 
     private String metrics() {
         return plane.adminClient().raw(plane.url() + "/metrics");
-    }
-
-    private static Map<String, String> labels(String text) {
-        Map<String, String> labels = new HashMap<>();
-        Matcher label = LABEL.matcher(text);
-        while (label.find()) {
-            labels.put(label.group(1), label.group(2));
-        }
-        return labels;
     }
 
     /** Whether etcd and the API server still run; a failed phase says so when one died. */

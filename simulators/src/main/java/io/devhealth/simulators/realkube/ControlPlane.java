@@ -4,6 +4,8 @@ import io.devhealth.simulators.process.ManagedProcess;
 import io.devhealth.simulators.process.Ports;
 import io.fabric8.kubernetes.api.model.ConfigBuilder;
 import io.fabric8.kubernetes.api.model.NamedContextBuilder;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
 import io.fabric8.kubernetes.api.model.authentication.TokenRequest;
 import io.fabric8.kubernetes.api.model.authentication.TokenRequestBuilder;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBindingBuilder;
@@ -22,10 +24,13 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,6 +51,9 @@ public final class ControlPlane implements AutoCloseable {
     static final String DRA_DRIVER_ROLE = "devhealth-test-dra-driver";
     private static final Logger LOGGER = LoggerFactory.getLogger(ControlPlane.class);
     private static final Duration START_TIMEOUT = Duration.ofSeconds(120);
+    /** One sample of {@code apiserver_request_total} in the API server's {@code /metrics}. */
+    private static final Pattern REQUEST_TOTAL = Pattern.compile("^apiserver_request_total\\{(.*)} (\\S+)$");
+    private static final Pattern LABEL = Pattern.compile("(\\w+)=\"([^\"]*)\"");
 
     private final KubeBinaries binaries;
     private final Path work;
@@ -339,6 +347,43 @@ public final class ControlPlane implements AutoCloseable {
             clients.add(client);
         }
         return client;
+    }
+
+    /**
+     * Creates {@code namespace} for pods, with its {@code default} ServiceAccount: the ServiceAccount admission
+     * plugin refuses a pod until that account exists, and on an API server alone ({@link #startApiServer}) no
+     * controller creates it.
+     */
+    public void createPodNamespace(String namespace) {
+        admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build())
+                .serverSideApply();
+        admin.serviceAccounts().inNamespace(namespace).resource(new ServiceAccountBuilder().withNewMetadata()
+                .withName("default").endMetadata().build()).serverSideApply();
+    }
+
+    /** One sample of the API server's {@code apiserver_request_total}: requests it answered, by these labels ("" where absent). */
+    public record Requests(String verb, String resource, String subresource, String code, long count) {}
+
+    /**
+     * The API server's own count of the requests it answered so far, one entry per sample: several may share a verb,
+     * resource, subresource and code (the metric has more labels, such as the API version), so sum what you select.
+     */
+    public List<Requests> requestTotals() {
+        List<Requests> totals = new ArrayList<>();
+        for (String line : admin.raw(url + "/metrics").split("\n")) {
+            Matcher sample = REQUEST_TOTAL.matcher(line);
+            if (!sample.matches()) {
+                continue;
+            }
+            Map<String, String> labels = new HashMap<>();
+            Matcher label = LABEL.matcher(sample.group(1));
+            while (label.find()) {
+                labels.put(label.group(1), label.group(2));
+            }
+            totals.add(new Requests(labels.getOrDefault("verb", ""), labels.getOrDefault("resource", ""),
+                    labels.getOrDefault("subresource", ""), labels.getOrDefault("code", ""), (long) Double.parseDouble(sample.group(2))));
+        }
+        return totals;
     }
 
     /** Whether every control-plane process still runs; a test that lost one says which. */
