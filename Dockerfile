@@ -26,6 +26,7 @@ COPY simulators/ simulators/
 COPY testkit/ testkit/
 COPY node-collector/ node-collector/
 COPY stream-processor/ stream-processor/
+COPY query-api/ query-api/
 COPY sink-apiserver/ sink-apiserver/
 COPY launcher/ launcher/
 COPY demo/ demo/

@@ -1,5 +1,7 @@
 package io.devhealth.bench;
 
+import io.devhealth.query.QueryConfig;
+import io.devhealth.query.QueryableProcessor;
 import io.devhealth.bench.pipeline.ApiServerObserver;
 import io.devhealth.bench.pipeline.ConditionWriteCeiling;
 import io.devhealth.bench.pipeline.Percentiles;
@@ -9,8 +11,7 @@ import io.devhealth.bench.pipeline.RealControlPlane;
 import io.devhealth.bench.pipeline.SimulatedFleet;
 import io.devhealth.bench.pipeline.SinkOutcomes;
 import io.devhealth.processor.ProcessorConfig;
-import io.devhealth.processor.query.QuerySecurityConfig;
-import io.devhealth.processor.StreamProcessorApp;
+import io.devhealth.query.access.QuerySecurityConfig;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.config.ServiceConfig;
 import io.devhealth.schema.serde.SchemaRegistries;
@@ -188,18 +189,18 @@ public final class PipelineBenchmark implements Callable<Integer> {
                     SinkConfig.EVENTS_ENABLED, Boolean.toString(sinkEvents))));
             try (ApiServerObserver api = realApi != null ? new ApiServerObserver(realApi, SimulatedFleet.NAMESPACE, this::onTransition)
                          : new ApiServerObserver(fleetApi, SimulatedFleet.NAMESPACE, this::onTransition);
-                 StreamProcessorApp processor = new StreamProcessorApp(new ProcessorConfig(withKafka(kafkaClient, topics, Map.of(
+                 QueryableProcessor processor = QueryableProcessor.of(withKafka(kafkaClient, topics, Map.of(
                          ProcessorConfig.SCHEMA_REGISTRY_URL, registryUrl,
                          ProcessorConfig.APPLICATION_ID, applicationId,
                          ProcessorConfig.PROCESSING_GUARANTEE, "exactly_once_v2",
                          ProcessorConfig.STATE_DIR, stateDir.toString(),
-                         ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1",
-                         ProcessorConfig.QUERY_PORT, "0",
-                         ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1",
+                         QueryConfig.BIND_ADDRESS, "127.0.0.1",
+                         QueryConfig.PORT, "0",
+                         QueryConfig.ADVERTISED_HOST, "127.0.0.1",
                          // Every change is timed to the condition it must produce; damping holds a device that changes
                          // often, as the random flips, storm and incidents of a small fleet do (FlapStormBenchmark measures it).
                          ProcessorConfig.FLAP_THRESHOLD, "0",
-                         QuerySecurityConfig.INSECURE, "true"))));
+                         QuerySecurityConfig.INSECURE, "true")));
                  // On the real API server the sink is its shipped ServiceAccount: RBAC, admission and priority level apply.
                  SinkApp sink = realApi != null ? new SinkApp(sinkConfig, new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), clock,
                          realApi.sinkApiServer()) : new SinkApp(sinkConfig);
@@ -519,7 +520,7 @@ public final class PipelineBenchmark implements Callable<Integer> {
 
     /** @param missing what the condition still lacks, for the failure and the progress lines */
     /** Devices the processor turned Unknown because their source fell silent, from its own transition counters. */
-    private static long silenceExpiries(StreamProcessorApp processor) {
+    private static long silenceExpiries(QueryableProcessor processor) {
         return Math.round(processor.meters().find("devhealth.processor.transitions").tag("reason", "SourceSilent").counters().stream()
                 .mapToDouble(Counter::count).sum());
     }

@@ -1,7 +1,7 @@
 package io.devhealth.bench;
 
+import io.devhealth.query.QueryableProcessor;
 import io.devhealth.processor.RestoreProgress;
-import io.devhealth.processor.StreamProcessorApp;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -19,16 +19,16 @@ final class ProcessorInstances {
     private ProcessorInstances() {}
 
     /** Until every instance runs, restores nothing and holds an active task. */
-    static void awaitReady(List<StreamProcessorApp> apps) throws Exception {
+    static void awaitReady(List<QueryableProcessor> apps) throws Exception {
         awaitUntil("ready", () -> ready(apps));
     }
 
     /** As {@link #awaitReady(List)}, and until the instances hold {@code tasks} distinct active tasks between them. */
-    static void awaitReady(List<StreamProcessorApp> apps, int tasks) throws Exception {
+    static void awaitReady(List<QueryableProcessor> apps, int tasks) throws Exception {
         awaitUntil("ready", () -> ready(apps) && activeTaskIds(apps).size() == tasks);
     }
 
-    private static boolean ready(List<StreamProcessorApp> apps) {
+    private static boolean ready(List<QueryableProcessor> apps) {
         return apps.stream().allMatch(app -> app.streams().state() == KafkaStreams.State.RUNNING
                 && gauge(app, RestoreProgress.RESTORE_PARTITIONS) == 0 && activeTasks(app) > 0);
     }
@@ -46,19 +46,19 @@ final class ProcessorInstances {
         }
     }
 
-    static int activeTasks(StreamProcessorApp app) {
+    static int activeTasks(QueryableProcessor app) {
         return activeTaskIds(List.of(app)).size();
     }
 
     /** The active tasks the stream threads of {@code apps} hold, each once. */
-    static Set<TaskId> activeTaskIds(List<StreamProcessorApp> apps) {
+    static Set<TaskId> activeTaskIds(List<QueryableProcessor> apps) {
         Set<TaskId> tasks = new HashSet<>();
         apps.forEach(app -> app.streams().metadataForLocalThreads().forEach(thread -> thread.activeTasks()
                 .forEach(task -> tasks.add(task.taskId()))));
         return tasks;
     }
 
-    static double gauge(StreamProcessorApp app, String name) {
+    static double gauge(QueryableProcessor app, String name) {
         return app.meters().get(name).gauge().value();
     }
 }

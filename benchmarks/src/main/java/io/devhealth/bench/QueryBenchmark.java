@@ -1,5 +1,7 @@
 package io.devhealth.bench;
 
+import io.devhealth.query.QueryConfig;
+import io.devhealth.query.QueryableProcessor;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
@@ -8,8 +10,7 @@ import io.devhealth.bench.pipeline.ProcessStats;
 import io.devhealth.processor.DeviceHealthTopology;
 import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.processor.RestoreProgress;
-import io.devhealth.processor.query.QuerySecurityConfig;
-import io.devhealth.processor.StreamProcessorApp;
+import io.devhealth.query.access.QuerySecurityConfig;
 import io.devhealth.schema.config.ServiceConfig;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.ClaimAllocation;
@@ -80,7 +81,7 @@ import picocli.CommandLine.Option;
  * device (node allocations), and device reports that flip every device Healthy ↔ Unhealthy, with
  * {@code observedAt} spread evenly over the last {@code --days}; every report is a CHANGE, so each one
  * is one health transition and one pod status change. The reports go through the production topology
- * ({@link StreamProcessorApp}: exactly-once, RocksDB) on the in-process broker; the benchmark waits
+ * ({@link QueryableProcessor}: exactly-once, RocksDB) on the in-process broker; the benchmark waits
  * until the processor's committed offsets reach the end of every input (and of the topics it reads
  * back), then counts what the history stores actually hold.
  *
@@ -181,13 +182,13 @@ public final class QueryBenchmark implements Callable<Integer> {
             settings.put(ProcessorConfig.APPLICATION_ID, applicationId);
             settings.put(ProcessorConfig.PROCESSING_GUARANTEE, processingGuarantee);
             settings.put(ProcessorConfig.STATE_DIR, stateDir.toString());
-            settings.put(ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1");
-            settings.put(ProcessorConfig.QUERY_PORT, "0");
-            settings.put(ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1");
+            settings.put(QueryConfig.BIND_ADDRESS, "127.0.0.1");
+            settings.put(QueryConfig.PORT, "0");
+            settings.put(QueryConfig.ADVERTISED_HOST, "127.0.0.1");
             // Measures the server, not authentication: on loopback, without credentials.
             settings.put(QuerySecurityConfig.INSECURE, "true");
             kafka.clientProperties().forEach((key, value) -> settings.put(ServiceConfig.KAFKA_PREFIX + key, String.valueOf(value)));
-            try (StreamProcessorApp processor = new StreamProcessorApp(new ProcessorConfig(settings))) {
+            try (QueryableProcessor processor = QueryableProcessor.of(settings)) {
                 long t1 = System.nanoTime();
                 processor.start();
                 awaitCaughtUp(kafka.admin(), applicationId, List.of(topics.nodeEvents()), t1, (long) rounds * devices + nodes);
@@ -256,14 +257,14 @@ public final class QueryBenchmark implements Callable<Integer> {
             System.out.println();
             System.out.println("| restore | instances | records restored | store partitions | ready after s | restore time s (sum) | records/s |");
             System.out.println("|---|---:|---:|---:|---:|---:|---:|");
-            try (StreamProcessorApp alone = start("alone", 0)) {
+            try (QueryableProcessor alone = start("alone", 0)) {
                 long t0 = System.nanoTime();
                 ProcessorInstances.awaitReady(List.of(alone));
                 row("everything, onto an empty state directory", 1, alone, t0, 0);
             }
             for (int standbys : new int[] {0, 1}) {
-                try (StreamProcessorApp leaving = start("leaving-" + standbys, standbys);
-                     StreamProcessorApp staying = start("staying-" + standbys, standbys)) {
+                try (QueryableProcessor leaving = start("leaving-" + standbys, standbys);
+                     QueryableProcessor staying = start("staying-" + standbys, standbys)) {
                     ProcessorInstances.awaitReady(List.of(leaving, staying));
                     if (standbys > 0) {
                         // Kafka Streams' own lag of every local store copy, active and standby, against its changelog's end.
@@ -281,31 +282,31 @@ public final class QueryBenchmark implements Callable<Integer> {
             }
         }
 
-        private StreamProcessorApp start(String name, int standbys) throws Exception {
+        private QueryableProcessor start(String name, int standbys) throws Exception {
             Map<String, Object> own = new HashMap<>(settings);
             own.put(ProcessorConfig.STATE_DIR, Files.createDirectories(dir.resolve("restore-" + name)).toString());
             own.put(ServiceConfig.KAFKA_PREFIX + StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, Integer.toString(standbys));
-            StreamProcessorApp app = new StreamProcessorApp(new ProcessorConfig(own));
+            QueryableProcessor app = QueryableProcessor.of(own);
             app.start();
             return app;
         }
 
-        private static boolean caughtUp(StreamProcessorApp app) {
+        private static boolean caughtUp(QueryableProcessor app) {
             return app.streams().allLocalStorePartitionLags().values().stream()
                     .flatMap(byPartition -> byPartition.values().stream())
                     // Under exactly-once a changelog ends with a transaction marker, which no store copy reads.
                     .allMatch(lag -> lag.offsetLag() <= 1);
         }
 
-        private static double counter(StreamProcessorApp app, String name) {
+        private static double counter(QueryableProcessor app, String name) {
             return app.meters().get(name).counter().count();
         }
 
-        private static void row(String what, int instances, StreamProcessorApp app, long startNanos, double restoredBefore) {
+        private static void row(String what, int instances, QueryableProcessor app, long startNanos, double restoredBefore) {
             row(what, instances, app, startNanos, restoredBefore, 0);
         }
 
-        private static void row(String what, int instances, StreamProcessorApp app, long startNanos, double restoredBefore,
+        private static void row(String what, int instances, QueryableProcessor app, long startNanos, double restoredBefore,
                 double partitionsBefore) {
             double ready = (System.nanoTime() - startNanos) / 1e9;
             double records = counter(app, RestoreProgress.RESTORED) - restoredBefore;

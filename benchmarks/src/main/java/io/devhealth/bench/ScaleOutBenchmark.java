@@ -1,13 +1,14 @@
 package io.devhealth.bench;
 
+import io.devhealth.query.QueryConfig;
+import io.devhealth.query.QueryableProcessor;
 import io.devhealth.bench.ThroughputBenchmark.Result;
 import io.devhealth.bench.pipeline.ProcessStats;
 import io.devhealth.processor.DeviceHealthTopology;
 import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.processor.ProcessorSerdes;
-import io.devhealth.processor.StreamProcessorApp;
 import io.devhealth.processor.TopologyOptions;
-import io.devhealth.processor.query.QuerySecurityConfig;
+import io.devhealth.query.access.QuerySecurityConfig;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.config.ServiceConfig;
 import io.devhealth.schema.serde.SchemaRegistries;
@@ -38,7 +39,7 @@ import picocli.CommandLine.Option;
  * <p>Each run: the fleet's first contact (every node's allocations and one report per device) is
  * processed by the first instance set, so that what every set sees afterwards is the steady state of a
  * running fleet (keep-alives, 0.1 % health flips), as in {@link ThroughputBenchmark}'s steady-state
- * stage. Then, for each instance count N: N {@link StreamProcessorApp}s of the same application id,
+ * stage. Then, for each instance count N: N {@link QueryableProcessor}s of the same application id,
  * each with a state directory of its own kept from one set to the next, start; once the group has
  * settled (every instance runs, restores nothing and holds tasks, and every task is held) their
  * processing is paused, the same number of pre-serialized steady-state reports is produced, and
@@ -137,9 +138,9 @@ public final class ScaleOutBenchmark implements Callable<Integer> {
         int tasks = DeviceHealthTopology.build(topics, ProcessorSerdes.over(registry), TopologyOptions.defaults()).describe()
                 .subtopologies().size() * partitions;
         Map<String, Object> settings = ThroughputBenchmark.processorSettings(kafka, topics, name, applicationId, dir);
-        settings.put(ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1");
-        settings.put(ProcessorConfig.QUERY_PORT, "0");
-        settings.put(ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1");
+        settings.put(QueryConfig.BIND_ADDRESS, "127.0.0.1");
+        settings.put(QueryConfig.PORT, "0");
+        settings.put(QueryConfig.ADVERTISED_HOST, "127.0.0.1");
         // Measures processing, not the query API's authentication: on loopback, without credentials.
         settings.put(QuerySecurityConfig.INSECURE, "true");
         settings.put(ServiceConfig.KAFKA_PREFIX + StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, Integer.toString(standbys));
@@ -155,7 +156,7 @@ public final class ScaleOutBenchmark implements Callable<Integer> {
         for (int i = 0; i < instances.size(); i++) {
             int count = instances.get(i);
             List<ProducerRecord<String, byte[]>> steady = all.subList(fleet.devices() + i * reports, fleet.devices() + (i + 1) * reports);
-            List<StreamProcessorApp> apps = new ArrayList<>();
+            List<QueryableProcessor> apps = new ArrayList<>();
             try {
                 Map<TopicPartition, Long> firstContact = ThroughputBenchmark.endOffsets(kafka.admin(), List.of(topics.nodeEvents()));
                 long started = System.nanoTime();
@@ -175,7 +176,7 @@ public final class ScaleOutBenchmark implements Callable<Integer> {
                                 + "stream threads %.2f µs, whole JVM %.2f µs   load %s%n", label, count, result.perSecond(),
                         result.perSecond() / count, result.streamThreadMicros(), result.processMicros(), ProcessStats.loadAverage());
             } finally {
-                apps.forEach(StreamProcessorApp::close);
+                apps.forEach(QueryableProcessor::close);
             }
         }
         // Kafka's own reference over the same bytes: every record of the run's node-events, copied by one instance.
@@ -187,10 +188,10 @@ public final class ScaleOutBenchmark implements Callable<Integer> {
         return new RunResult(byInstances, passThrough);
     }
 
-    private static StreamProcessorApp start(Map<String, Object> settings, Path stateDir) throws Exception {
+    private static QueryableProcessor start(Map<String, Object> settings, Path stateDir) throws Exception {
         Map<String, Object> own = new LinkedHashMap<>(settings);
         own.put(ProcessorConfig.STATE_DIR, Files.createDirectories(stateDir).toString());
-        StreamProcessorApp app = new StreamProcessorApp(new ProcessorConfig(own));
+        QueryableProcessor app = QueryableProcessor.of(own);
         app.start();
         return app;
     }
@@ -199,7 +200,7 @@ public final class ScaleOutBenchmark implements Callable<Integer> {
      * Pauses the settled instances, produces {@code steady} while they wait, and times them from their
      * resumption: the input is a backlog, as in {@link ThroughputBenchmark}, without a rebalance in it.
      */
-    private static Result steadyState(EmbeddedKafkaCluster kafka, List<StreamProcessorApp> apps, String applicationId, String input,
+    private static Result steadyState(EmbeddedKafkaCluster kafka, List<QueryableProcessor> apps, String applicationId, String input,
                                       List<String> readBack, List<ProducerRecord<String, byte[]>> steady) throws Exception {
         apps.forEach(app -> app.streams().pause());
         ThroughputBenchmark.produce(kafka, steady);
@@ -211,7 +212,7 @@ public final class ScaleOutBenchmark implements Callable<Integer> {
     }
 
     /** Which input partitions each instance processes: the work is split as evenly as the partitions allow. */
-    private static void printAssignment(List<StreamProcessorApp> apps, String input) {
+    private static void printAssignment(List<QueryableProcessor> apps, String input) {
         for (int k = 0; k < apps.size(); k++) {
             TreeSet<Integer> partitions = new TreeSet<>();
             apps.get(k).streams().metadataForLocalThreads().forEach(thread -> thread.activeTasks().forEach(task -> task.topicPartitions()

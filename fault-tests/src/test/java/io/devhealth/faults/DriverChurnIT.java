@@ -2,12 +2,13 @@ package io.devhealth.faults;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.devhealth.query.QueryConfig;
+import io.devhealth.query.QueryableProcessor;
 import io.devhealth.collector.CollectorConfig;
 import io.devhealth.collector.NodeCollector;
 import io.devhealth.collector.nvml.NvmlConfig;
 import io.devhealth.processor.ProcessorConfig;
-import io.devhealth.processor.query.QuerySecurityConfig;
-import io.devhealth.processor.StreamProcessorApp;
+import io.devhealth.query.access.QuerySecurityConfig;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.HealthStatus;
@@ -99,15 +100,15 @@ class DriverChurnIT {
         Path work = Files.createTempDirectory(Path.of("/tmp"), "dh-churn");
         Map<String, Object> kafkaClient = kafka.clientProperties();
 
-        StreamProcessorApp processor = track(new StreamProcessorApp(new ProcessorConfig(withKafka(kafkaClient, Map.of(
+        QueryableProcessor processor = track(QueryableProcessor.of(withKafka(kafkaClient, Map.of(
                 ProcessorConfig.SCHEMA_REGISTRY_URL, registry,
                 ProcessorConfig.APPLICATION_ID, "churn-" + UUID.randomUUID().toString().substring(0, 8),
                 ProcessorConfig.STATE_DIR, work.resolve("state").toString(),
                 ProcessorConfig.TIMEOUT_DEFAULT, Long.toString(TIMEOUT_SECONDS),
-                ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1",
-                ProcessorConfig.QUERY_PORT, "0",
-                ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1",
-                QuerySecurityConfig.INSECURE, "true")))));
+                QueryConfig.BIND_ADDRESS, "127.0.0.1",
+                QueryConfig.PORT, "0",
+                QueryConfig.ADVERTISED_HOST, "127.0.0.1",
+                QuerySecurityConfig.INSECURE, "true"))));
         processor.start();
 
         Path registrationDir = Files.createDirectories(work.resolve("registry"));

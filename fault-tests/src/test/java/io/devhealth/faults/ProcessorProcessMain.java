@@ -1,8 +1,9 @@
 package io.devhealth.faults;
 
+import io.devhealth.query.QueryConfig;
+import io.devhealth.query.QueryableProcessor;
 import io.devhealth.processor.ProcessorConfig;
-import io.devhealth.processor.query.QuerySecurityConfig;
-import io.devhealth.processor.StreamProcessorApp;
+import io.devhealth.query.access.QuerySecurityConfig;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.config.ServiceConfig;
 import java.util.HashMap;
@@ -11,7 +12,7 @@ import org.apache.kafka.streams.KafkaStreams;
 
 /**
  * The stream-processor in its own JVM, for {@link ProcessorKillIT} and {@link ProcessorScaleOutIT}:
- * exactly the production {@link StreamProcessorApp}, with the shared schema ids registered first.
+ * exactly the production {@link QueryableProcessor}, with the shared schema ids registered first.
  * Prints {@code devhealth-processor-state RUNNING} when Kafka Streams runs; runs until killed, and
  * closes the processor on SIGTERM as a pod's container does.
  *
@@ -47,9 +48,9 @@ public final class ProcessorProcessMain {
         // The oracle expects one transition per change, and the load flips devices at random: no flap damping.
         settings.put(ProcessorConfig.FLAP_THRESHOLD, "0");
         settings.put(ProcessorConfig.ROCKSDB_MEMORY, Long.toString(32L << 20));
-        settings.put(ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1");
-        settings.put(ProcessorConfig.QUERY_PORT, args.length > 5 ? args[5] : "0");
-        settings.put(ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1");
+        settings.put(QueryConfig.BIND_ADDRESS, "127.0.0.1");
+        settings.put(QueryConfig.PORT, args.length > 5 ? args[5] : "0");
+        settings.put(QueryConfig.ADVERTISED_HOST, "127.0.0.1");
         settings.put(QuerySecurityConfig.INSECURE, "true");
         // Static membership by default, as a StatefulSet pod should run: the restarted instance takes
         // over its partitions at once instead of waiting for the killed member's session to time out.
@@ -63,7 +64,7 @@ public final class ProcessorProcessMain {
         }
         System.getProperties().stringPropertyNames().stream().filter(name -> name.startsWith(OPTION_PREFIX))
                 .forEach(name -> settings.put(name.substring(OPTION_PREFIX.length()), System.getProperty(name)));
-        StreamProcessorApp app = new StreamProcessorApp(new ProcessorConfig(settings));
+        QueryableProcessor app = QueryableProcessor.of(settings);
         app.streams().setStateListener((next, previous) -> {
             if (next == KafkaStreams.State.RUNNING) {
                 System.out.println(RUNNING_LINE);

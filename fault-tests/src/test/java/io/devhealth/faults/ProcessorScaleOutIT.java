@@ -2,10 +2,11 @@ package io.devhealth.faults;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.devhealth.query.QueryableProcessor;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.devhealth.processor.DeviceHealthTopology;
-import io.devhealth.processor.query.StandbyReads;
+import io.devhealth.query.routing.StandbyReads;
 import io.devhealth.schema.HealthWords;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.HealthTransition;
@@ -45,7 +46,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The processor scaled out as deployed: {@value #INSTANCES} instances, each the real
- * {@link io.devhealth.processor.StreamProcessorApp} in its own JVM ({@link ProcessorProcessMain}) with its
+ * {@link io.devhealth.processor.QueryableProcessor} in its own JVM ({@link ProcessorProcessMain}) with its
  * own state directory, query port and {@code application.server}, {@code num.standby.replicas=1}, over
  * node-events with {@value #PARTITIONS} partitions on the in-process broker.
  *

@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import java.io.IOException;
 import java.io.InputStream;
-import io.devhealth.processor.query.StandbyReads;
+import io.devhealth.query.routing.StandbyReads;
 import java.io.PrintWriter;
 import java.net.ConnectException;
 import java.net.URI;

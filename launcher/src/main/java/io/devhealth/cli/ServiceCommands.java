@@ -3,8 +3,10 @@ package io.devhealth.cli;
 import io.devhealth.collector.CollectorConfig;
 import io.devhealth.collector.NodeCollector;
 import io.devhealth.processor.MissingInputTopicsException;
+import io.devhealth.processor.ProcessorClients;
 import io.devhealth.processor.ProcessorConfig;
-import io.devhealth.processor.StreamProcessorApp;
+import io.devhealth.query.QueryConfig;
+import io.devhealth.query.QueryableProcessor;
 import io.devhealth.schema.config.ServiceConfig;
 import io.devhealth.sink.SinkApp;
 import io.devhealth.sink.SinkConfig;
@@ -97,20 +99,23 @@ final class ServiceCommands {
     }
 
     @Command(name = "processor", mixinStandardHelpOptions = true,
-            description = "Stream-processor (Kafka Streams): joins health to allocations, emits pod status and transitions.",
+            description = "Stream-processor (Kafka Streams): joins health to allocations, emits pod status and transitions; "
+                    + "serves the query API over its state.",
             exitCodeListHeading = "Exit codes:%n",
             exitCodeList = {EXIT_STOPPED + ":stopped by a signal", EXIT_CONFIGURATION + ":configuration error",
                     EXIT_MISSING_TOPICS + ":an input topic is missing from the Kafka cluster (" + MissingInputTopicsException.TOPICS_FILE
                             + " lists them)"})
     static final class Processor extends ServiceCommand {
+        /** The processor's options and the query API's: both run in this one process. */
         @Override
         ConfigDef definition() {
-            return ProcessorConfig.DEFINITION;
+            return QueryConfig.define(new ConfigDef(ProcessorConfig.DEFINITION));
         }
 
         @Override
         AutoCloseable start(Map<String, String> env, Map<String, String> overrides) {
-            StreamProcessorApp app = new StreamProcessorApp(ProcessorConfig.fromEnvironment(env, overrides));
+            QueryableProcessor app = new QueryableProcessor(ProcessorConfig.fromEnvironment(env, overrides),
+                    QueryConfig.fromEnvironment(env, overrides), new ProcessorClients());
             try {
                 app.start();
             } catch (RuntimeException e) {

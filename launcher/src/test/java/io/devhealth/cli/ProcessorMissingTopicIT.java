@@ -3,8 +3,9 @@ package io.devhealth.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import io.devhealth.query.QueryConfig;
 import io.devhealth.processor.ProcessorConfig;
-import io.devhealth.processor.query.QuerySecurityConfig;
+import io.devhealth.query.access.QuerySecurityConfig;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.config.ServiceConfig;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
@@ -46,8 +47,8 @@ class ProcessorMissingTopicIT {
                 ServiceConfig.TOPIC_PREFIX, topics.prefix(),
                 ProcessorConfig.APPLICATION_ID, EmbeddedKafkaCluster.uniqueName("missing-app"),
                 ProcessorConfig.STATE_DIR, tmp.resolve("state").toString(),
-                ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1",
-                ProcessorConfig.QUERY_PORT, "0",
+                QueryConfig.BIND_ADDRESS, "127.0.0.1",
+                QueryConfig.PORT, "0",
                 QuerySecurityConfig.INSECURE, "true").forEach((key, value) -> args.addAll(List.of("--set", key + "=" + value)));
 
         // A processor that starts anyway would run until stopped: the timeout turns that into a failure.

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.sun.net.httpserver.HttpServer;
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
-import io.devhealth.processor.query.StandbyReads;
+import io.devhealth.query.routing.StandbyReads;
 import io.devhealth.simulators.kafka.KafkaSecurity;
 import java.io.InputStream;
 import java.security.KeyStore;

@@ -1,8 +1,6 @@
 package io.devhealth.processor;
 
 import io.devhealth.processor.internals.FlapLimits;
-import io.devhealth.processor.query.QuerySecurityConfig;
-import io.devhealth.processor.query.StandbyReads;
 import io.devhealth.schema.config.ServiceConfig;
 import io.devhealth.schema.security.NodeKeys;
 import io.devhealth.schema.security.RecordVerifier;
@@ -45,11 +43,6 @@ public final class ProcessorConfig extends ServiceConfig {
     public static final String INPUT_FUTURE_SKEW = "input.future.skew.seconds";
     public static final String ROCKSDB_MEMORY = "rocksdb.memory.bytes";
     public static final String ROCKSDB_MEMTABLE_RATIO = "rocksdb.memtable.ratio";
-    public static final String QUERY_BIND_ADDRESS = "query.bind.address";
-    public static final String QUERY_PORT = "query.port";
-    public static final String QUERY_ADVERTISED_HOST = "query.advertised.host";
-    public static final String QUERY_STANDBY_READS = "query.standby.reads.enabled";
-    public static final String QUERY_STANDBY_MAX_LAG = "query.standby.max.lag.records";
     public static final String HTTP_HOST = "http.host";
     public static final String HTTP_PORT = "http.port";
     public static final String PRINCIPALS_ENFORCE = "principals.enforce";
@@ -63,10 +56,9 @@ public final class ProcessorConfig extends ServiceConfig {
 
     public static final long DEFAULT_ROCKSDB_MEMORY = 256L << 20;
     public static final double DEFAULT_ROCKSDB_MEMTABLE_RATIO = 0.5;
-    public static final int DEFAULT_QUERY_PORT = 8080;
 
-    /** Every processor option, the query API's security ({@link QuerySecurityConfig}) included. */
-    public static final ConfigDef DEFINITION = QuerySecurityConfig.define(pipelineOptions())
+    /** Every processor option; the query API's are {@code QueryConfig}'s (query-api), which the launcher's command adds. */
+    public static final ConfigDef DEFINITION = pipelineOptions()
             .define(APPLICATION_ID, Type.STRING, "devhealth-processor", new ConfigDef.NonEmptyString(), Importance.HIGH,
                     "Kafka Streams application.id: consumer group, and prefix of internal topics and state directories.")
             .define(STATE_DIR, Type.STRING, "/var/lib/devhealth/state", Importance.HIGH,
@@ -131,29 +123,12 @@ public final class ProcessorConfig extends ServiceConfig {
                             + "blocks and memtables together); size the container memory as heap + this + ~100 MiB.")
             .define(ROCKSDB_MEMTABLE_RATIO, Type.DOUBLE, DEFAULT_ROCKSDB_MEMTABLE_RATIO, ConfigDef.Range.between(0.05, 0.85),
                     Importance.LOW, "Share of " + ROCKSDB_MEMORY + " that memtables (write buffers) may take.")
-            .define(QUERY_BIND_ADDRESS, Type.STRING, "0.0.0.0", Importance.LOW,
-                    "Address the query API (/v1, /healthz, /readyz, /metrics) listens on. 0.0.0.0 (every interface) is what "
-                            + "Kubernetes needs: other instances forward queries to the pod's address and the kubelet probes it; "
-                            + "127.0.0.1 keeps it on the machine (the embedded demo).")
-            .define(QUERY_PORT, Type.INT, DEFAULT_QUERY_PORT, ConfigDef.Range.between(0, 65535), Importance.MEDIUM,
-                    "Port of the query API; 0 picks a free one (tests, embedded demo).")
             .define(HTTP_HOST, Type.STRING, "0.0.0.0", Importance.LOW,
                     "Address of the operations endpoint (" + HTTP_PORT + "): plain HTTP, no credentials.")
             .define(HTTP_PORT, Type.INT, -1, ConfigDef.Range.between(-1, 65_535), Importance.MEDIUM,
                     "Port of an operations endpoint of its own with /metrics, /healthz and /readyz, for the kubelet and "
                             + "Prometheus when the query API speaks HTTPS or needs client certificates (the query API keeps "
                             + "serving them too); -1 = none, 0 = any free port.")
-            .define(QUERY_ADVERTISED_HOST, Type.STRING, "", Importance.MEDIUM,
-                    "Host name other instances use to reach this one's query API (Kafka Streams application.server); "
-                            + "empty = this machine's host name. In Kubernetes: the pod's stable DNS name.")
-            .define(QUERY_STANDBY_READS, Type.BOOLEAN, StandbyReads.DEFAULT.enabled(), Importance.MEDIUM,
-                    "While the instance holding a node's or pod's partition cannot answer (killed and not yet out of the "
-                            + "group, restoring, or the partition moving), answer from a standby copy (num.standby.replicas), "
-                            + "marked with the response header " + StandbyReads.STALE_HEADER + ": true; false answers 503, "
-                            + "retry shortly, instead. Fleet summaries always come from the active copies.")
-            .define(QUERY_STANDBY_MAX_LAG, Type.LONG, StandbyReads.DEFAULT.maxLagRecords(), ConfigDef.Range.atLeast(0), Importance.LOW,
-                    "The most changelog records a standby copy may lack and still answer (" + QUERY_STANDBY_READS + "); "
-                            + "Kafka Streams' acceptable.recovery.lag default. A copy further behind answers 503.")
             .define(PRINCIPALS_ENFORCE, Type.BOOLEAN, false, Importance.MEDIUM,
                     "Accept a collector record only when it is signed with its node's key (derived from "
                             + PRINCIPALS_SECRET + ") and its signed devhealth.node header names its key's node; others are "
@@ -257,17 +232,9 @@ public final class ProcessorConfig extends ServiceConfig {
         }
     }
 
-    /** Authentication and TLS of the query API (query.auth.*, query.tls.*). */
-    public QuerySecurityConfig querySecurity() {
-        return QuerySecurityConfig.from(this);
-    }
-
     public static ProcessorConfig fromEnvironment(Map<String, String> env, Map<String, ?> overrides) {
         return new ProcessorConfig(resolve(DEFINITION, REMOVED, env, overrides));
     }
-
-
-
 
     public String applicationId() {
         return getString(APPLICATION_ID);
@@ -335,14 +302,6 @@ public final class ProcessorConfig extends ServiceConfig {
                 BoundedMemoryRocksDbConfig.INDEX_FILTER_RATIO);
     }
 
-    public String queryBindAddress() {
-        return getString(QUERY_BIND_ADDRESS);
-    }
-
-    public int queryPort() {
-        return getInt(QUERY_PORT);
-    }
-
     public String httpHost() {
         return getString(HTTP_HOST);
     }
@@ -350,14 +309,5 @@ public final class ProcessorConfig extends ServiceConfig {
     /** Port of the operations endpoint; -1 when there is none. */
     public int httpPort() {
         return getInt(HTTP_PORT);
-    }
-
-    public String queryAdvertisedHost() {
-        return getString(QUERY_ADVERTISED_HOST);
-    }
-
-    /** Whether, and how far behind, standby copies answer queries ({@link #QUERY_STANDBY_READS}). */
-    public StandbyReads standbyReads() {
-        return new StandbyReads(getBoolean(QUERY_STANDBY_READS), getLong(QUERY_STANDBY_MAX_LAG));
     }
 }

@@ -8,10 +8,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.devhealth.processor.query.QueryServer;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.Properties;
@@ -25,7 +21,11 @@ import org.apache.kafka.streams.state.HostInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Runs the {@link DeviceHealthTopology} with Kafka Streams, and the query API next to it. */
+/**
+ * Runs the {@link DeviceHealthTopology} with Kafka Streams. The query API (query-api's {@code QueryableProcessor}) is
+ * composed beside it: this class knows only the address it advertises as Kafka Streams' {@code application.server},
+ * so that the instances can tell each other where a key's state is held.
+ */
 public final class StreamProcessorApp implements AutoCloseable {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(StreamProcessorApp.class);
@@ -39,20 +39,17 @@ public final class StreamProcessorApp implements AutoCloseable {
 
     private final PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final KafkaStreams streams;
-    /** The query API's (the changelogs' last stable offsets, for standby reads), and the input-topic check's at start. */
+    /** The input-topic check's at start, and the query API's (the changelogs' last stable offsets, for standby reads). */
     private final Admin admin;
     private final KafkaStreamsMetrics streamsMetrics;
-    private final QueryServer queryServer;
-    private final HostInfo advertised;
     private final ProcessorConfig config;
-    private HealthServer operations;
 
-    public StreamProcessorApp(ProcessorConfig config) {
-        this(config, new ProcessorClients());
-    }
-
-    /** @param clients the Kafka clients Kafka Streams runs on (tests wrap them to stall or fail them) */
-    StreamProcessorApp(ProcessorConfig config, ProcessorClients clients) {
+    /**
+     * @param clients the Kafka clients Kafka Streams runs on (tests wrap them to stall or fail them)
+     * @param applicationServer where this instance's query API is reached, advertised to the other instances as
+     *        Kafka Streams' {@code application.server}; empty without one
+     */
+    public StreamProcessorApp(ProcessorConfig config, ProcessorClients clients, Optional<HostInfo> applicationServer) {
         this.config = config;
         FunctionCounter.builder(FENCED_TRANSACTIONS_METER, clients, ProcessorClients::fencedTransactions)
                 .description("Transactions aborted with records in them, after which every task of the stream thread was rewound"
@@ -65,19 +62,9 @@ public final class StreamProcessorApp implements AutoCloseable {
         Properties props = streamsProperties(config);
         DeadLetterHandler.configure(props, config.topics().deadLetters(), serdes.deadLetters().serializer(), meters,
                 DeviceHealthTopology.inputTopics(config.topics()));
-        // The query port is bound first: with port 0 its number is known only then, and Streams must advertise it.
-        this.queryServer = QueryServer.bind(config.queryBindAddress(), config.queryPort(), Clock.systemUTC(), config.querySecurity(),
-                config.httpLimits());
-        queryServer.issueNodeKeysFrom(config.clusterSecret());
-        this.advertised = new HostInfo(advertisedHost(config), queryServer.port());
-        props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, advertised.host() + ":" + advertised.port());
-        try {
-            this.streams = new KafkaStreams(DeviceHealthTopology.build(config.topics(), serdes, config.topologyOptions(meters)), props, clients);
-        } catch (RuntimeException e) {
-            queryServer.close();
-            throw e;
-        }
-        this.admin = Admin.create(new StreamsConfig(props).getAdminConfigs(config.applicationId() + "-query"));
+        applicationServer.ifPresent(host -> props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, host.host() + ":" + host.port()));
+        this.streams = new KafkaStreams(DeviceHealthTopology.build(config.topics(), serdes, config.topologyOptions(meters)), props, clients);
+        this.admin = Admin.create(new StreamsConfig(props).getAdminConfigs(config.applicationId() + "-admin"));
         this.streamsMetrics = new KafkaStreamsMetrics(streams);
         streamsMetrics.bindTo(meters);
         RestoreProgress restores = new RestoreProgress(meters);
@@ -98,18 +85,6 @@ public final class StreamProcessorApp implements AutoCloseable {
             LOGGER.warn("node signatures are not enforced: any client that can write node-events can speak for any node; "
                     + "set {}=true with {} (docs/SECURITY.md) setting={}", ProcessorConfig.PRINCIPALS_ENFORCE,
                     ProcessorConfig.PRINCIPALS_SECRET, ProcessorConfig.PRINCIPALS_ENFORCE);
-        }
-    }
-
-    private static String advertisedHost(ProcessorConfig config) {
-        if (!config.queryAdvertisedHost().isEmpty()) {
-            return config.queryAdvertisedHost();
-        }
-        try {
-            return InetAddress.getLocalHost().getHostName();
-        } catch (UnknownHostException e) {
-            LOGGER.warn("host name unknown, advertising loopback for queries error=\"{}\"", e.toString());
-            return "127.0.0.1";
         }
     }
 
@@ -141,7 +116,7 @@ public final class StreamProcessorApp implements AutoCloseable {
     }
 
     /**
-     * Starts Kafka Streams and the query API.
+     * Starts Kafka Streams.
      *
      * @throws MissingInputTopicsException when the cluster lacks an input topic; Kafka Streams was not started then
      */
@@ -152,12 +127,7 @@ public final class StreamProcessorApp implements AutoCloseable {
             return StreamThreadExceptionResponse.REPLACE_THREAD;
         });
         streams.start();
-        queryServer.serve(streams, admin, config.applicationId(), meters, advertised, config.standbyReads());
-        if (config.httpPort() >= 0) {
-            operations = HealthServer.start(config.httpHost(), config.httpPort(), config.httpLimits(), meters::scrape,
-                    () -> HealthServer.Check.ok("running"), this::readiness);
-        }
-        LOGGER.info("processor started queryPort={}", queryServer.port());
+        LOGGER.info("processor started applicationId={}", config.applicationId());
     }
 
     /**
@@ -178,7 +148,7 @@ public final class StreamProcessorApp implements AutoCloseable {
     }
 
     /** Ready when Kafka Streams runs, as the query API's /readyz says. */
-    private HealthServer.Check readiness() {
+    public HealthServer.Check readiness() {
         KafkaStreams.State state = streams.state();
         return state == KafkaStreams.State.RUNNING ? HealthServer.Check.ok(state.toString()) : HealthServer.Check.failed(state.toString());
     }
@@ -187,14 +157,13 @@ public final class StreamProcessorApp implements AutoCloseable {
         return streams;
     }
 
-    /** The port of the operations endpoint ({@code http.port}: /metrics and probes), when it runs. */
-    public Optional<Integer> httpPort() {
-        return Optional.ofNullable(operations).map(HealthServer::port);
+    /** The admin client the processor checks its input topics with, which the query API shares. */
+    public Admin admin() {
+        return admin;
     }
 
-    /** Where this instance's query API listens (the port is the bound one when 0 was configured). */
-    public HostInfo queryAddress() {
-        return advertised;
+    public ProcessorConfig config() {
+        return config;
     }
 
     public PrometheusMeterRegistry meters() {
@@ -203,10 +172,6 @@ public final class StreamProcessorApp implements AutoCloseable {
 
     @Override
     public void close() {
-        if (operations != null) {
-            operations.close();
-        }
-        queryServer.close();
         admin.close(Duration.ofSeconds(5));
         streams.close(CloseOptions.timeout(Duration.ofSeconds(10)).withGroupMembershipOperation(membershipOnClose(streamsProperties(config))));
         streamsMetrics.close();

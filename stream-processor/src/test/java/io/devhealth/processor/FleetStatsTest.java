@@ -8,7 +8,7 @@ import static io.devhealth.processor.TopologyFixture.report;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.groups.Tuple.tuple;
 
-import io.devhealth.processor.internals.FleetCounts;
+import io.devhealth.processor.state.FleetCounts;
 import io.devhealth.processor.internals.FleetWindowKeys;
 import io.devhealth.schema.avro.FleetStats;
 import io.devhealth.schema.avro.HealthStatus;

@@ -2,7 +2,6 @@ package io.devhealth.processor;
 
 import static org.awaitility.Awaitility.await;
 
-import io.devhealth.processor.query.QuerySecurityConfig;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.NodeAllocations;
@@ -19,7 +18,10 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
+import java.util.function.Consumer;
+import java.util.function.Function;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -35,23 +37,23 @@ import org.apache.kafka.streams.ThreadMetadata;
 
 /**
  * The production processor ({@link StreamProcessorApp}) against the in-process broker, as the
- * integration tests run it: topics of its own, an in-memory schema registry, the query server on a
- * free loopback port, and a producer that writes what collectors write. One per test class; the
- * processor may be started again (a restart) with another state directory, and more than one instance
- * of it may run (each on its own state directory).
+ * integration tests run it: topics of its own, an in-memory schema registry, and a producer that writes
+ * what collectors write. One per test class; the processor may be started again (a restart) with another
+ * state directory, and more than one instance of it may run (each on its own state directory). The query
+ * API's tests start the processor composed with its query API the same way ({@link #start(Path, Map, Function, Consumer)}).
  */
-final class ProcessorRun implements AutoCloseable {
+public final class ProcessorRun implements AutoCloseable {
 
-    final EmbeddedKafkaCluster kafka;
-    final Topics topics;
-    final ProcessorSerdes serdes;
-    final String applicationId;
+    public final EmbeddedKafkaCluster kafka;
+    public final Topics topics;
+    public final ProcessorSerdes serdes;
+    public final String applicationId;
     private final String registryUrl;
     private KafkaProducer<String, byte[]> producer;
-    private final List<StreamProcessorApp> apps = new ArrayList<>();
+    private final List<AutoCloseable> apps = new ArrayList<>();
 
     /** Creates the processor's topics with {@code partitions} partitions each, named after {@code name}. */
-    ProcessorRun(EmbeddedKafkaCluster kafka, String name, int partitions) {
+    public ProcessorRun(EmbeddedKafkaCluster kafka, String name, int partitions) {
         this.kafka = kafka;
         this.topics = new Topics(EmbeddedKafkaCluster.uniqueName(name) + ".");
         kafka.createTopics(partitions, topics.nodeEvents(), topics.healthTransitions(), topics.podVerdicts(), topics.fleetStats(), topics.deadLetters());
@@ -62,53 +64,77 @@ final class ProcessorRun implements AutoCloseable {
     }
 
     /** Starts the processor on {@code stateDir}; {@code settings} add to or override the test defaults. */
-    StreamProcessorApp start(Path stateDir, Map<String, String> settings) throws Exception {
+    public StreamProcessorApp start(Path stateDir, Map<String, String> settings) throws Exception {
         return start(stateDir, settings, new ProcessorClients());
     }
 
     /** Starts the processor on {@code stateDir} with its Kafka clients from {@code clients}. */
-    StreamProcessorApp start(Path stateDir, Map<String, String> settings, ProcessorClients clients) throws Exception {
+    public StreamProcessorApp start(Path stateDir, Map<String, String> settings, ProcessorClients clients) throws Exception {
+        return start(stateDir, settings, config -> new StreamProcessorApp(new ProcessorConfig(config), clients, Optional.empty()),
+                StreamProcessorApp::start);
+    }
+
+    /**
+     * Starts an instance that {@code create} builds from the test defaults with {@code settings} on top, on
+     * {@code stateDir}; {@code start} starts it. It is closed with the others ({@link #stop()}).
+     */
+    public <T extends AutoCloseable> T start(Path stateDir, Map<String, String> settings, Function<Map<String, String>, T> create,
+                                             Consumer<T> start) throws Exception {
         Map<String, String> config = new HashMap<>(Map.of(
                 ProcessorConfig.BOOTSTRAP_SERVERS, kafka.bootstrapServers(),
                 ProcessorConfig.SCHEMA_REGISTRY_URL, registryUrl,
                 ProcessorConfig.TOPIC_PREFIX, topics.prefix(),
                 ProcessorConfig.APPLICATION_ID, applicationId,
                 ProcessorConfig.STATE_DIR, Files.createDirectories(stateDir).toString(),
-                ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1",
-                ProcessorConfig.QUERY_PORT, "0",
-                // The query API on loopback, without credentials: the tests that need them set them.
-                QuerySecurityConfig.INSECURE, "true",
                 "kafka." + ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"));
         config.putAll(settings);
-        StreamProcessorApp app = new StreamProcessorApp(new ProcessorConfig(config), clients);
+        T app = create.apply(config);
         apps.add(app);
-        app.start();
+        start.accept(app);
         return app;
     }
 
     /** Stops every instance started (not the broker: its topics and committed offsets stay for the next start). */
-    void stop() {
+    public void stop() {
         for (int i = apps.size() - 1; i >= 0; i--) {
-            apps.remove(i).close();
+            close(apps.remove(i));
         }
     }
 
     /** Stops one instance gracefully, as SIGTERM does. */
-    void stop(StreamProcessorApp app) {
+    public void stop(AutoCloseable app) {
         if (apps.remove(app)) {
+            close(app);
+        }
+    }
+
+    private static void close(AutoCloseable app) {
+        try {
             app.close();
+        } catch (Exception e) {
+            throw new IllegalStateException("closing " + app + " failed", e);
         }
     }
 
     /** Whether the instance's Kafka Streams runs (no rebalance or restore under way). */
-    static boolean running(StreamProcessorApp app) {
-        return app.streams().state() == KafkaStreams.State.RUNNING;
+    public static boolean running(StreamProcessorApp app) {
+        return running(app.streams());
+    }
+
+    /** Whether {@code streams} runs (no rebalance or restore under way). */
+    public static boolean running(KafkaStreams streams) {
+        return streams.state() == KafkaStreams.State.RUNNING;
     }
 
     /** The tasks the instance holds active now, over all its stream threads. */
-    static List<TaskMetadata> activeTasks(StreamProcessorApp app) {
+    public static List<TaskMetadata> activeTasks(StreamProcessorApp app) {
+        return activeTasks(app.streams());
+    }
+
+    /** The tasks {@code streams} holds active now, over all its stream threads. */
+    public static List<TaskMetadata> activeTasks(KafkaStreams streams) {
         List<TaskMetadata> tasks = new ArrayList<>();
-        for (ThreadMetadata thread : app.streams().metadataForLocalThreads()) {
+        for (ThreadMetadata thread : streams.metadataForLocalThreads()) {
             tasks.addAll(thread.activeTasks());
         }
         return tasks;
@@ -118,7 +144,7 @@ final class ProcessorRun implements AutoCloseable {
      * Until the processor has committed (exactly once: with its state and output) every record on every
      * partition of {@code topic} so far: the group's committed position is each partition's end.
      */
-    void awaitCommitted(String topic, Duration atMost) {
+    public void awaitCommitted(String topic, Duration atMost) {
         await(topic + " committed").atMost(atMost).until(() -> {
             Map<TopicPartition, OffsetSpec> ends = new HashMap<>();
             kafka.admin().describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions()
@@ -132,12 +158,12 @@ final class ProcessorRun implements AutoCloseable {
     }
 
     /** A device report or heartbeat, as a collector writes it: on node-events, stamped with its observedAt. */
-    void sendReport(String node, Object payload) throws Exception {
+    public void sendReport(String node, Object payload) throws Exception {
         Instant at = payload instanceof DeviceHealthReport r ? r.getObservedAt() : ((NodeHeartbeat) payload).getObservedAt();
         sendEvent(node, at, new NodeEvent(payload));
     }
 
-    void sendAllocations(NodeAllocations allocations) throws Exception {
+    public void sendAllocations(NodeAllocations allocations) throws Exception {
         sendEvent(allocations.getNode(), allocations.getObservedAt(), new NodeEvent(allocations));
     }
 
@@ -146,13 +172,13 @@ final class ProcessorRun implements AutoCloseable {
     }
 
     /** A terminated pod's verdict, as the sink publishes it: on pod-verdicts, keyed by pod, stamped with its recordedAt. */
-    void sendVerdict(TerminatedPod verdict) throws Exception {
+    public void sendVerdict(TerminatedPod verdict) throws Exception {
         send(topics.podVerdicts(), verdict.getPod().getNamespace() + "/" + verdict.getPod().getName(), verdict.getRecordedAt().toEpochMilli(),
                 serdes.podVerdicts().serializer().serialize(topics.podVerdicts(), verdict));
     }
 
     /** Any bytes: bad input. The record's timestamp is the producer's. */
-    void sendRaw(String topic, String key, byte[] value) throws Exception {
+    public void sendRaw(String topic, String key, byte[] value) throws Exception {
         producer().send(new ProducerRecord<>(topic, key, value)).get();
     }
 

@@ -1,11 +1,12 @@
 package io.devhealth.cli.demo;
 
+import io.devhealth.query.QueryConfig;
+import io.devhealth.query.QueryableProcessor;
 import io.devhealth.collector.CollectorConfig;
 import io.devhealth.collector.NodeCollector;
 import io.devhealth.collector.nvml.NvmlConfig;
 import io.devhealth.processor.ProcessorConfig;
-import io.devhealth.processor.query.QuerySecurityConfig;
-import io.devhealth.processor.StreamProcessorApp;
+import io.devhealth.query.access.QuerySecurityConfig;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.config.ServiceConfig;
 import io.devhealth.sink.SinkApp;
@@ -234,7 +235,7 @@ public final class EmbeddedPipeline implements AutoCloseable {
     /** k8s/base/sink-apiserver/devicepostmortem-crd.yaml, copied into the jar by the build. */
     private static final String POST_MORTEM_CRD = "/io/devhealth/cli/demo/devicepostmortem-crd.yaml";
     private String registryUrl;
-    private StreamProcessorApp processor;
+    private QueryableProcessor processor;
     private SinkApp sink;
 
     private EmbeddedPipeline(Options options) {
@@ -307,18 +308,18 @@ public final class EmbeddedPipeline implements AutoCloseable {
         // The demo's query API has no credentials to hand out: it opts out of authentication, on loopback only.
         LOGGER.warn("demo query API without authentication or TLS, on loopback only setting={}=true",
                 QuerySecurityConfig.INSECURE);
-        processor = track(new StreamProcessorApp(new ProcessorConfig(withKafka(Service.PROCESSOR, Map.of(
+        processor = track(QueryableProcessor.of(withKafka(Service.PROCESSOR, Map.of(
                 ProcessorConfig.SCHEMA_REGISTRY_URL, registryUrl,
                 ProcessorConfig.APPLICATION_ID, "devhealth-processor-" + UUID.randomUUID().toString().substring(0, 8),
                 ProcessorConfig.STATE_DIR, options.workDir().resolve("state").toString(),
                 ProcessorConfig.TERMINATION_WINDOW_MS, Long.toString(options.terminationWindow().toMillis()),
                 // Several pipelines can share a machine (tests, demos): an ephemeral loopback port each.
-                ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1",
-                ProcessorConfig.QUERY_PORT, "0",
-                ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1",
+                QueryConfig.BIND_ADDRESS, "127.0.0.1",
+                QueryConfig.PORT, "0",
+                QueryConfig.ADVERTISED_HOST, "127.0.0.1",
                 QuerySecurityConfig.INSECURE, "true",
                 ProcessorConfig.HTTP_HOST, "127.0.0.1",
-                ProcessorConfig.HTTP_PORT, "0")))));
+                ProcessorConfig.HTTP_PORT, "0"))));
         processor.start();
 
         sink = track(new SinkApp(new SinkConfig(withKafka(Service.SINK, Map.of(

@@ -1,5 +1,7 @@
 package io.devhealth.cli.demo;
 
+import io.devhealth.query.QueryConfig;
+import io.devhealth.query.QueryableProcessor;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.devhealth.cli.Devhealth;
@@ -7,8 +9,7 @@ import io.devhealth.collector.CollectorConfig;
 import io.devhealth.collector.NodeCollector;
 import io.devhealth.collector.nvml.NvmlConfig;
 import io.devhealth.processor.ProcessorConfig;
-import io.devhealth.processor.StreamProcessorApp;
-import io.devhealth.processor.query.QuerySecurityConfig;
+import io.devhealth.query.access.QuerySecurityConfig;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.TerminatedPod;
 import io.devhealth.schema.config.ServiceConfig;
@@ -75,7 +76,7 @@ public final class RealNodePipeline implements AutoCloseable {
     private final MeterRegistry sinkMeters = new SimpleMeterRegistry();
     private final String registryName = "realnode-" + UUID.randomUUID();
     private EmbeddedKafkaCluster kafka;
-    private StreamProcessorApp processor;
+    private QueryableProcessor processor;
     private SinkApp sink;
     private NodeCollector collector;
 
@@ -178,15 +179,15 @@ public final class RealNodePipeline implements AutoCloseable {
                 ProcessorConfig.SCHEMA_REGISTRY_URL, registry,
                 ProcessorConfig.APPLICATION_ID, "devhealth-processor-" + UUID.randomUUID().toString().substring(0, 8),
                 ProcessorConfig.STATE_DIR, workDir.resolve("state").toString(),
-                ProcessorConfig.QUERY_BIND_ADDRESS, "127.0.0.1",
-                ProcessorConfig.QUERY_PORT, "0",
-                ProcessorConfig.QUERY_ADVERTISED_HOST, "127.0.0.1",
+                QueryConfig.BIND_ADDRESS, "127.0.0.1",
+                QueryConfig.PORT, "0",
+                QueryConfig.ADVERTISED_HOST, "127.0.0.1",
                 // Loopback only, and the test reads what a user's `devhealth query` reads.
                 QuerySecurityConfig.INSECURE, "true",
                 ProcessorConfig.HTTP_HOST, "127.0.0.1",
                 ProcessorConfig.HTTP_PORT, "-1"));
         processorSettings.putAll(processorOptions);
-        processor = track(new StreamProcessorApp(new ProcessorConfig(withKafka(kafka, processorSettings))));
+        processor = track(QueryableProcessor.of(withKafka(kafka, processorSettings)));
         processor.start();
 
         Map<String, String> sinkSettings = new HashMap<>(Map.of(
