@@ -109,7 +109,7 @@ final class ServiceCommands {
         /** The processor's options and the query API's: both run in this one process. */
         @Override
         ConfigDef definition() {
-            return QueryConfig.define(new ConfigDef(ProcessorConfig.DEFINITION));
+            return QueryableProcessor.definition();
         }
 
         @Override

@@ -24,7 +24,7 @@ import io.devhealth.query.routing.StandbyReads;
 import io.devhealth.query.routing.StreamsClusterView;
 import io.devhealth.query.state.QueryViews;
 import io.devhealth.query.state.StateQueries;
-import io.devhealth.processor.internals.StateKeys;
+import io.devhealth.processor.state.ProcessorStateReads;
 import io.devhealth.schema.ops.HttpLimits;
 import io.devhealth.schema.ops.JettyServers;
 import io.micrometer.core.instrument.Counter;
@@ -410,7 +410,7 @@ public final class QueryServer implements AutoCloseable {
 
     private void pod(Exchange exchange, AccessPolicy.Allowed caller, String namespace, String name, Instant at, Hop hop)
             throws IOException {
-        String key = StateKeys.pod(namespace, name);
+        String key = ProcessorStateReads.podKey(namespace, name);
         routeByKey(exchange, caller, "pod", key, () -> cluster.holdersOfPod(key), hop, stores -> {
             Optional<QueryViews.PodDevices> found = stores.pod(namespace, name, at);
             if (found.isPresent()) {
@@ -435,7 +435,7 @@ public final class QueryServer implements AutoCloseable {
      */
     private Optional<QueryViews.PodVerdict> verdict(Exchange exchange, AccessPolicy.Allowed caller, String namespace, String name,
             Instant at, Hop hop) throws IOException {
-        Optional<ClusterView.Holders> holders = hop.forwarded() ? Optional.empty() : cluster.holdersOfPodVerdict(StateKeys.pod(namespace, name));
+        Optional<ClusterView.Holders> holders = hop.forwarded() ? Optional.empty() : cluster.holdersOfPodVerdict(ProcessorStateReads.podKey(namespace, name));
         if (holders.isEmpty()) {
             return (hop.standbyRead() ? stale(exchange, cluster.standbyCopies()) : cluster.local()).verdict(namespace, name, at);
         }

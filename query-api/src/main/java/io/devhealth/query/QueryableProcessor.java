@@ -10,6 +10,7 @@ import java.net.UnknownHostException;
 import java.time.Clock;
 import java.util.Map;
 import java.util.Optional;
+import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.state.HostInfo;
 import org.slf4j.Logger;
@@ -45,6 +46,11 @@ public final class QueryableProcessor implements AutoCloseable {
             queryServer.close();
             throw e;
         }
+    }
+
+    /** Every option of the processor with its query API: the processor's, then the query API's. */
+    public static ConfigDef definition() {
+        return QueryConfig.define(new ConfigDef(ProcessorConfig.DEFINITION));
     }
 
     /** The processor and its query API from one map of settings, as a deployment's environment gives both. */

@@ -128,7 +128,7 @@ final class FakeCluster implements ClusterView {
             }
 
             @Override
-            public java.util.Map<String, io.devhealth.processor.internals.FleetCounts> fleetCounts(Instant from, Instant to, Set<Integer> partitions) {
+            public java.util.Map<String, io.devhealth.processor.state.FleetCounts> fleetCounts(Instant from, Instant to, Set<Integer> partitions) {
                 return java.util.Map.of();
             }
 

@@ -5,7 +5,7 @@ import io.devhealth.query.state.QueryViews;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.devhealth.processor.internals.FleetCounts;
+import io.devhealth.processor.state.FleetCounts;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;

@@ -50,7 +50,8 @@ class ProductionArtifactIT {
             lib = jars.map(p -> p.getFileName().toString()).sorted().toList();
         }
 
-        assertThat(lib).as("target/lib").isNotEmpty().contains("devhealth-stream-processor-0.1.0-SNAPSHOT.jar");
+        assertThat(lib).as("target/lib").isNotEmpty().contains("devhealth-stream-processor-0.1.0-SNAPSHOT.jar",
+                "devhealth-query-api-0.1.0-SNAPSHOT.jar");
         assertThat(lib).as("target/lib").filteredOn(ProductionArtifactIT::banned).isEmpty();
     }
 

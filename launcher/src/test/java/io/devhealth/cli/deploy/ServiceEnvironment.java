@@ -2,7 +2,7 @@ package io.devhealth.cli.deploy;
 
 import io.devhealth.cli.SchemaRegistrationConfig;
 import io.devhealth.collector.CollectorConfig;
-import io.devhealth.processor.ProcessorConfig;
+import io.devhealth.query.QueryableProcessor;
 import io.devhealth.schema.config.ServiceConfig;
 import io.devhealth.sink.SinkConfig;
 import java.util.List;
@@ -16,7 +16,7 @@ final class ServiceEnvironment {
 
     private static final Map<String, ConfigDef> DEFINITIONS = Map.of(
             "collector", CollectorConfig.DEFINITION,
-            "processor", ProcessorConfig.DEFINITION,
+            "processor", QueryableProcessor.definition(),
             "sink", SinkConfig.DEFINITION,
             "schemas", SchemaRegistrationConfig.DEFINITION);
 

@@ -1,6 +1,5 @@
 package io.devhealth.query.routing;
 
-import io.devhealth.query.http.QueryException;
 import io.devhealth.query.state.StateQueries;
 import java.util.List;
 import java.util.Map;
@@ -56,7 +55,7 @@ public interface ClusterView {
 
     /**
      * Answers from this instance's standby copies (and its active ones), each at most as far behind its
-     * changelog as {@link StandbyReads} allows; {@link QueryException#notHeld} where this instance keeps no copy.
+     * changelog as {@link StandbyReads} allows; {@code QueryException.notHeld} where this instance keeps no copy.
      */
     StateQueries standbyCopies();
 }

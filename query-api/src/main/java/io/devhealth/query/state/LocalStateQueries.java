@@ -1,18 +1,12 @@
 package io.devhealth.query.state;
 
-import io.devhealth.query.QueryServer;
 import io.devhealth.query.access.ExpiringCache;
 import io.devhealth.query.http.PageTokens;
 import io.devhealth.query.http.QueryException;
-import io.devhealth.query.routing.FleetPartitions;
-import io.devhealth.query.routing.StandbyReads;
 import io.devhealth.processor.DeviceHealthTopology;
-import io.devhealth.processor.internals.DeviceState;
-import io.devhealth.processor.internals.FleetCounts;
-import io.devhealth.processor.internals.FleetVerdicts;
-import io.devhealth.processor.internals.FleetWindowKeys;
-import io.devhealth.processor.internals.StoredNode;
-import io.devhealth.processor.internals.StateKeys;
+import io.devhealth.processor.state.FleetCounts;
+import io.devhealth.processor.state.ProcessorStateReads;
+import io.devhealth.processor.state.ProcessorStateReads.PartitionStores;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.avro.TerminatedPod;
@@ -53,12 +47,12 @@ import org.apache.kafka.streams.state.ValueAndTimestamp;
 import org.apache.kafka.streams.state.WindowStoreIterator;
 
 /**
- * Answers queries from the stores of this instance only; {@link QueryServer} routes to the instance that owns a key.
+ * Answers queries from the stores of this instance only; {@code QueryServer} routes to the instance that owns a key.
  * Two kinds: one reads the active copies of partitions only ({@link #active}); the other ({@link #standby}) reads
  * whichever copy this instance keeps, standby or active, once that copy is within a bound of its changelog's end,
- * for {@link StandbyReads}. The fleet sums read the active copies here unless asked for named partitions: a partition
+ * for {@code StandbyReads}. The fleet sums read the active copies here unless asked for named partitions: a partition
  * counted from a standby as well as from its active copy would count twice, so only the instance gathering a summary
- * may name a standby's partitions ({@link FleetPartitions}).
+ * may name a standby's partitions ({@code FleetPartitions}).
  */
 public final class LocalStateQueries implements StateQueries {
 
@@ -105,7 +99,7 @@ public final class LocalStateQueries implements StateQueries {
 
     @Override
     public Optional<QueryViews.PodDevices> pod(String namespace, String name, Instant at) {
-        String key = StateKeys.pod(namespace, name);
+        String key = ProcessorStateReads.podKey(namespace, name);
         int partition = partitionOf(DeviceHealthTopology.POD_STATUS_STORE, key, "pod");
         if (at == null) {
             ReadOnlyKeyValueStore<String, Encoded<PodDeviceStatus>> latest = partitionStore(DeviceHealthTopology.POD_STATUS_STORE,
@@ -125,7 +119,7 @@ public final class LocalStateQueries implements StateQueries {
     @Override
     public Optional<QueryViews.DeviceHistory> deviceHistory(String node, String driver, String pool, String device, Instant from, Instant to,
                                                      int limit, String token) {
-        String key = StateKeys.device(node, driver, pool, device);
+        String key = ProcessorStateReads.deviceKey(node, driver, pool, device);
         // The token is bound to this device: one from another device's history is rejected, not misapplied.
         PageTokens.HistoryPosition resume = token == null ? null : pageTokens.parseHistory(key, token);
         long start = resume == null ? from.toEpochMilli() : Math.max(from.toEpochMilli(), resume.timestamp());
@@ -155,12 +149,8 @@ public final class LocalStateQueries implements StateQueries {
                 lastRun = runLength;
             }
         }
-        if (items.isEmpty() && token == null) {
-            ReadOnlyKeyValueStore<String, DeviceState> devices = partitionStore(DeviceHealthTopology.DEVICE_STATE_STORE,
-                    QueryableStoreTypes.keyValueStore(), partition);
-            if (devices.get(key) == null) {
-                return Optional.empty();
-            }
+        if (items.isEmpty() && token == null && !ProcessorStateReads.knowsDevice(partition(partition), node, driver, pool, device)) {
+            return Optional.empty();
         }
         return Optional.of(new QueryViews.DeviceHistory(node, driver, pool, device, from.toString(), to.toString(), items, next));
     }
@@ -168,50 +158,35 @@ public final class LocalStateQueries implements StateQueries {
     @Override
     public Optional<QueryViews.NodeDevices> nodeDevices(String node, int limit, String token) {
         int partition = nodePartition(node);
-        ReadOnlyKeyValueStore<String, StoredNode> nodes = partitionStore(DeviceHealthTopology.NODE_STATE_STORE,
-                QueryableStoreTypes.keyValueStore(), partition);
-        StoredNode nodeState = nodes.get(node);
-        if (nodeState == null) {
-            return Optional.empty();
-        }
         String after = token == null ? null : pageTokens.parseAfterKey(node, token);
-        ReadOnlyKeyValueStore<String, DeviceState> devices = partitionStore(DeviceHealthTopology.DEVICE_STATE_STORE,
-                QueryableStoreTypes.keyValueStore(), partition);
         List<QueryViews.NodeDevice> items = new ArrayList<>();
-        String next = null;
-        String lastKey = null;
-        try (KeyValueIterator<String, DeviceState> entries = devices.prefixScan(node + "/", new StringSerializer())) {
-            while (entries.hasNext()) {
-                KeyValue<String, DeviceState> entry = entries.next();
-                if (after != null && entry.key.compareTo(after) <= 0) {
-                    continue;
-                }
-                if (items.size() == limit) {
-                    next = pageTokens.afterKey(node, lastKey);
-                    break;
-                }
-                // As of the last commit: keep-alives since a device was last written are in its node's value.
-                items.add(QueryViews.nodeDevice(nodeState.device(entry.key, entry.value)));
-                lastKey = entry.key;
+        String[] next = {null};
+        String[] lastKey = {null};
+        boolean known = ProcessorStateReads.forEachDevice(partition(partition), node, after, (key, device) -> {
+            if (items.size() == limit) {
+                next[0] = pageTokens.afterKey(node, lastKey[0]);
+                return false;
             }
-        }
-        return Optional.of(new QueryViews.NodeDevices(node, items, next));
+            items.add(QueryViews.nodeDevice(device));
+            lastKey[0] = key;
+            return true;
+        });
+        return known ? Optional.of(new QueryViews.NodeDevices(node, items, next[0])) : Optional.empty();
     }
 
     /**
      * Transition counts of the windows that start in [from, to], summed per {@code DIMENSION:value}, from this instance's
      * copies of {@code partitions} (null: every partition active here).
      *
-     * <p>One range scan of the time-first store ({@link FleetWindowKeys}): only the windows asked for are read.
+     * <p>One range scan of the time-first store ({@link ProcessorStateReads#fleetCountsQuery}): only the windows asked for are read.
      */
     @Override
     public Map<String, FleetCounts> fleetCounts(Instant from, Instant to, Set<Integer> partitions) {
         Map<String, FleetCounts> sums = new TreeMap<>();
         for (KeyValueIterator<String, FleetCounts> part : fleetParts(DeviceHealthTopology.FLEET_STATS_STORE,
-                RangeQuery.<String, FleetCounts>withRange(FleetWindowKeys.from(Math.max(0L, from.toEpochMilli())),
-                        FleetWindowKeys.through(Math.max(0L, to.toEpochMilli()))), partitions)) {
+                ProcessorStateReads.fleetCountsQuery(from, to), partitions)) {
             try (KeyValueIterator<String, FleetCounts> entries = part) {
-                entries.forEachRemaining(entry -> sums.merge(FleetWindowKeys.dimensionKey(entry.key), entry.value, FleetCounts::plus));
+                entries.forEachRemaining(entry -> sums.merge(ProcessorStateReads.fleetCountsDimension(entry.key), entry.value, FleetCounts::plus));
             }
         }
         return sums;
@@ -223,10 +198,10 @@ public final class LocalStateQueries implements StateQueries {
         // a standby copy only by the key's partition, once it is found close enough to its changelog's end.
         ReadOnlyWindowStore<String, TerminatedPod> verdicts = standbyCopies()
                 ? partitionStore(DeviceHealthTopology.POD_VERDICT_STORE, QueryableStoreTypes.windowStore(),
-                        partitionOf(DeviceHealthTopology.POD_VERDICT_STORE, StateKeys.pod(namespace, name), "pod verdict"))
+                        partitionOf(DeviceHealthTopology.POD_VERDICT_STORE, ProcessorStateReads.podKey(namespace, name), "pod verdict"))
                 : store(DeviceHealthTopology.POD_VERDICT_STORE, QueryableStoreTypes.windowStore());
         Instant until = at == null ? Instant.ofEpochMilli(Long.MAX_VALUE) : at;
-        try (WindowStoreIterator<TerminatedPod> latest = verdicts.backwardFetch(StateKeys.pod(namespace, name), Instant.EPOCH, until)) {
+        try (WindowStoreIterator<TerminatedPod> latest = verdicts.backwardFetch(ProcessorStateReads.podKey(namespace, name), Instant.EPOCH, until)) {
             return latest.hasNext() ? Optional.of(QueryViews.verdict(latest.next().value)) : Optional.empty();
         }
     }
@@ -238,8 +213,8 @@ public final class LocalStateQueries implements StateQueries {
         for (KeyValueIterator<Windowed<String>, ValueAndTimestamp<Long>> part : fleetParts(DeviceHealthTopology.FLEET_VERDICT_STORE,
                 WindowRangeQuery.<String, ValueAndTimestamp<Long>>withWindowStartRange(from, to), partitions)) {
             try (KeyValueIterator<Windowed<String>, ValueAndTimestamp<Long>> entries = part) {
-                entries.forEachRemaining(entry -> sums.computeIfAbsent(FleetVerdicts.dimensionKey(entry.key.key()),
-                        k -> new EnumMap<>(Verdict.class)).merge(FleetVerdicts.verdict(entry.key.key()), entry.value.value(), Long::sum));
+                entries.forEachRemaining(entry -> sums.computeIfAbsent(ProcessorStateReads.fleetVerdictsDimension(entry.key.key()),
+                        k -> new EnumMap<>(Verdict.class)).merge(ProcessorStateReads.fleetVerdict(entry.key.key()), entry.value.value(), Long::sum));
             }
         }
         return sums;
@@ -383,6 +358,16 @@ public final class LocalStateQueries implements StateQueries {
         KeyQueryMetadata metadata = streams.queryMetadataForKey(store, "",
                 (StreamPartitioner<String, Object>) (topic, key, value, partitions) -> Optional.of(Set.of(partition)));
         return metadata != null && self.equals(metadata.activeHost());
+    }
+
+    /** This instance's copy of {@code partition} of every store, read as {@link #partitionStore} allows. */
+    private PartitionStores partition(int partition) {
+        return new PartitionStores() {
+            @Override
+            public <T> T store(String name, QueryableStoreType<T> type) {
+                return partitionStore(name, type, partition);
+            }
+        };
     }
 
     /**

@@ -2,9 +2,8 @@ package io.devhealth.query.state;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
-import io.devhealth.processor.internals.DeviceState;
-import io.devhealth.processor.internals.Flaps;
-import io.devhealth.processor.internals.SourceReport;
+import io.devhealth.processor.state.DeviceNow;
+import io.devhealth.processor.state.FleetCounts;
 import io.devhealth.schema.HealthWords;
 import io.devhealth.schema.VerdictWords;
 import io.devhealth.schema.avro.ClaimDeviceStatus;
@@ -12,7 +11,6 @@ import io.devhealth.schema.avro.ContainerDeviceStatus;
 import io.devhealth.schema.avro.DeviceStatus;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.PodDeviceStatus;
-import io.devhealth.processor.internals.FleetCounts;
 import io.devhealth.schema.avro.StatsDimension;
 import io.devhealth.schema.avro.TerminatedPod;
 import io.devhealth.schema.avro.Verdict;
@@ -177,19 +175,16 @@ public final class QueryViews {
                 t.getAffectedPods().stream().map(p -> p.getNamespace() + "/" + p.getName()).toList());
     }
 
-    static NodeDevice nodeDevice(DeviceState state) {
-        return new NodeDevice(state.driver(), state.pool(), state.device(), state.uuid(), HealthWords.of(state.health()),
-                state.message(), state.reason(), state.since() == 0 ? null : Instant.ofEpochMilli(state.since()).toString(),
-                state.sources().values().stream().map(QueryViews::source).toList());
+    static NodeDevice nodeDevice(DeviceNow device) {
+        return new NodeDevice(device.driver(), device.pool(), device.device(), device.uuid(), HealthWords.of(device.health()),
+                device.message(), device.reason(), device.since() == null ? null : device.since().toString(),
+                device.sources().stream().map(QueryViews::source).toList());
     }
 
-    private static Source source(SourceReport s) {
-        Damping damping = s.flaps() instanceof Flaps.Held held
-                ? new Damping(Instant.ofEpochMilli(held.since()).toString(), HealthWords.of(held.health()), held.flips(),
-                        Instant.ofEpochMilli(held.releaseAt()).toString())
-                : null;
-        return new Source(s.kind().name(), s.name(), HealthWords.of(s.health()), s.message(), s.reason(),
-                Instant.ofEpochMilli(s.observedAt()).toString(), Instant.ofEpochMilli(s.refreshedAt()).toString(), s.timeoutMs() / 1000,
-                damping);
+    private static Source source(DeviceNow.SourceNow s) {
+        Damping damping = s.hold() == null ? null
+                : new Damping(s.hold().since().toString(), HealthWords.of(s.hold().health()), s.hold().flips(), s.hold().releaseAt().toString());
+        return new Source(s.kind(), s.name(), HealthWords.of(s.health()), s.message(), s.reason(), s.observedAt().toString(),
+                s.refreshedAt().toString(), s.timeoutMs() / 1000, damping);
     }
 }

@@ -1,13 +1,12 @@
 package io.devhealth.query.state;
 
-import io.devhealth.query.routing.StandbyReads;
 import java.util.HashMap;
 import java.util.Map;
 
 /**
  * Which of this instance's store copies have finished restoring since they began here: a copy has, once its
  * position reached the end its changelog had when this instance first saw the copy. Only such a copy is read as it
- * stands within a bound in records ({@link StandbyReads#maxLagRecords}).
+ * stands within a bound in records ({@code StandbyReads.maxLagRecords}).
  *
  * <p>Why a bound in records is not enough alone: a copy that is still restoring holds the changelog up to its
  * position, and the records it lacks may be the only ones of whole keys. A node's devices each get written when

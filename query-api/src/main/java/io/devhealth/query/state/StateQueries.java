@@ -1,20 +1,18 @@
 package io.devhealth.query.state;
 
-import io.devhealth.query.QueryServer;
-import io.devhealth.query.http.QueryException;
-import io.devhealth.processor.internals.FleetCounts;
+import io.devhealth.processor.state.FleetCounts;
 import io.devhealth.schema.avro.Verdict;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
-/** The questions one instance answers from its own state; {@link QueryServer} routes to the instance that owns a key. */
+/** The questions one instance answers from its own state; {@code QueryServer} routes to the instance that owns a key. */
 public interface StateQueries {
 
     /**
      * The pod's device status as of {@code at} (null: the latest, which for an ended pod is as it ended), from this
-     * instance, which must hold the pod's partition ({@link QueryException#notHeld} otherwise).
+     * instance, which must hold the pod's partition ({@code QueryException.notHeld} otherwise).
      */
     Optional<QueryViews.PodDevices> pod(String namespace, String name, Instant at);
 

@@ -4,9 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
-import io.devhealth.processor.internals.DeviceState;
-import io.devhealth.processor.internals.Flaps;
-import io.devhealth.processor.internals.SourceReport;
+import io.devhealth.processor.state.DeviceNow;
 import io.devhealth.schema.avro.ClaimDeviceStatus;
 import io.devhealth.schema.avro.ContainerDeviceStatus;
 import io.devhealth.schema.avro.DeviceRef;
@@ -19,7 +17,6 @@ import io.devhealth.schema.avro.Severity;
 import io.devhealth.schema.avro.SourceKind;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class QueryViewsTest {
@@ -29,24 +26,25 @@ class QueryViewsTest {
 
     @Test
     void shouldShowWhatAFlappingSourceIsHeldAtAndHowOftenItChanged() {
-        SourceReport held = new SourceReport(SourceKind.NVML, "nvml", HealthStatus.HEALTHY, null, null, 5_000L, 6_000L, 30_000L,
-                new Flaps.Held(4_000L, HealthStatus.UNHEALTHY, "flapping: held", 7, 9_000L));
-        SourceReport counting = new SourceReport(SourceKind.DRA, "gpu.nvidia.com", HealthStatus.HEALTHY, null, null, 5_000L,
-                5_000L, 30_000L, new Flaps.Counting(List.of(1_000L, 3_000L)));
-        DeviceState state = new DeviceState("prod", "node-1", "gpu.nvidia.com", "node-1", "gpu-0", null,
-                Map.of(held.key(), held, counting.key(), counting), HealthStatus.UNHEALTHY, "flapping: held", Flaps.REASON_FLAPPING,
-                SourceKind.NVML, 4_000L, 9_000L);
+        DeviceNow.SourceNow held = new DeviceNow.SourceNow("NVML", "nvml", HealthStatus.HEALTHY, null, null, Instant.ofEpochMilli(5_000L),
+                Instant.ofEpochMilli(6_000L), 30_000L,
+                new DeviceNow.Hold(Instant.ofEpochMilli(4_000L), HealthStatus.UNHEALTHY, 7, Instant.ofEpochMilli(9_000L)));
+        DeviceNow.SourceNow counting = new DeviceNow.SourceNow("DRA", "gpu.nvidia.com", HealthStatus.HEALTHY, null, null,
+                Instant.ofEpochMilli(5_000L), Instant.ofEpochMilli(5_000L), 30_000L, null);
+        DeviceNow now = new DeviceNow("gpu.nvidia.com", "node-1", "gpu-0", null, HealthStatus.UNHEALTHY, "flapping: held", "Flapping",
+                Instant.ofEpochMilli(4_000L), List.of(held, counting));
 
-        QueryViews.NodeDevice device = QueryViews.nodeDevice(state);
+        QueryViews.NodeDevice device = QueryViews.nodeDevice(now);
 
         assertThat(device.reason()).isEqualTo("Flapping");
         assertThat(device.health()).isEqualTo("Unhealthy");
+        assertThat(device.since()).isEqualTo("1970-01-01T00:00:04Z");
         assertThat(device.sources()).extracting(QueryViews.Source::health).containsOnly("Healthy");
         assertThat(device.sources()).filteredOn(s -> s.kind().equals("NVML")).singleElement()
                 .extracting(QueryViews.Source::damping)
                 .isEqualTo(new QueryViews.Damping("1970-01-01T00:00:04Z", "Unhealthy", 7, "1970-01-01T00:00:09Z"));
         assertThat(device.sources()).filteredOn(s -> s.kind().equals("DRA")).singleElement()
-                .extracting(QueryViews.Source::damping).as("counting changes is not a hold").isNull();
+                .extracting(QueryViews.Source::damping).as("no hold, no damping").isNull();
     }
 
     @Test

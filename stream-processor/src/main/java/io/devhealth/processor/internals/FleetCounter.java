@@ -80,7 +80,7 @@ public final class FleetCounter implements Processor<String, FleetCounts, String
         store.put(key, next);
         long windowEnd = windowStart + windows.sizeMs();
         context.forward(new Record<>(record.key() + "@" + Instant.ofEpochMilli(windowStart),
-                next.toStats(record.key(), Instant.ofEpochMilli(windowStart), Instant.ofEpochMilli(windowEnd)),
+                stats(next, record.key(), Instant.ofEpochMilli(windowStart), Instant.ofEpochMilli(windowEnd)),
                 record.timestamp()));
     }
 
@@ -97,5 +97,19 @@ public final class FleetCounter implements Processor<String, FleetCounts, String
         if (!expired.isEmpty()) {
             LOGGER.debug("fleet windows past retention deleted count={}", expired.size());
         }
+    }
+
+    /** The fleet-stats record of a window's {@code counts}; {@code dimensionKey} is {@link FleetDimensions#key}. */
+    private static FleetStats stats(FleetCounts counts, String dimensionKey, Instant windowStart, Instant windowEnd) {
+        return FleetStats.newBuilder()
+                .setCluster(counts.cluster() == null ? "" : counts.cluster())
+                .setWindowStart(windowStart)
+                .setWindowEnd(windowEnd)
+                .setDimension(FleetDimensions.dimension(dimensionKey))
+                .setKey(FleetDimensions.value(dimensionKey))
+                .setToUnhealthy(counts.toUnhealthy())
+                .setToUnknown(counts.toUnknown())
+                .setToHealthy(counts.toHealthy())
+                .build();
     }
 }

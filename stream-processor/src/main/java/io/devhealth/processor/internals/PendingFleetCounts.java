@@ -1,5 +1,7 @@
 package io.devhealth.processor.internals;
 
+import io.devhealth.processor.state.FleetCounts;
+
 /**
  * Transitions of one fleet window and dimension value that {@link FleetCombiner} has read and not yet
  * sent to the fleet counter, and the time of the latest of them (the time the flushed record carries).

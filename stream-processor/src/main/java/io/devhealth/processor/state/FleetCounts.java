@@ -1,9 +1,6 @@
 package io.devhealth.processor.state;
 
-import io.devhealth.schema.avro.FleetStats;
 import io.devhealth.schema.avro.HealthTransition;
-import io.devhealth.schema.avro.StatsDimension;
-import java.time.Instant;
 
 /**
  * Transitions counted by target health in one fleet-stats window for one dimension value. Value of
@@ -31,24 +28,5 @@ public record FleetCounts(String cluster, long toUnhealthy, long toUnknown, long
 
     public long total() {
         return toUnhealthy + toUnknown + toHealthy;
-    }
-
-    /** The fleet-stats record of this window; {@code dimensionKey} is {@link FleetDimensions#key}. */
-    public FleetStats toStats(String dimensionKey, Instant windowStart, Instant windowEnd) {
-        return FleetStats.newBuilder()
-                .setCluster(cluster == null ? "" : cluster)
-                .setWindowStart(windowStart)
-                .setWindowEnd(windowEnd)
-                .setDimension(FleetDimensions.dimension(dimensionKey))
-                .setKey(FleetDimensions.value(dimensionKey))
-                .setToUnhealthy(toUnhealthy)
-                .setToUnknown(toUnknown)
-                .setToHealthy(toHealthy)
-                .build();
-    }
-
-    /** The dimension of a store key, for callers that group by it. */
-    public static StatsDimension dimensionOf(String dimensionKey) {
-        return FleetDimensions.dimension(dimensionKey);
     }
 }

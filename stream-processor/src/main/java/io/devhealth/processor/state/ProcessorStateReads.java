@@ -102,7 +102,8 @@ public final class ProcessorStateReads {
         return FleetVerdicts.verdict(storeKey);
     }
 
-    private static DeviceNow deviceNow(DeviceState state) {
+    /** A device as its stored state says it is (package-private for its test). */
+    static DeviceNow deviceNow(DeviceState state) {
         return new DeviceNow(state.driver(), state.pool(), state.device(), state.uuid(), state.health(), state.message(),
                 state.reason(), state.since() == 0 ? null : Instant.ofEpochMilli(state.since()),
                 state.sources().values().stream().map(ProcessorStateReads::sourceNow).toList());
