@@ -10,6 +10,7 @@ import io.devhealth.schema.avro.NodeHeartbeat;
 import io.devhealth.schema.avro.PodAllocation;
 import io.devhealth.schema.avro.SourceState;
 import java.util.List;
+import org.apache.avro.specific.SpecificRecord;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -22,23 +23,18 @@ public final class RecordingPublisher implements ReportPublisher {
     private final List<NodeDevices> inventories = new CopyOnWriteArrayList<>();
 
     @Override
-    public void publish(DeviceHealthReport report) {
-        reports.add(report);
-    }
-
-    @Override
-    public void publish(NodeHeartbeat heartbeat) {
-        heartbeats.add(heartbeat);
-    }
-
-    @Override
-    public void publish(NodeAllocations snapshot) {
-        allocations.add(snapshot);
-    }
-
-    @Override
-    public void publish(NodeDevices devices) {
-        inventories.add(devices);
+    public void publish(SpecificRecord record) {
+        if (record instanceof DeviceHealthReport report) {
+            reports.add(report);
+        } else if (record instanceof NodeHeartbeat heartbeat) {
+            heartbeats.add(heartbeat);
+        } else if (record instanceof NodeAllocations snapshot) {
+            allocations.add(snapshot);
+        } else if (record instanceof NodeDevices devices) {
+            inventories.add(devices);
+        } else {
+            throw new IllegalArgumentException("not a collector record: " + record.getClass().getName());
+        }
     }
 
     public List<DeviceHealthReport> reports() {

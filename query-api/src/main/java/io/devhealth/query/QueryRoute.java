@@ -9,7 +9,10 @@ import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The /v1 endpoints: what a request asks for, its parameters checked, and the {@link Permission} it
@@ -139,8 +142,40 @@ public sealed interface QueryRoute permits QueryRoute.Pod, QueryRoute.PodVerdict
             return new NodeDevices(node, request.limit(), request.continueToken().orElse(null));
         }
         if (path.size() == 2 && path.get(0).equals("fleet") && path.get(1).equals("summary")) {
-            return new FleetSummary(QueryServer.window(request.allowOnly("window").value("window").orElse(null)));
+            return new FleetSummary(window(request.allowOnly("window").value("window").orElse(null)));
         }
         throw QueryException.notFound("no such endpoint " + Excerpt.of(rawPath));
+    }
+
+    /** The fleet summary's window when a request names none. */
+    Duration DEFAULT_FLEET_WINDOW = Duration.ofHours(1);
+
+    /** {@code 30s}, {@code 15m}, {@code 6h}, {@code 7d}, or ISO-8601 ({@code PT90M}); positive. */
+    static Duration window(String value) {
+        if (value == null || value.isEmpty()) {
+            return DEFAULT_FLEET_WINDOW;
+        }
+        Duration window = null;
+        // A positive count and a unit: 30s, 15m, 6h, 7d (compiled per call: a fleet summary is rare).
+        Matcher shortForm = Pattern.compile("(\\d{1,9})([smhd])").matcher(value);
+        if (shortForm.matches()) {
+            long amount = Long.parseLong(shortForm.group(1));
+            window = switch (shortForm.group(2)) {
+                case "s" -> Duration.ofSeconds(amount);
+                case "m" -> Duration.ofMinutes(amount);
+                case "h" -> Duration.ofHours(amount);
+                default -> Duration.ofDays(amount);
+            };
+        } else {
+            try {
+                window = Duration.parse(value);
+            } catch (DateTimeParseException e) {
+                // reported below
+            }
+        }
+        if (window == null || window.isZero() || window.isNegative()) {
+            throw QueryException.badRequest("window must be a positive duration such as 30s, 15m, 6h, 7d or PT90M, got '" + value + "'");
+        }
+        return window;
     }
 }

@@ -38,7 +38,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -49,8 +48,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import javax.net.ssl.SSLContext;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.streams.KafkaStreams;
@@ -568,37 +565,6 @@ public final class QueryServer implements AutoCloseable {
                     + answer.statusCode() + " for its fleet part");
         }
         return FleetSums.of(FLEET_JSON.readValue(answer.body(), QueryViews.FleetSummary.class));
-    }
-
-    static final Duration DEFAULT_FLEET_WINDOW = Duration.ofHours(1);
-    private static final Pattern SHORT_DURATION = Pattern.compile("(\\d{1,9})([smhd])");
-
-    /** {@code 30s}, {@code 15m}, {@code 6h}, {@code 7d}, or ISO-8601 ({@code PT90M}); positive. */
-    static Duration window(String value) {
-        if (value == null || value.isEmpty()) {
-            return DEFAULT_FLEET_WINDOW;
-        }
-        Duration window = null;
-        Matcher shortForm = SHORT_DURATION.matcher(value);
-        if (shortForm.matches()) {
-            long amount = Long.parseLong(shortForm.group(1));
-            window = switch (shortForm.group(2)) {
-                case "s" -> Duration.ofSeconds(amount);
-                case "m" -> Duration.ofMinutes(amount);
-                case "h" -> Duration.ofHours(amount);
-                default -> Duration.ofDays(amount);
-            };
-        } else {
-            try {
-                window = Duration.parse(value);
-            } catch (DateTimeParseException e) {
-                // reported below
-            }
-        }
-        if (window == null || window.isZero() || window.isNegative()) {
-            throw QueryException.badRequest("window must be a positive duration such as 30s, 15m, 6h, 7d or PT90M, got '" + value + "'");
-        }
-        return window;
     }
 
     /** What one instance's copies answer for a key; a {@link QueryException} for anything but 200. */

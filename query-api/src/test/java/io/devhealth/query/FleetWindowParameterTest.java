@@ -15,18 +15,18 @@ class FleetWindowParameterTest {
 
     @Test
     void shouldReadShortAndIsoDurationsAndDefaultToOneHour() {
-        assertThat(QueryServer.window(null)).isEqualTo(Duration.ofHours(1));
-        assertThat(QueryServer.window("30s")).isEqualTo(Duration.ofSeconds(30));
-        assertThat(QueryServer.window("15m")).isEqualTo(Duration.ofMinutes(15));
-        assertThat(QueryServer.window("6h")).isEqualTo(Duration.ofHours(6));
-        assertThat(QueryServer.window("7d")).isEqualTo(Duration.ofDays(7));
-        assertThat(QueryServer.window("PT90M")).isEqualTo(Duration.ofMinutes(90));
+        assertThat(QueryRoute.window(null)).isEqualTo(Duration.ofHours(1));
+        assertThat(QueryRoute.window("30s")).isEqualTo(Duration.ofSeconds(30));
+        assertThat(QueryRoute.window("15m")).isEqualTo(Duration.ofMinutes(15));
+        assertThat(QueryRoute.window("6h")).isEqualTo(Duration.ofHours(6));
+        assertThat(QueryRoute.window("7d")).isEqualTo(Duration.ofDays(7));
+        assertThat(QueryRoute.window("PT90M")).isEqualTo(Duration.ofMinutes(90));
     }
 
     @Test
     void shouldRejectWhatIsNotAPositiveDuration() {
         for (String bad : new String[] {"soon", "0m", "-5m", "PT0S", "5w", "PT-1H"}) {
-            assertThatThrownBy(() -> QueryServer.window(bad)).as(bad).isInstanceOf(QueryException.class)
+            assertThatThrownBy(() -> QueryRoute.window(bad)).as(bad).isInstanceOf(QueryException.class)
                     .hasMessageContaining("window must be a positive duration");
         }
     }

@@ -3,10 +3,6 @@ package io.devhealth.collector.publish;
 import io.devhealth.collector.ops.CollectorMetrics;
 import io.devhealth.collector.spool.DiskSpool;
 import io.devhealth.schema.Topics;
-import io.devhealth.schema.avro.DeviceHealthReport;
-import io.devhealth.schema.avro.NodeAllocations;
-import io.devhealth.schema.avro.NodeDevices;
-import io.devhealth.schema.avro.NodeHeartbeat;
 import io.devhealth.schema.security.RecordSigner;
 import io.devhealth.schema.serde.SchemaRegistryClient;
 import java.nio.file.Path;
@@ -17,6 +13,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -167,23 +164,8 @@ public final class KafkaReportPublisher implements ReportPublisher {
     }
 
     @Override
-    public void publish(DeviceHealthReport report) {
-        publisher.publish(report);
-    }
-
-    @Override
-    public void publish(NodeHeartbeat heartbeat) {
-        publisher.publish(heartbeat);
-    }
-
-    @Override
-    public void publish(NodeAllocations allocations) {
-        publisher.publish(allocations);
-    }
-
-    @Override
-    public void publish(NodeDevices devices) {
-        publisher.publish(devices);
+    public void publish(SpecificRecord record) {
+        publisher.publish(record);
     }
 
     /** Stops sending (what is unacknowledged stays spooled for the next start) and closes the spool. */

@@ -34,6 +34,9 @@ import org.apache.kafka.common.errors.SerializationException;
  */
 public final class SpoolCodec {
 
+    static final String EPOCH_FIELD = "collectorEpoch";
+    static final String SEQUENCE_FIELD = "sequence";
+
     private static final String SCHEMA_PREFIX = "schema/";
 
     private final DiskSpool spool;
@@ -61,6 +64,17 @@ public final class SpoolCodec {
         });
     }
 
+    /**
+     * {@code record} with the identity it carries to Kafka: the spool's {@code epoch} and the {@code sequence} the spool
+     * assigned. Every branch of {@code NodeEvent} has both fields, under these names.
+     */
+    public static SpecificRecord stamped(SpecificRecord record, long epoch, long sequence) {
+        record.put(record.getSchema().getField(EPOCH_FIELD).pos(), epoch);
+        record.put(record.getSchema().getField(SEQUENCE_FIELD).pos(), sequence);
+        return record;
+    }
+
+    /** The kind of a record the collector writes; an {@link IllegalArgumentException} for any other record. */
     public static RecordType typeOf(SpecificRecord record) {
         if (record instanceof DeviceHealthReport) {
             return RecordType.DEVICE_REPORT;

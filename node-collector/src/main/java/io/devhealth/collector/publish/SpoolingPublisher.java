@@ -7,9 +7,8 @@ import io.devhealth.collector.spool.Priority;
 import io.devhealth.collector.spool.RecordType;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.NodeAllocations;
-import io.devhealth.schema.avro.NodeDevices;
-import io.devhealth.schema.avro.NodeHeartbeat;
 import io.devhealth.schema.avro.ReportKind;
+import org.apache.avro.specific.SpecificRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,43 +34,21 @@ public final class SpoolingPublisher implements ReportPublisher {
     }
 
     @Override
-    public void publish(DeviceHealthReport report) {
-        // What the collector knows of the device, whether or not the spool has room for the report.
-        metrics.reported(report);
-        Priority priority = report.getKind() == ReportKind.KEEPALIVE ? Priority.KEEPALIVE : Priority.ESSENTIAL;
-        append(RecordType.DEVICE_REPORT, priority, report.getKind().name(), sequence -> {
-            report.setCollectorEpoch(spool.epoch());
-            report.setSequence(sequence);
-            return codec.encode(report);
-        });
-    }
-
-    @Override
-    public void publish(NodeHeartbeat heartbeat) {
-        append(RecordType.NODE_HEARTBEAT, Priority.ESSENTIAL, "heartbeat", sequence -> {
-            heartbeat.setCollectorEpoch(spool.epoch());
-            heartbeat.setSequence(sequence);
-            return codec.encode(heartbeat);
-        });
-    }
-
-    @Override
-    public void publish(NodeAllocations allocations) {
-        metrics.allocated(allocations);
-        append(RecordType.NODE_ALLOCATIONS, Priority.ESSENTIAL, "allocations", sequence -> {
-            allocations.setCollectorEpoch(spool.epoch());
-            allocations.setSequence(sequence);
-            return codec.encode(allocations);
-        });
-    }
-
-    @Override
-    public void publish(NodeDevices devices) {
-        append(RecordType.NODE_DEVICES, Priority.ESSENTIAL, "inventory", sequence -> {
-            devices.setCollectorEpoch(spool.epoch());
-            devices.setSequence(sequence);
-            return codec.encode(devices);
-        });
+    public void publish(SpecificRecord record) {
+        RecordType type = SpoolCodec.typeOf(record);
+        Priority priority = Priority.ESSENTIAL;
+        String kind = type.label();
+        if (record instanceof DeviceHealthReport report) {
+            // What the collector knows of the device, whether or not the spool has room for the report.
+            metrics.reported(report);
+            kind = report.getKind().name();
+            if (report.getKind() == ReportKind.KEEPALIVE) {
+                priority = Priority.KEEPALIVE;
+            }
+        } else if (record instanceof NodeAllocations allocations) {
+            metrics.allocated(allocations);
+        }
+        append(type, priority, kind, sequence -> codec.encode(SpoolCodec.stamped(record, spool.epoch(), sequence)));
     }
 
     private void append(RecordType type, Priority priority, String kind, java.util.function.LongFunction<byte[]> encoder) {

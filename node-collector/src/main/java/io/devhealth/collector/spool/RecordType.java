@@ -6,18 +6,25 @@ package io.devhealth.collector.spool;
  */
 public enum RecordType {
     /** A {@code DeviceHealthReport}. */
-    DEVICE_REPORT((byte) 1),
+    DEVICE_REPORT((byte) 1, "report"),
     /** A {@code NodeAllocations} snapshot. */
-    NODE_ALLOCATIONS((byte) 2),
+    NODE_ALLOCATIONS((byte) 2, "allocations"),
     /** A {@code NodeDevices} inventory. */
-    NODE_DEVICES((byte) 3),
+    NODE_DEVICES((byte) 3, "inventory"),
     /** A {@code NodeHeartbeat}. */
-    NODE_HEARTBEAT((byte) 4);
+    NODE_HEARTBEAT((byte) 4, "heartbeat");
 
     private final byte code;
+    private final String label;
 
-    RecordType(byte code) {
+    RecordType(byte code, String label) {
         this.code = code;
+        this.label = label;
+    }
+
+    /** The kind in the collector's publish counter and logs (a device report says its own: CHANGE, KEEPALIVE). */
+    public String label() {
+        return label;
     }
 
     byte code() {
