@@ -220,8 +220,9 @@ public final class PipelineBenchmark implements Callable<Integer> {
                         () -> notShowing(fleet.nodeNames(), "True"), Duration.ofSeconds(initialTimeoutSeconds), stats);
                 phase("initial snapshot written to every pod", t0);
                 figures.put("initial fan-out (all devices reported → every pod's condition written)",
-                        String.format(Locale.ROOT, "%.1f s; %,d devices turned Unknown by silence meanwhile (none went silent)",
-                                (System.nanoTime() - t0) / 1e9, silenceExpiries(processor)));
+                        String.format(Locale.ROOT, "%.1f s; %,d devices turned Unknown by silence meanwhile, %,d reports the fleet "
+                                        + "sent more than a timeout after the device's previous one (its own silence)",
+                                (System.nanoTime() - t0) / 1e9, silenceExpiries(processor), fleet.lateReports()));
 
                 // Keep-alives only: nothing visible changes, so the sink must not write.
                 long patchesBefore = api.statusPatches();
@@ -518,13 +519,13 @@ public final class PipelineBenchmark implements Callable<Integer> {
         }
     }
 
-    /** @param missing what the condition still lacks, for the failure and the progress lines */
     /** Devices the processor turned Unknown because their source fell silent, from its own transition counters. */
     private static long silenceExpiries(QueryableProcessor processor) {
         return Math.round(processor.meters().find("devhealth.processor.transitions").tag("reason", "SourceSilent").counters().stream()
                 .mapToDouble(Counter::count).sum());
     }
 
+    /** @param missing what the condition still lacks, for the failure and the progress lines */
     private void await(String what, BooleanSupplier condition, Supplier<String> missing, Duration timeout, ProcessStats stats)
             throws InterruptedException {
         long start = System.nanoTime();

@@ -86,6 +86,11 @@ public final class SimulatedFleet implements AutoCloseable {
     private final Random random = new Random(7);
     private final AtomicLong changeReports = new AtomicLong();
     private final AtomicLong keepAliveReports = new AtomicLong();
+    /**
+     * Reports the fleet sent more than a timeout after the device's previous one: silence on the fleet's own clock
+     * (its one driver thread fell behind its schedule), which the processor must turn Unknown.
+     */
+    private final AtomicLong lateReports = new AtomicLong();
     private final ScheduledExecutorService driver = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread thread = new Thread(r, "bench-fleet-driver");
         thread.setDaemon(true);
@@ -313,6 +318,11 @@ public final class SimulatedFleet implements AutoCloseable {
         return keepAliveReports.get();
     }
 
+    /** Reports sent more than a timeout after their device's previous one (see {@link #lateReports}). */
+    public long lateReports() {
+        return lateReports.get();
+    }
+
     /** Records accepted by every shard's spool and not yet acknowledged by Kafka. */
     public long spooled() {
         return shards.stream().mapToLong(s -> s.spool().records()).sum();
@@ -385,7 +395,11 @@ public final class SimulatedFleet implements AutoCloseable {
         long now = clock.millis();
         for (DeviceHealthReport report : reports) {
             publisher.publish(report);
-            node.lastReportAtMs[Integer.parseInt(report.getDevice().getDevice().substring(4))] = now;
+            int device = Integer.parseInt(report.getDevice().getDevice().substring(4));
+            if (node.lastReportAtMs[device] > 0 && now - node.lastReportAtMs[device] > timeoutSeconds * 1000) {
+                lateReports.incrementAndGet();
+            }
+            node.lastReportAtMs[device] = now;
             (report.getKind() == ReportKind.KEEPALIVE ? keepAliveReports : changeReports).incrementAndGet();
         }
     }
