@@ -115,45 +115,91 @@ public final class PodStatusWriter {
     private final RecentlyTerminated recentlyTerminated;
     private final CachedPods pods;
 
-    /** A writer with the sink's default settings ({@link Settings#defaults()}), no rate limit and no retries (tests, tools). */
-    public PodStatusWriter(KubernetesClient client, Clock clock) {
-        this(client, Settings.defaults(), clock, new SinkMetrics(new SimpleMeterRegistry()));
+    /**
+     * A writer of pods reached through {@code client}, with the sink's defaults for what is not set on
+     * the returned builder: the sink passes every part, a test or a tool only those it cares about.
+     */
+    public static Builder builder(KubernetesClient client, Clock clock) {
+        return new Builder(client, clock);
     }
 
-    private PodStatusWriter(KubernetesClient client, Settings settings, Clock clock, SinkMetrics metrics) {
-        this(client, settings, new ApiCallPolicy(ApiCallPolicy.Settings.singleAttempt(10_000), metrics), null, metrics, clock);
+    /** The parts of a writer; each one left unset is the default its setter names. */
+    public static final class Builder {
+
+        private final KubernetesClient client;
+        private final Clock clock;
+        private Settings settings = Settings.defaults();
+        private SinkMetrics metrics;
+        private ApiCallPolicy api;
+        private PodEventRecorder events;
+        private VerdictPublisher verdicts;
+        private ClaimAllocations allocations;
+        private CachedPods pods = CachedPods.NONE;
+
+        private Builder(KubernetesClient client, Clock clock) {
+            this.client = client;
+            this.clock = clock;
+        }
+
+        /** Default {@link Settings#defaults()}. */
+        public Builder settings(Settings settings) {
+            this.settings = settings;
+            return this;
+        }
+
+        /** Default: meters of its own, in a registry nobody scrapes. */
+        public Builder metrics(SinkMetrics metrics) {
+            this.metrics = metrics;
+            return this;
+        }
+
+        /** Default: one attempt per request and no rate limit worth the name (10,000 a second), as tests and tools want. */
+        public Builder api(ApiCallPolicy api) {
+            this.api = api;
+            return this;
+        }
+
+        /** Default none: no Events. */
+        public Builder events(PodEventRecorder events) {
+            this.events = events;
+            return this;
+        }
+
+        /** Default none: no verdict is published when a record becomes final. */
+        public Builder verdicts(VerdictPublisher verdicts) {
+            this.verdicts = verdicts;
+            return this;
+        }
+
+        /** Default: the claims' allocations read from the API server through the writer's {@link #api}. */
+        public Builder allocations(ClaimAllocations allocations) {
+            this.allocations = allocations;
+            return this;
+        }
+
+        /** Where a pod is looked for before it is read; default {@link CachedPods#NONE}: every write reads its pod. */
+        public Builder pods(CachedPods pods) {
+            this.pods = pods;
+            return this;
+        }
+
+        public PodStatusWriter build() {
+            return new PodStatusWriter(this);
+        }
     }
 
-    PodStatusWriter(KubernetesClient client, Settings settings, ApiCallPolicy api, PodEventRecorder events, SinkMetrics metrics,
-                    Clock clock) {
-        this(client, settings, api, events, null, metrics, clock);
-    }
-
-    /** {@code events}, {@code verdicts}: null for none. */
-    PodStatusWriter(KubernetesClient client, Settings settings, ApiCallPolicy api, PodEventRecorder events, VerdictPublisher verdicts,
-                    SinkMetrics metrics, Clock clock) {
-        this(client, settings, api, events, verdicts, metrics, clock, new ClaimAllocations(client, api));
-    }
-
-    PodStatusWriter(KubernetesClient client, Settings settings, ApiCallPolicy api, PodEventRecorder events, VerdictPublisher verdicts,
-                    SinkMetrics metrics, Clock clock, ClaimAllocations allocations) {
-        this(client, settings, api, events, verdicts, metrics, clock, allocations, CachedPods.NONE);
-    }
-
-    /** {@code pods}: where a pod is looked for before it is read ({@link CachedPods#NONE}: always read). */
-    PodStatusWriter(KubernetesClient client, Settings settings, ApiCallPolicy api, PodEventRecorder events, VerdictPublisher verdicts,
-                    SinkMetrics metrics, Clock clock, ClaimAllocations allocations, CachedPods pods) {
-        this.client = client;
-        this.settings = settings;
-        this.api = api;
-        this.events = events;
-        this.verdicts = verdicts;
-        this.metrics = metrics;
-        this.clock = clock;
-        this.allocations = allocations;
+    private PodStatusWriter(Builder parts) {
+        this.client = parts.client;
+        this.settings = parts.settings;
+        this.clock = parts.clock;
+        this.metrics = parts.metrics != null ? parts.metrics : new SinkMetrics(new SimpleMeterRegistry());
+        this.api = parts.api != null ? parts.api : new ApiCallPolicy(ApiCallPolicy.Settings.singleAttempt(10_000), metrics);
+        this.events = parts.events;
+        this.verdicts = parts.verdicts;
+        this.allocations = parts.allocations != null ? parts.allocations : new ClaimAllocations(client, api);
         this.records = new PostMortemStore(client, api, metrics);
         this.recentlyTerminated = new RecentlyTerminated(settings.terminationWindow(), RecentlyTerminated.DEFAULT_CAPACITY);
-        this.pods = pods;
+        this.pods = parts.pods;
     }
 
     /** Brings the pod to {@code status}. */

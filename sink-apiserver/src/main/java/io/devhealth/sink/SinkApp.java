@@ -75,8 +75,9 @@ public final class SinkApp implements AutoCloseable {
         this.verdicts = VerdictPublisher.create(config, schemaRegistry, metrics);
         // One watch of pods for both users, and none where neither is on.
         this.pods = config.podCache() || config.terminationWatch() ? new PodCache(client) : null;
-        PodStatusWriter writer = new PodStatusWriter(client, PodStatusWriter.Settings.of(config), api, events, verdicts, metrics, clock,
-                new ClaimAllocations(client, api), config.podCache() ? pods : CachedPods.NONE);
+        PodStatusWriter writer = PodStatusWriter.builder(client, clock).settings(PodStatusWriter.Settings.of(config)).api(api)
+                .events(events).verdicts(verdicts).metrics(metrics).allocations(new ClaimAllocations(client, api))
+                .pods(config.podCache() ? pods : CachedPods.NONE).build();
         AvroDeserializer<PodDeviceStatus> deserializer = AvroSerde.of(PodDeviceStatus.class, schemaRegistry).deserializer();
         String topic = config.topics().podDeviceStatus();
         this.deadLetters = DeadLetterPublisher.create(config, schemaRegistry, clock);

@@ -41,7 +41,7 @@ class PodCacheTest {
 
     @Test
     void shouldGiveTheWriterTheSamePatchFromTheSlimCopyAsFromTheWholePod() {
-        PodStatusWriter writer = new PodStatusWriter(client, clock);
+        PodStatusWriter writer = PodStatusWriter.builder(client, clock).build();
         PodFixtures.createRunning(client, PodFixtures.podWithClaim("ml", "train-0", "node-a", "main", "gpu", "train-0-gpu-x1", "gpu"));
         PodDeviceStatus unhealthy = unhealthy("train-0", "train-0-gpu-x1");
         PodDeviceStatus healthy = healthy("train-0", "train-0-gpu-x1");
@@ -85,7 +85,7 @@ class PodCacheTest {
 
             PodFixtures.createRunning(client, PodFixtures.podWithClaim("ml", "train-1", "node-b", "main", "gpu", "train-1-gpu-x1", "gpu"));
             await().atMost(Duration.ofSeconds(10)).until(() -> cache.get("ml", "train-1") != null);
-            new PodStatusWriter(client, clock).write(unhealthy("train-0", "train-0-gpu-x1"));
+            PodStatusWriter.builder(client, clock).build().write(unhealthy("train-0", "train-0-gpu-x1"));
             await().atMost(Duration.ofSeconds(10)).until(() -> PodStatusWriter.hasCondition(cache.get("ml", "train-0"),
                     PodStatusWriter.CONDITION_TYPE));
             assertThat(cache.get("ml", "train-0").getMetadata().getResourceVersion()).isEqualTo(pod("train-0").getMetadata().getResourceVersion());

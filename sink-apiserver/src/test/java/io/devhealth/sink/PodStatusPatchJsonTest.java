@@ -34,7 +34,7 @@ class PodStatusPatchJsonTest {
     }
 
     private String json(Pod pod) {
-        return client.getKubernetesSerialization().asJson(new PodStatusWriter(client, clock).patch(pod, unhealthy));
+        return client.getKubernetesSerialization().asJson(PodStatusWriter.builder(client, clock).build().patch(pod, unhealthy));
     }
 
     private static String guard(Pod pod) {

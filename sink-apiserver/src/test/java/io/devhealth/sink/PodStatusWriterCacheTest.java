@@ -55,8 +55,8 @@ class PodStatusWriterCacheTest {
     private PodStatusWriter writer() {
         ApiCallPolicy policy = new ApiCallPolicy(ApiCallPolicy.Settings.singleAttempt(10_000), metrics);
         CachedPods cache = (namespace, name) -> copies.size() > 1 ? copies.poll() : copies.peek();
-        return new PodStatusWriter(client, new PodStatusWriter.Settings(Duration.ofMinutes(2), 5), policy, null, null, metrics, clock,
-                ClaimAllocations.NONE, cache);
+        return PodStatusWriter.builder(client, clock).settings(new PodStatusWriter.Settings(Duration.ofMinutes(2), 5)).api(policy)
+                .metrics(metrics).allocations(ClaimAllocations.NONE).pods(cache).build();
     }
 
     private Pod pod() {

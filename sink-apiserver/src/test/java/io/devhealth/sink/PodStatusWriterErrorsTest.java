@@ -67,7 +67,8 @@ class PodStatusWriterErrorsTest {
     /** {@code verdicts}: null for none. */
     private PodStatusWriter writer(VerdictPublisher verdicts, Clock clock) {
         ApiCallPolicy policy = new ApiCallPolicy(new ApiCallPolicy.Settings(1_000, 1_000, 4, Duration.ofMillis(5), Duration.ofMillis(20)), metrics);
-        return new PodStatusWriter(client, new PodStatusWriter.Settings(WINDOW, 5), policy, null, verdicts, metrics, clock);
+        return PodStatusWriter.builder(client, clock).settings(new PodStatusWriter.Settings(WINDOW, 5)).api(policy).verdicts(verdicts)
+                .metrics(metrics).build();
     }
 
     private boolean hasOurCondition() {

@@ -49,7 +49,7 @@ class PodStatusWriterTest {
     @Test
     void shouldWriteOnlyItsConditionAndLeaveEveryContainerStatusToTheKubelet() {
         ContainerStatus before = pod().getStatus().getContainerStatuses().get(0);
-        PodStatusWriter writer = new PodStatusWriter(client, clock);
+        PodStatusWriter writer = PodStatusWriter.builder(client, clock).build();
 
         PodStatusWriter.Outcome outcome = writer.write(status("ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.UNHEALTHY,
                 device("gpu-0", HealthStatus.UNHEALTHY, "XID 79")));
@@ -64,7 +64,7 @@ class PodStatusWriterTest {
 
     @Test
     void shouldRefuseAnEmptyListOfStatusesWhichNamesNoPod() {
-        PodStatusWriter writer = new PodStatusWriter(client, clock);
+        PodStatusWriter writer = PodStatusWriter.builder(client, clock).build();
 
         assertThatThrownBy(() -> writer.write(List.of(), null)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("no status to write");
@@ -72,7 +72,7 @@ class PodStatusWriterTest {
 
     @Test
     void shouldNotWriteWhenNothingChanges() {
-        PodStatusWriter writer = new PodStatusWriter(client, clock);
+        PodStatusWriter writer = PodStatusWriter.builder(client, clock).build();
         var status = status("ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.HEALTHY, device("gpu-0", HealthStatus.HEALTHY, null));
 
         assertThat(writer.write(status)).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
@@ -83,7 +83,7 @@ class PodStatusWriterTest {
 
     @Test
     void shouldRecoverConditionAndKeepTransitionTimeWhileStatusIsUnchanged() {
-        PodStatusWriter writer = new PodStatusWriter(client, clock);
+        PodStatusWriter writer = PodStatusWriter.builder(client, clock).build();
         writer.write(status("ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.UNHEALTHY, device("gpu-0", HealthStatus.UNHEALTHY, "XID 79")));
         clock.advance(java.time.Duration.ofMinutes(5));
         writer.write(status("ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.UNHEALTHY, device("gpu-0", HealthStatus.UNHEALTHY, "XID 79, 2nd")));
@@ -101,7 +101,7 @@ class PodStatusWriterTest {
 
     @Test
     void shouldRecordATerminatedPodInItsOwnResourceNamedAfterThePod() {
-        PodStatusWriter writer = new PodStatusWriter(client, clock);
+        PodStatusWriter writer = PodStatusWriter.builder(client, clock).build();
         writer.write(status("ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.UNHEALTHY, device("gpu-0", HealthStatus.UNHEALTHY, "XID 79")));
 
         Pod terminated = PodFixtures.markTerminated(client, "ml", "train-0", 1, Instant.parse("2026-11-29T10:00:05Z"));
@@ -127,7 +127,7 @@ class PodStatusWriterTest {
 
     @Test
     void shouldNeverGiveAPodReCreatedUnderTheSameNameThePreviousPodsStatus() {
-        PodStatusWriter writer = new PodStatusWriter(client, clock);
+        PodStatusWriter writer = PodStatusWriter.builder(client, clock).build();
         var earlier = status("ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.UNHEALTHY, device("gpu-0", HealthStatus.UNHEALTHY, "XID 79"));
         writer.write(earlier);
         client.pods().inNamespace("ml").withName("train-0").withGracePeriod(0).delete();
@@ -154,7 +154,7 @@ class PodStatusWriterTest {
      */
     @Test
     void shouldRefuseAStatusOfAnEarlierPodReCreatedOnTheSameNodeWithTheSameClaim() {
-        PodStatusWriter writer = new PodStatusWriter(client, clock);
+        PodStatusWriter writer = PodStatusWriter.builder(client, clock).build();
         String earlierUid = pod().getMetadata().getUid();
         var earlier = PodDeviceStatus.newBuilder(status("ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.UNHEALTHY,
                 device("gpu-0", HealthStatus.UNHEALTHY, "XID 79"))).setPod(new PodRef("ml", "train-0", earlierUid)).build();
@@ -179,7 +179,7 @@ class PodStatusWriterTest {
      */
     @Test
     void shouldRefuseAStatusNamingAClaimThePodOnTheSameNodeDoesNotReference() {
-        PodStatusWriter writer = new PodStatusWriter(client, clock);
+        PodStatusWriter writer = PodStatusWriter.builder(client, clock).build();
         var earlier = status("ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.UNHEALTHY, device("gpu-0", HealthStatus.UNHEALTHY, "XID 79"));
         client.pods().inNamespace("ml").withName("train-0").withGracePeriod(0).delete();
         await().until(() -> pod() == null);
@@ -198,7 +198,7 @@ class PodStatusWriterTest {
 
     @Test
     void shouldWriteOnlyStatusesFromTheNodeThePodIsBoundTo() {
-        PodStatusWriter writer = new PodStatusWriter(client, clock);
+        PodStatusWriter writer = PodStatusWriter.builder(client, clock).build();
         var fromNodeA = status("ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.UNHEALTHY, device("gpu-0", HealthStatus.UNHEALTHY, "XID 79"));
 
         assertThat(writer.write(PodDeviceStatus.newBuilder(fromNodeA).setNode("node-b").build()))
@@ -215,7 +215,7 @@ class PodStatusWriterTest {
         Pod pending = PodFixtures.podWithClaim("ml", "queued-0", "node-a", "main", "gpu", "queued-0-gpu-x1", "gpu");
         pending.getSpec().setNodeName(null);
         client.pods().resource(pending).create();
-        PodStatusWriter writer = new PodStatusWriter(client, clock);
+        PodStatusWriter writer = PodStatusWriter.builder(client, clock).build();
 
         assertThat(writer.write(status("ml", "queued-0", "main", "queued-0-gpu-x1", HealthStatus.UNHEALTHY,
                 device("gpu-0", HealthStatus.UNHEALTHY, "XID 79")))).isEqualTo(PodStatusWriter.Outcome.OTHER_POD);
@@ -226,7 +226,7 @@ class PodStatusWriterTest {
 
     @Test
     void shouldDropStatusOfPodThatNoLongerExists() {
-        PodStatusWriter writer = new PodStatusWriter(client, clock);
+        PodStatusWriter writer = PodStatusWriter.builder(client, clock).build();
 
         assertThat(writer.write(status("ml", "gone", "main", "c", HealthStatus.HEALTHY, device("gpu-0", HealthStatus.HEALTHY, null))))
                 .isEqualTo(PodStatusWriter.Outcome.POD_GONE);
@@ -235,7 +235,7 @@ class PodStatusWriterTest {
     @Test
     void shouldGuardThePatchWithTheResourceVersionItRead() {
         Pod read = pod();
-        var patch = new PodStatusWriter(client, clock).patch(read,
+        var patch = PodStatusWriter.builder(client, clock).build().patch(read,
                 status("ml", "train-0", "main", "train-0-gpu-x1", HealthStatus.HEALTHY, device("gpu-0", HealthStatus.HEALTHY, null)));
 
         assertThat(patch.get(0)).containsEntry("op", "test").containsEntry("path", "/metadata/resourceVersion")

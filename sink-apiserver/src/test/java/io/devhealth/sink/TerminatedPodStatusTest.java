@@ -48,8 +48,8 @@ class TerminatedPodStatusTest {
     void createJob() {
         PodFixtures.createRunning(client, PodFixtures.podWithClaim("ml", "train-0", "node-a", "main", "gpu", "train-0-gpu-x1", "gpu"));
         SinkMetrics metrics = new SinkMetrics(new SimpleMeterRegistry());
-        writer = new PodStatusWriter(client, new PodStatusWriter.Settings(Duration.ofMinutes(2), 5),
-                new ApiCallPolicy(ApiCallPolicy.Settings.singleAttempt(1_000), metrics), null, metrics, clock);
+        writer = PodStatusWriter.builder(client, clock).settings(new PodStatusWriter.Settings(Duration.ofMinutes(2), 5))
+                .api(new ApiCallPolicy(ApiCallPolicy.Settings.singleAttempt(1_000), metrics)).metrics(metrics).build();
     }
 
     private Pod pod() {
@@ -302,8 +302,8 @@ class TerminatedPodStatusTest {
 
         // A new writer (a restarted sink, nothing in memory) reads the marker from the pod itself.
         SinkMetrics metrics = new SinkMetrics(new SimpleMeterRegistry());
-        PodStatusWriter restarted = new PodStatusWriter(client, new PodStatusWriter.Settings(Duration.ofMinutes(2), 5),
-                new ApiCallPolicy(ApiCallPolicy.Settings.singleAttempt(1_000), metrics), null, metrics, clock);
+        PodStatusWriter restarted = PodStatusWriter.builder(client, clock).settings(new PodStatusWriter.Settings(Duration.ofMinutes(2), 5))
+                .api(new ApiCallPolicy(ApiCallPolicy.Settings.singleAttempt(1_000), metrics)).metrics(metrics).build();
         PodDeviceStatus late = gpu(2, HealthStatus.UNHEALTHY, "XID 79 again", FINISHED.plusSeconds(30));
         assertThat(restarted.write(List.of(late), null).outcome()).isEqualTo(PodStatusWriter.Outcome.FROZEN);
         assertThat(pod().getMetadata().getResourceVersion()).isEqualTo(resourceVersion);

@@ -68,9 +68,9 @@ class VerdictAccuracyTest {
         MutableClock clock = MutableClock.at("2026-11-29T10:00:00Z");
         SinkMetrics metrics = new SinkMetrics(new SimpleMeterRegistry());
         MockProducer<String, TerminatedPod> kafka = new MockProducer<>(true, null, new StringSerializer(), (topic, value) -> new byte[0]);
-        PodStatusWriter writer = new PodStatusWriter(client, new PodStatusWriter.Settings(WINDOW, 5),
-                new ApiCallPolicy(ApiCallPolicy.Settings.singleAttempt(1_000), metrics), null,
-                new VerdictPublisher(kafka, "pod-verdicts", metrics), metrics, clock);
+        PodStatusWriter writer = PodStatusWriter.builder(client, clock).settings(new PodStatusWriter.Settings(WINDOW, 5))
+                .api(new ApiCallPolicy(ApiCallPolicy.Settings.singleAttempt(1_000), metrics))
+                .verdicts(new VerdictPublisher(kafka, "pod-verdicts", metrics)).metrics(metrics).build();
 
         List<Cause> causes = new ArrayList<>();
         for (int i = 0; i < 2 * EACH; i++) {

@@ -50,9 +50,9 @@ class VerdictFeedTest {
     }
 
     private PodStatusWriter writer(MockProducer<String, TerminatedPod> kafka) {
-        return new PodStatusWriter(client, new PodStatusWriter.Settings(WINDOW, 5),
-                new ApiCallPolicy(ApiCallPolicy.Settings.singleAttempt(1_000), metrics), null,
-                new VerdictPublisher(kafka, TOPIC, metrics), metrics, clock);
+        return PodStatusWriter.builder(client, clock).settings(new PodStatusWriter.Settings(WINDOW, 5))
+                .api(new ApiCallPolicy(ApiCallPolicy.Settings.singleAttempt(1_000), metrics))
+                .verdicts(new VerdictPublisher(kafka, TOPIC, metrics)).metrics(metrics).build();
     }
 
     private static PodDeviceStatus gpu(long version, HealthStatus health, String message, Instant since) {
