@@ -49,6 +49,8 @@ final class KubernetesTaintRules implements TaintRuleStore {
     /** How long a node count is reused: the breaker's fraction need not follow every node that joins. */
     private static final Duration NODE_COUNT_TTL = Duration.ofMinutes(1);
     private static final int MAX_REASON = 1024;
+    /** A create that met AlreadyExists and then found no rule is made once more; a rule that keeps vanishing is an error. */
+    private static final ConflictRetry CREATE_RACES = new ConflictRetry("devicetaintrule-create", 2);
 
     private final KubernetesClient client;
     private final ApiCallPolicy api;
@@ -129,15 +131,14 @@ final class KubernetesTaintRules implements TaintRuleStore {
                         .withNewTaint().withKey(OwnTaintRules.TAINT_KEY).withEffect(EFFECT).endTaint()
                 .endSpec()
                 .build();
-        Rule existing = createOrGet(rule, device, now);
-        if (existing == null) {
-            // Deleted between our create and our read (another instance released it): one more create.
-            existing = createOrGet(rule, device, now);
-        }
-        if (existing == null) {
-            throw new IllegalStateException("devicetaintrule " + device.ruleName() + " keeps being deleted while created");
-        }
-        return existing;
+        return CREATE_RACES.call(attempt -> {
+            Rule existing = createOrGet(rule, device, now);
+            if (existing == null) {
+                // Deleted between our create and our read (another instance released it): one more create.
+                throw ConflictRetry.conflict();
+            }
+            return existing;
+        }, attempts -> new IllegalStateException("devicetaintrule " + device.ruleName() + " keeps being deleted while created"));
     }
 
     /** The rule created now, the one of the device that existed, or null when it existed and is gone already. */

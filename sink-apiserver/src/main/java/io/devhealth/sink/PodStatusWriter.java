@@ -114,6 +114,7 @@ public final class PodStatusWriter {
     private final PostMortemStore records;
     private final RecentlyTerminated recentlyTerminated;
     private final CachedPods pods;
+    private final ConflictRetry conflicts;
 
     /**
      * A writer of pods reached through {@code client}, with the sink's defaults for what is not set on
@@ -200,6 +201,7 @@ public final class PodStatusWriter {
         this.records = new PostMortemStore(client, api, metrics);
         this.recentlyTerminated = new RecentlyTerminated(settings.terminationWindow(), RecentlyTerminated.DEFAULT_CAPACITY);
         this.pods = parts.pods;
+        this.conflicts = new ConflictRetry("pod-write-conflicts", settings.conflictMaxAttempts());
     }
 
     /** Brings the pod to {@code status}. */
@@ -264,20 +266,55 @@ public final class PodStatusWriter {
             pod = recentlyTerminated.get(key, clock.instant());
             gone = pod != null;
         }
-        // attempt counts conflicts; a recheck of a cached copy is not one.
-        for (int attempt = 1; ; ) {
+        Target target = new Target(pod, cached, gone);
+        return conflicts.call(key, attempt -> attempt(namespace, name, given, remembered, freeze, target, attempt));
+    }
+
+    /**
+     * The pod a write is computed from, handed from one attempt to the next: {@code cached} while it is the
+     * cache's copy; {@code gone} when it is the copy kept of a deleted pod, whose record alone is written;
+     * {@code recordConflict} when the record's write met a conflict, so that the next attempt reads the pod
+     * again (the last one does not: no attempt follows it).
+     */
+    private static final class Target {
+        Pod pod;
+        boolean cached;
+        final boolean gone;
+        boolean recordConflict;
+
+        Target(Pod pod, boolean cached, boolean gone) {
+            this.pod = pod;
+            this.cached = cached;
+            this.gone = gone;
+        }
+    }
+
+    /**
+     * One attempt of {@link #apply}, numbered from 1. A conflict ends it with {@link ConflictRetry#conflict()};
+     * a recheck of a cached copy does not: it is no conflict, and the attempt goes on from the pod read.
+     */
+    private Result attempt(String namespace, String name, List<PodDeviceStatus> given, PodDeviceStatus remembered, boolean freeze,
+                           Target target, int attempt) {
+        String key = namespace + "/" + name;
+        if (target.recordConflict) {
+            target.recordConflict = false;
+            if (!target.gone) {
+                target.pod = recheck(namespace, name, "conflict");
+            }
+        }
+        while (true) {
+            Pod pod = target.pod;
             if (pod == null) {
                 // History stays in Kafka and the query API; there is nothing left to write to.
                 LOGGER.info("pod gone, status dropped pod={} version={}", key, given.isEmpty() ? -1 : last(given).getVersion());
                 return Result.of(Outcome.POD_GONE);
             }
-            Pod current = pod;
-            List<PodDeviceStatus> statuses = given.stream().filter(s -> PodIdentity.matches(current, s)).toList();
+            List<PodDeviceStatus> statuses = given.stream().filter(s -> PodIdentity.matches(pod, s)).toList();
             if (!given.isEmpty() && statuses.isEmpty()) {
-                if (cached) {
+                if (target.cached) {
                     // The copy may be of an earlier pod of the name, or from before its binding: ask the API server.
-                    pod = recheck(namespace, name, "other_pod");
-                    cached = false;
+                    target.pod = recheck(namespace, name, "other_pod");
+                    target.cached = false;
                     continue;
                 }
                 LOGGER.info("device status is not for this pod (an earlier pod of the same name, or another node), dropped pod={} uid={} version={} why=\"{}\"", key,
@@ -315,20 +352,14 @@ public final class PodStatusWriter {
                     // The record did not move, so no test op failed: the server rejects the content itself.
                     throw new InvalidPodStatusException(key, e, "DevicePostMortem " + key);
                 }
-                if (attempt >= settings.conflictMaxAttempts()) {
-                    throw new WriteConflictsExhaustedException(key, attempt);
-                }
                 LOGGER.debug("post-mortem conflict, re-reading pod={} attempt={} code={}", key, attempt, e.getCode());
-                if (!gone) {
-                    pod = recheck(namespace, name, "conflict");
-                }
-                attempt++;
-                continue;
+                target.recordConflict = true;
+                throw ConflictRetry.conflict();
             }
             if (terminated && (recordWritten || recorded != null)) {
                 recentlyTerminated.put(key, pod, clock.instant());
             }
-            if (gone) {
+            if (target.gone) {
                 LOGGER.info("record of a deleted pod updated pod={} uid={} written={}", key, pod.getMetadata().getUid(), recordWritten);
                 return new Result(recordWritten ? Outcome.WRITTEN : Outcome.UNCHANGED, finishedAt, false);
             }
@@ -337,10 +368,10 @@ public final class PodStatusWriter {
             // pod showed before, which may be older than the statuses the freeze folded.
             Plan plan = plan(pod, recordFrozen ? Shown.of(recorded) : Shown.of(effective), freezes);
             if (plan.ops().isEmpty()) {
-                if (cached) {
+                if (target.cached) {
                     // The copy may lag the pod (a new pod of the name not yet seen): only the pod itself may say so.
-                    pod = recheck(namespace, name, "unchanged");
-                    cached = false;
+                    target.pod = recheck(namespace, name, "unchanged");
+                    target.cached = false;
                     continue;
                 }
                 return new Result(recordWritten ? Outcome.WRITTEN : Outcome.UNCHANGED, finishedAt, false);
@@ -348,7 +379,7 @@ public final class PodStatusWriter {
             String json = client.getKubernetesSerialization().asJson(plan.ops());
             try {
                 // resource(pod): fabric8 would otherwise GET the pod again before every PATCH.
-                api.call(() -> client.pods().inNamespace(namespace).resource(current).subresource("status")
+                api.call(() -> client.pods().inNamespace(namespace).resource(pod).subresource("status")
                         .patch(PatchContext.of(PatchType.JSON), json));
                 metrics.written();
                 LOGGER.info("pod status written pod={} uid={} version={} condition={} final={}", key, pod.getMetadata().getUid(),
@@ -371,22 +402,20 @@ public final class PodStatusWriter {
                 }
                 // A copy newer than the cached one we wrote from is as good as a read; the pod read
                 // here decides below whether the server refused the content.
-                Pod again = cached ? newerCopy(namespace, name, pod) : null;
-                cached = again != null;
+                Pod again = target.cached ? newerCopy(namespace, name, pod) : null;
+                target.cached = again != null;
                 if (again == null) {
                     again = recheck(namespace, name, "conflict");
                 }
-                if (mayBeRefusal(e, errorClass) && !cached && again != null
+                if (mayBeRefusal(e, errorClass) && !target.cached && again != null
                         && Objects.equals(again.getMetadata().getResourceVersion(), pod.getMetadata().getResourceVersion())) {
                     // The pod did not move, so no test op failed: the server rejects the content itself.
                     throw new InvalidPodStatusException(key, e, json);
                 }
-                if (attempt >= settings.conflictMaxAttempts()) {
-                    throw new WriteConflictsExhaustedException(key, attempt);
-                }
-                LOGGER.debug("pod status conflict, re-reading pod={} attempt={} code={} fromCache={}", key, attempt, e.getCode(), cached);
-                pod = again;
-                attempt++;
+                LOGGER.debug("pod status conflict, re-reading pod={} attempt={} code={} fromCache={}", key, attempt, e.getCode(),
+                        target.cached);
+                target.pod = again;
+                throw ConflictRetry.conflict();
             }
         }
     }
@@ -432,7 +461,7 @@ public final class PodStatusWriter {
      * it is final now as it would have been with the pod there.
      */
     private Result freezeRecordOfDeletedPod(String namespace, String name) {
-        for (int attempt = 1; ; attempt++) {
+        return conflicts.call(namespace + "/" + name, attempt -> {
             DevicePostMortem existing = records.get(namespace, name);
             if (existing == null || existing.getSpec() == null || existing.getSpec().pod() == null || existing.getSpec().isFrozen()) {
                 return Result.of(Outcome.POD_GONE);
@@ -447,16 +476,13 @@ public final class PodStatusWriter {
                 if (ApiErrorClass.of(e) != ApiErrorClass.CONFLICT && e.getCode() != 422) {
                     throw e;
                 }
-                if (attempt >= settings.conflictMaxAttempts()) {
-                    throw new WriteConflictsExhaustedException(namespace + "/" + name, attempt);
-                }
-                continue;
+                throw ConflictRetry.conflict();
             }
             metrics.frozen();
             LOGGER.info("record of a deleted pod frozen pod={}/{} uid={} verdict={}", namespace, name, frozen.pod().uid(), frozen.verdict());
             // Not "frozen now" for the sink's memory: the name is free for a new pod, which starts clean.
             return Result.of(Outcome.POD_GONE);
-        }
+        });
     }
 
     /**
