@@ -334,14 +334,14 @@ public final class PodStatusWriter {
             DevicePostMortem existing = terminated ? records.get(namespace, name) : null;
             DevicePostMortem.Spec recorded = existing != null && existing.getSpec() != null && existing.getSpec().pod() != null
                     && pod.getMetadata().getUid().equals(existing.getSpec().pod().uid()) ? existing.getSpec() : null;
-            boolean recordFrozen = recorded != null && recorded.isFrozen();
-            PodDeviceStatus effective = statuses.isEmpty() || recordFrozen ? null
+            PostMortemState recordState = PostMortemState.of(recorded);
+            PodDeviceStatus effective = statuses.isEmpty() || recordState == PostMortemState.FROZEN ? null
                     : TerminatedDeviceHealth.effective(pod, statuses, previous, settings.terminationWindow(), recorded);
-            boolean freezes = recordFrozen
-                    || (freeze && dueForFreeze(pod) && (effective != null || recorded != null || hasCondition(pod, CONDITION_TYPE)));
+            boolean freezes = recordState == PostMortemState.FROZEN || (freeze && dueForFreeze(pod)
+                    && (effective != null || recordState != PostMortemState.ABSENT || hasCondition(pod, CONDITION_TYPE)));
             boolean recordWritten;
             try {
-                recordWritten = terminated && writeRecord(pod, existing, recorded, effective, freezes);
+                recordWritten = terminated && writeRecord(pod, existing, recorded, recordState, effective, freezes);
             } catch (KubernetesClientException e) {
                 ApiErrorClass errorClass = ApiErrorClass.of(e);
                 if (errorClass != ApiErrorClass.CONFLICT && errorClass != ApiErrorClass.INVALID) {
@@ -356,7 +356,7 @@ public final class PodStatusWriter {
                 target.recordConflict = true;
                 throw ConflictRetry.conflict();
             }
-            if (terminated && (recordWritten || recorded != null)) {
+            if (terminated && (recordWritten || recordState != PostMortemState.ABSENT)) {
                 recentlyTerminated.put(key, pod, clock.instant());
             }
             if (target.gone) {
@@ -366,7 +366,7 @@ public final class PodStatusWriter {
             // A record frozen before the pod was marked final (the pod's write met a 409, or the sink
             // stopped between the two) is the last word: the condition says what it says, not what the
             // pod showed before, which may be older than the statuses the freeze folded.
-            Plan plan = plan(pod, recordFrozen ? Shown.of(recorded) : Shown.of(effective), freezes);
+            Plan plan = plan(pod, recordState == PostMortemState.FROZEN ? Shown.of(recorded) : Shown.of(effective), freezes);
             if (plan.ops().isEmpty()) {
                 if (target.cached) {
                     // The copy may lag the pod (a new pod of the name not yet seen): only the pod itself may say so.
@@ -425,10 +425,13 @@ public final class PodStatusWriter {
                 allocations.requestsByDevice(claim.getClaimNamespace(), claim.getClaimName(), pod.getMetadata().getUid())));
     }
 
-    /** Creates or updates the terminated pod's record; returns whether anything was written. */
-    private boolean writeRecord(Pod pod, DevicePostMortem existing, DevicePostMortem.Spec recorded, PodDeviceStatus effective,
-                                boolean freezes) {
-        if (recorded != null && recorded.isFrozen()) {
+    /**
+     * Creates or updates the terminated pod's record; returns whether anything was written. {@code recorded}:
+     * the record's spec if it is this pod's, in {@code recordState}.
+     */
+    private boolean writeRecord(Pod pod, DevicePostMortem existing, DevicePostMortem.Spec recorded, PostMortemState recordState,
+                                PodDeviceStatus effective, boolean freezes) {
+        if (recordState == PostMortemState.FROZEN) {
             return false;
         }
         DevicePostMortem.Spec desired = effective != null ? PostMortemBuilder.build(pod, effective, allocations) : recorded;
@@ -439,11 +442,10 @@ public final class PodStatusWriter {
             desired = desired.withFrozen(clock.instant().toString());
             publish(pod.getMetadata().getNamespace(), desired);
         }
-        boolean created = recorded == null;
         if (!records.put(pod, existing, desired)) {
             return false;
         }
-        if (events != null && created) {
+        if (events != null && recordState == PostMortemState.ABSENT) {
             events.recorded(pod, desired.health(), desired.message());
         }
         return true;
@@ -463,7 +465,8 @@ public final class PodStatusWriter {
     private Result freezeRecordOfDeletedPod(String namespace, String name) {
         return conflicts.call(namespace + "/" + name, attempt -> {
             DevicePostMortem existing = records.get(namespace, name);
-            if (existing == null || existing.getSpec() == null || existing.getSpec().pod() == null || existing.getSpec().isFrozen()) {
+            if (existing == null || existing.getSpec() == null || existing.getSpec().pod() == null
+                    || PostMortemState.of(existing.getSpec()) == PostMortemState.FROZEN) {
                 return Result.of(Outcome.POD_GONE);
             }
             DevicePostMortem.Spec frozen = existing.getSpec().withFrozen(clock.instant().toString());

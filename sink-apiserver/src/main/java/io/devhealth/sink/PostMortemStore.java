@@ -57,11 +57,18 @@ final class PostMortemStore {
      *
      * @return whether anything was written
      * @throws KubernetesClientException 409 when the record moved since it was read (the caller re-reads)
+     * @throws IllegalStateException when the record's life does not allow the write ({@link PostMortemState}):
+     *     a final record is never written again
      */
     boolean put(Pod pod, DevicePostMortem existing, DevicePostMortem.Spec spec) {
         String namespace = pod.getMetadata().getNamespace();
         String name = pod.getMetadata().getName();
         Map<String, String> labels = labels(pod);
+        PostMortemState from = PostMortemState.of(existing, pod.getMetadata().getUid());
+        if (existing != null && spec.equals(existing.getSpec()) && labels.equals(existing.getMetadata().getLabels())) {
+            return false;
+        }
+        from.transitionTo(PostMortemState.afterWriting(spec), namespace + "/" + name);
         if (existing == null) {
             DevicePostMortem record = new DevicePostMortem();
             record.setMetadata(new ObjectMetaBuilder().withNamespace(namespace).withName(name).withLabels(labels).build());
@@ -70,9 +77,6 @@ final class PostMortemStore {
             metrics.postMortem("created");
             LOGGER.info("post-mortem recorded pod={}/{} uid={} health={}", namespace, name, pod.getMetadata().getUid(), spec.health());
             return true;
-        }
-        if (spec.equals(existing.getSpec()) && labels.equals(existing.getMetadata().getLabels())) {
-            return false;
         }
         List<Map<String, Object>> ops = new ArrayList<>();
         ops.add(JsonPatchOps.op("test", "/metadata/resourceVersion", existing.getMetadata().getResourceVersion()));
@@ -115,6 +119,7 @@ final class PostMortemStore {
                 if (expired(record, now, retention) && podGone(record)) {
                     String namespace = record.getMetadata().getNamespace();
                     String name = record.getMetadata().getName();
+                    PostMortemState.of(record).transitionTo(PostMortemState.DELETED, namespace + "/" + name);
                     api.call(() -> client.resources(DevicePostMortem.class).inNamespace(namespace).withName(name).delete());
                     LOGGER.info("post-mortem deleted after retention pod={}/{} finishedAt={} retention={}", namespace, name,
                             record.getSpec().finishedAt(), retention);
