@@ -15,12 +15,12 @@ import java.util.function.IntFunction;
  * thread interrupted between two attempts makes no further one (the caller's exception follows at once):
  * its write has been abandoned.
  */
-final class ConflictRetry {
+public final class ConflictRetry {
 
     private final Retry retry;
 
     /** @param name names the retry in resilience4j's events */
-    ConflictRetry(String name, int maxAttempts) {
+    public ConflictRetry(String name, int maxAttempts) {
         this.retry = Retry.of(name, RetryConfig.custom()
                 .maxAttempts(maxAttempts)
                 .intervalFunction(attempt -> 0L)
@@ -34,12 +34,12 @@ final class ConflictRetry {
      * @throws WriteConflictsExhaustedException when every attempt met a conflict: the write is repeated
      *     later, like one that met a transient failure
      */
-    <T> T call(String key, IntFunction<T> attempt) {
+    public <T> T call(String key, IntFunction<T> attempt) {
         return call(attempt, attempts -> new WriteConflictsExhaustedException(key, attempts));
     }
 
     /** As {@link #call(String, IntFunction)}, with the caller's own exception (given the attempts made) when they are spent. */
-    <T> T call(IntFunction<T> attempt, IntFunction<? extends RuntimeException> exhausted) {
+    public <T> T call(IntFunction<T> attempt, IntFunction<? extends RuntimeException> exhausted) {
         int[] attempts = {0};
         try {
             return retry.executeSupplier(() -> attempt.apply(++attempts[0]));
@@ -49,7 +49,7 @@ final class ConflictRetry {
     }
 
     /** What an attempt throws, once it has read again what the next one needs. */
-    static RuntimeException conflict() {
+    public static RuntimeException conflict() {
         return new Conflict();
     }
 

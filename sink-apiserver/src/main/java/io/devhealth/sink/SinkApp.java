@@ -7,6 +7,15 @@ import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.ops.HealthServer;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.schema.serde.SchemaRegistryClient;
+import io.devhealth.sink.condition.CachedPods;
+import io.devhealth.sink.condition.PodCache;
+import io.devhealth.sink.condition.PodEventRecorder;
+import io.devhealth.sink.condition.PodStatusWriter;
+import io.devhealth.sink.postmortem.ClaimAllocations;
+import io.devhealth.sink.postmortem.VerdictPublisher;
+import io.devhealth.sink.taints.TaintRuleController;
+import io.devhealth.sink.taints.TaintRuleSettings;
+import io.devhealth.sink.taints.TaintRuleSink;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -93,9 +102,7 @@ public final class SinkApp implements AutoCloseable {
         this.thread = new Thread(sink, "devhealth-sink");
         TaintRuleSettings taints = config.taintRules();
         if (taints.enabled()) {
-            TaintRuleStore kubernetes = new KubernetesTaintRules(client, api, clock);
-            TaintRuleStore store = taints.dryRun() ? new DryRunTaintRules(kubernetes) : kubernetes;
-            TaintRuleController controller = new TaintRuleController(store, taints, metrics, config.retryMaxInterval());
+            TaintRuleController controller = TaintRuleController.of(client, api, clock, taints, metrics, config.retryMaxInterval());
             AvroDeserializer<HealthTransition> transitions = AvroSerde.of(HealthTransition.class, schemaRegistry).deserializer();
             String transitionsTopic = config.topics().healthTransitions();
             KafkaConsumer<String, byte[]> transitionsConsumer = consumer(config, taints.groupId(), "latest");

@@ -9,6 +9,7 @@ import io.devhealth.schema.avro.DeadLetter;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.simulators.kube.PodFixtures;
+import io.devhealth.sink.condition.PodStatusWriter;
 import io.devhealth.testkit.kube.ShownVersions;
 import io.devhealth.testkit.time.MutableClock;
 import io.fabric8.kubernetes.client.KubernetesClient;
