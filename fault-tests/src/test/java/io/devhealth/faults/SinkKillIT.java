@@ -19,7 +19,7 @@ import io.devhealth.simulators.kube.PodFixtures;
 import io.devhealth.simulators.process.ManagedProcess;
 import io.devhealth.simulators.realkube.ControlPlane;
 import io.devhealth.simulators.realkube.ShippedManifests;
-import io.devhealth.sink.PodStatusWriter;
+import io.devhealth.sink.condition.PodStatusWriter;
 import io.devhealth.testkit.kafka.CommittedOffsets;
 import io.devhealth.testkit.kafka.KafkaClusterExtension;
 import io.devhealth.testkit.kube.ShownVersions;

@@ -17,7 +17,7 @@ import org.slf4j.LoggerFactory;
  * from, and why (for a rejected write: the API server's answer). Synchronous: the source offset is
  * committed only after the dead letter is acknowledged.
  */
-final class DeadLetterPublisher implements AutoCloseable {
+public final class DeadLetterPublisher implements AutoCloseable {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(DeadLetterPublisher.class);
     static final String STAGE = "sink";
@@ -26,7 +26,7 @@ final class DeadLetterPublisher implements AutoCloseable {
     private final String topic;
     private final Clock clock;
 
-    DeadLetterPublisher(Producer<String, DeadLetter> producer, String topic, Clock clock) {
+    public DeadLetterPublisher(Producer<String, DeadLetter> producer, String topic, Clock clock) {
         this.producer = producer;
         this.topic = topic;
         this.clock = clock;
@@ -38,7 +38,7 @@ final class DeadLetterPublisher implements AutoCloseable {
     }
 
     /** Publishes and waits for the acknowledgement; throws {@link KafkaException} when Kafka does not take it. */
-    void publish(ConsumerRecord<String, byte[]> source, String reason, Throwable error) {
+    public void publish(ConsumerRecord<String, byte[]> source, String reason, Throwable error) {
         DeadLetter letter = DeadLetter.newBuilder()
                 .setStage(STAGE)
                 .setSourceTopic(source.topic())

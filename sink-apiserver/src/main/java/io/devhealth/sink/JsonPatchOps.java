@@ -4,11 +4,11 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /** One RFC 6902 JSON Patch operation as a map, for fabric8 to serialise; shared by the sink's writers. */
-final class JsonPatchOps {
+public final class JsonPatchOps {
 
     private JsonPatchOps() {}
 
-    static Map<String, Object> op(String op, String path, Object value) {
+    public static Map<String, Object> op(String op, String path, Object value) {
         Map<String, Object> operation = new LinkedHashMap<>();
         operation.put("op", op);
         operation.put("path", path);

@@ -2,6 +2,9 @@ package io.devhealth.sink;
 
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.PodDeviceStatus;
+import io.devhealth.sink.condition.InvalidPodStatusException;
+import io.devhealth.sink.condition.PodStatusWriter;
+import io.devhealth.sink.postmortem.TerminatedDeviceHealth;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.github.resilience4j.core.IntervalFunction;
 import io.github.resilience4j.ratelimiter.RequestNotPermitted;
@@ -152,7 +155,7 @@ public final class PodStatusSink implements Runnable, AutoCloseable {
      * or our credentials until an operator fixes them), the rate limiter's wait, Kafka's, or conflicts
      * that outlasted their re-reads. Every other failure is the record's, not the moment's.
      */
-    static boolean worthRepeating(Throwable error) {
+    public static boolean worthRepeating(Throwable error) {
         return ApiCallPolicy.isRetryable(error) || error instanceof WriteConflictsExhaustedException
                 || error instanceof RequestNotPermitted || error instanceof KafkaException;
     }

@@ -1,5 +1,11 @@
 package io.devhealth.sink;
 
+import io.devhealth.sink.condition.PodCache;
+import io.devhealth.sink.condition.PodEventRecorder;
+import io.devhealth.sink.condition.PodStatusWriter;
+import io.devhealth.sink.postmortem.ClaimAllocations;
+import io.devhealth.sink.postmortem.DevicePostMortem;
+import io.devhealth.sink.postmortem.PostMortemStore;
 import java.util.List;
 import java.util.Set;
 
@@ -24,7 +30,7 @@ import java.util.Set;
  * Retry elsewhere ({@code taint.rules.enabled}) needs {@link #TAINT_RULES} besides, granted by the optional
  * component {@code k8s/components/device-taint-rules/rbac.yaml} and not by the base role:
  * <ul>
- *   <li>{@code resource.k8s.io devicetaintrules get, list, create, delete}: {@link KubernetesTaintRules}
+ *   <li>{@code resource.k8s.io devicetaintrules get, list, create, delete}: {@link io.devhealth.sink.taints.KubernetesTaintRules}
  *       lists its own rules (start, assignment, caps, breaker), creates one per device, reads an existing one
  *       back on AlreadyExists and deletes it on recovery (no {@code watch}: it lists when it decides);</li>
  *   <li>{@code resource.k8s.io resourceslices get, list}: whether the device's driver tainted it already;</li>

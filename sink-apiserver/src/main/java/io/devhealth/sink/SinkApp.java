@@ -7,6 +7,15 @@ import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.ops.HealthServer;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.schema.serde.SchemaRegistryClient;
+import io.devhealth.sink.condition.CachedPods;
+import io.devhealth.sink.condition.PodCache;
+import io.devhealth.sink.condition.PodEventRecorder;
+import io.devhealth.sink.condition.PodStatusWriter;
+import io.devhealth.sink.postmortem.ClaimAllocations;
+import io.devhealth.sink.postmortem.VerdictPublisher;
+import io.devhealth.sink.taints.TaintRuleController;
+import io.devhealth.sink.taints.TaintRuleSettings;
+import io.devhealth.sink.taints.TaintRuleSink;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -75,8 +84,9 @@ public final class SinkApp implements AutoCloseable {
         this.verdicts = VerdictPublisher.create(config, schemaRegistry, metrics);
         // One watch of pods for both users, and none where neither is on.
         this.pods = config.podCache() || config.terminationWatch() ? new PodCache(client) : null;
-        PodStatusWriter writer = new PodStatusWriter(client, PodStatusWriter.Settings.of(config), api, events, verdicts, metrics, clock,
-                new ClaimAllocations(client, api), config.podCache() ? pods : CachedPods.NONE);
+        PodStatusWriter writer = PodStatusWriter.builder(client, clock).settings(PodStatusWriter.Settings.of(config)).api(api)
+                .events(events).verdicts(verdicts).metrics(metrics).allocations(new ClaimAllocations(client, api))
+                .pods(config.podCache() ? pods : CachedPods.NONE).build();
         AvroDeserializer<PodDeviceStatus> deserializer = AvroSerde.of(PodDeviceStatus.class, schemaRegistry).deserializer();
         String topic = config.topics().podDeviceStatus();
         this.deadLetters = DeadLetterPublisher.create(config, schemaRegistry, clock);
@@ -92,9 +102,7 @@ public final class SinkApp implements AutoCloseable {
         this.thread = new Thread(sink, "devhealth-sink");
         TaintRuleSettings taints = config.taintRules();
         if (taints.enabled()) {
-            TaintRuleStore kubernetes = new KubernetesTaintRules(client, api, clock);
-            TaintRuleStore store = taints.dryRun() ? new DryRunTaintRules(kubernetes) : kubernetes;
-            TaintRuleController controller = new TaintRuleController(store, taints, metrics, config.retryMaxInterval());
+            TaintRuleController controller = TaintRuleController.of(client, api, clock, taints, metrics, config.retryMaxInterval());
             AvroDeserializer<HealthTransition> transitions = AvroSerde.of(HealthTransition.class, schemaRegistry).deserializer();
             String transitionsTopic = config.topics().healthTransitions();
             KafkaConsumer<String, byte[]> transitionsConsumer = consumer(config, taints.groupId(), "latest");

@@ -1,6 +1,7 @@
 package io.devhealth.sink;
 
 import io.devhealth.schema.avro.Verdict;
+import io.devhealth.sink.condition.PodStatusWriter;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -102,7 +103,7 @@ public final class SinkMetrics {
         return registry;
     }
 
-    void written() {
+    public void written() {
         counter("writes").increment();
     }
 
@@ -112,12 +113,12 @@ public final class SinkMetrics {
     }
 
     /** A lookup in the pod cache before a write. */
-    void podCache(boolean hit) {
+    public void podCache(boolean hit) {
         counter("pod.cache", "result", hit ? "hit" : "miss").increment();
     }
 
     /** A pod read from the API server although the cache had it; {@code reason} one of {@link #POD_RECHECK_REASONS}. */
-    void podRecheck(String reason) {
+    public void podRecheck(String reason) {
         counter("pod.rechecks", "reason", reason).increment();
     }
 
@@ -133,7 +134,7 @@ public final class SinkMetrics {
         counter("drops", "reason", reason).increment();
     }
 
-    void deadLettered(String reason) {
+    public void deadLettered(String reason) {
         counter("dead.letters", "reason", reason).increment();
     }
 
@@ -145,46 +146,46 @@ public final class SinkMetrics {
         counter("api.retries", "class", errorClass.tag()).increment();
     }
 
-    void postMortem(String result) {
+    public void postMortem(String result) {
         counter("postmortems", "result", result).increment();
     }
 
-    void event(String result) {
+    public void event(String result) {
         counter("events", "result", result).increment();
     }
 
-    void verdictFailed(String error) {
+    public void verdictFailed(String error) {
         counter("verdicts.failed", "error", error).increment();
     }
 
-    void verdictPublished(Verdict verdict) {
+    public void verdictPublished(Verdict verdict) {
         counter("verdicts", "verdict", verdict.name()).increment();
     }
 
-    void frozen() {
+    public void frozen() {
         counter("frozen").increment();
     }
 
     /** The retry-elsewhere meters, each from zero: registered only where the feature is on. */
-    void registerTaintRules() {
+    public void registerTaintRules() {
         registry.gauge(PREFIX + "taint.breaker.open", taintBreakerOpen);
         TAINT_RULE_ACTIONS.forEach(action -> counter("taint.rules", "action", action));
         TAINT_RULE_REFUSALS.forEach(reason -> counter("taint.rules.refused", "reason", reason));
     }
 
-    void taintRule(String action) {
+    public void taintRule(String action) {
         counter("taint.rules", "action", action).increment();
     }
 
-    void taintRuleRefused(String reason) {
+    public void taintRuleRefused(String reason) {
         counter("taint.rules.refused", "reason", reason).increment();
     }
 
-    void taintRuleSkipped(String reason) {
+    public void taintRuleSkipped(String reason) {
         counter("taint.rules.skipped", "reason", reason).increment();
     }
 
-    void taintBreakerOpen(int open) {
+    public void taintBreakerOpen(int open) {
         taintBreakerOpen.set(open);
     }
 

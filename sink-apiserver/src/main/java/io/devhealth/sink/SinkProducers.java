@@ -19,12 +19,12 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * its Avro serializer registers schemas only where the configuration allows it (production registers
  * them ahead and gives the sink a read-only registry credential).
  */
-final class SinkProducers {
+public final class SinkProducers {
 
     private SinkProducers() {}
 
     /** @param client what this producer is for, appended to the sink's group id as its client id */
-    static <T extends SpecificRecord> Producer<String, T> acknowledged(SinkConfig config, SchemaRegistryClient registry, Class<T> type,
+    public static <T extends SpecificRecord> Producer<String, T> acknowledged(SinkConfig config, SchemaRegistryClient registry, Class<T> type,
             String client) {
         Map<String, Object> props = new HashMap<>(config.kafkaClientProperties());
         props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
@@ -42,7 +42,7 @@ final class SinkProducers {
      * @throws KafkaException when the wait was interrupted (the interrupt is kept), or what {@code send}
      *         itself threw (the value could not be serialized, the producer is closed)
      */
-    static <T> void sendAndWait(Producer<String, T> producer, ProducerRecord<String, T> record, String what) throws ExecutionException {
+    public static <T> void sendAndWait(Producer<String, T> producer, ProducerRecord<String, T> record, String what) throws ExecutionException {
         try {
             producer.send(record).get();
         } catch (InterruptedException e) {

@@ -1,5 +1,6 @@
 package io.devhealth.sink;
 
+import io.devhealth.sink.condition.PodCache;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import java.util.function.Consumer;
@@ -11,12 +12,12 @@ import java.util.function.Consumer;
  * handler of the sink's one watch of pods ({@link PodCache}), which the writer reads too, rather than
  * a second watch of its own.
  */
-final class TerminatedPodWatcher implements ResourceEventHandler<Pod> {
+public final class TerminatedPodWatcher implements ResourceEventHandler<Pod> {
 
     private final Consumer<Pod> onTerminated;
     private final Consumer<Pod> onDeleted;
 
-    TerminatedPodWatcher(Consumer<Pod> onTerminated, Consumer<Pod> onDeleted) {
+    public TerminatedPodWatcher(Consumer<Pod> onTerminated, Consumer<Pod> onDeleted) {
         this.onTerminated = onTerminated;
         this.onDeleted = onDeleted;
     }
@@ -40,7 +41,7 @@ final class TerminatedPodWatcher implements ResourceEventHandler<Pod> {
         onDeleted.accept(pod);
     }
 
-    static boolean terminated(Pod pod) {
+    public static boolean terminated(Pod pod) {
         String phase = pod.getStatus() == null ? null : pod.getStatus().getPhase();
         return "Succeeded".equals(phase) || "Failed".equals(phase);
     }

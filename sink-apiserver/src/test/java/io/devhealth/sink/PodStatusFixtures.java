@@ -12,17 +12,17 @@ import java.time.Instant;
 import java.util.List;
 
 /** PodDeviceStatus records as the processor emits them. */
-final class PodStatusFixtures {
+public final class PodStatusFixtures {
 
-    static final Instant T0 = Instant.parse("2026-11-29T10:00:00Z");
+    public static final Instant T0 = Instant.parse("2026-11-29T10:00:00Z");
 
     private PodStatusFixtures() {}
 
-    static DeviceStatus device(String device, HealthStatus health, String message) {
+    public static DeviceStatus device(String device, HealthStatus health, String message) {
         return device(device, health, message, T0);
     }
 
-    static DeviceStatus device(String device, HealthStatus health, String message, Instant since) {
+    public static DeviceStatus device(String device, HealthStatus health, String message, Instant since) {
         return DeviceStatus.newBuilder()
                 .setDevice(DeviceRef.newBuilder().setDriver("gpu.example.com").setPool("node-a").setDevice(device).build())
                 .setResourceId("gpu.example.com/gpu=" + device)
@@ -36,7 +36,7 @@ final class PodStatusFixtures {
      * A device handed out by a device plugin: the processor knows it by the plugin's device id (a GPU
      * UUID), which is also its resource id; no DRA driver, pool or device name.
      */
-    static DeviceStatus pluginDevice(String id, HealthStatus health, String message, Instant since) {
+    public static DeviceStatus pluginDevice(String id, HealthStatus health, String message, Instant since) {
         return DeviceStatus.newBuilder()
                 .setDevice(DeviceRef.newBuilder().setDriver("").setPool("").setDevice("").setUuid(id).build())
                 .setResourceId(id)
@@ -47,8 +47,8 @@ final class PodStatusFixtures {
     }
 
     /** The status of a pod whose one container has device-plugin devices of {@code resourceName} and no claims. */
-    static PodDeviceStatus pluginStatus(long version, String namespace, String pod, String container, String resourceName,
-                                        HealthStatus summary, DeviceStatus... devices) {
+    public static PodDeviceStatus pluginStatus(long version, String namespace, String pod, String container, String resourceName,
+                                               HealthStatus summary, DeviceStatus... devices) {
         return PodDeviceStatus.newBuilder()
                 .setPod(new PodRef(namespace, pod, null))
                 .setNode("node-a")
@@ -60,13 +60,13 @@ final class PodStatusFixtures {
                 .build();
     }
 
-    static PodDeviceStatus status(String namespace, String pod, String container, String resourceClaim, HealthStatus summary,
-                                  DeviceStatus... devices) {
+    public static PodDeviceStatus status(String namespace, String pod, String container, String resourceClaim, HealthStatus summary,
+                                         DeviceStatus... devices) {
         return status(1, namespace, pod, container, resourceClaim, summary, devices);
     }
 
-    static PodDeviceStatus status(long version, String namespace, String pod, String container, String resourceClaim,
-                                  HealthStatus summary, DeviceStatus... devices) {
+    public static PodDeviceStatus status(long version, String namespace, String pod, String container, String resourceClaim,
+                                         HealthStatus summary, DeviceStatus... devices) {
         return PodDeviceStatus.newBuilder()
                 .setPod(new PodRef(namespace, pod, null))
                 .setNode("node-a")

@@ -9,6 +9,7 @@ import io.devhealth.schema.avro.DeadLetter;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.simulators.kube.PodFixtures;
+import io.devhealth.sink.condition.PodStatusWriter;
 import io.devhealth.testkit.kube.ShownVersions;
 import io.devhealth.testkit.time.MutableClock;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -70,7 +71,7 @@ class PodStatusSinkHandoverTest {
     void shouldWriteNoStatusOlderThanTheLatestOfTheBacklogAnEarlierOwnerMayHaveWrittenWhenAPollReturnsPartOfIt() {
         try (ShownVersions shown = ShownVersions.watch(client, "ml", PodStatusWriter.CONDITION_TYPE)) {
             // The earlier owner read versions 1 to 3 of the pod, wrote the latest and died before it committed them.
-            new PodStatusWriter(client, clock).write(gpu(3));
+            PodStatusWriter.builder(client, clock).build().write(gpu(3));
             await("the earlier owner's write seen").atMost(Duration.ofSeconds(10)).until(() -> shown.changes() == 1);
             consumer.updateBeginningOffsets(Map.of(PARTITION, 0L));
             consumer.updateEndOffsets(Map.of(PARTITION, COMMITTED + 3));
@@ -94,7 +95,7 @@ class PodStatusSinkHandoverTest {
         SinkConfig config = new SinkConfig(Map.of(SinkConfig.BOOTSTRAP_SERVERS, "unused:9092", SinkConfig.SCHEMA_REGISTRY_URL, "mem://unused"));
         SinkMetrics metrics = new SinkMetrics(new SimpleMeterRegistry());
         MockProducer<String, DeadLetter> deadLetters = new MockProducer<>(true, null, new StringSerializer(), (t, v) -> new byte[0]);
-        sink = new PodStatusSink(consumer, TOPIC, PodStatusSinkHandoverTest::decode, new PodStatusWriter(client, clock),
+        sink = new PodStatusSink(consumer, TOPIC, PodStatusSinkHandoverTest::decode, PodStatusWriter.builder(client, clock).build(),
                 new DeadLetterPublisher(deadLetters, "devhealth.dlq", clock), new PodStatusMemory(config.trackedPodsMax()),
                 new TerminationSchedule(config.trackedPodsMax()), metrics, clock, config);
         thread = new Thread(sink, "sink-under-test");

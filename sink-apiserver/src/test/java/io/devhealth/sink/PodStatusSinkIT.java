@@ -17,6 +17,8 @@ import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.devhealth.simulators.kube.FaultInjectingKubernetesApi.Fault;
 import io.devhealth.simulators.kube.FaultInjectingKubernetesApi;
 import io.devhealth.simulators.kube.PodFixtures;
+import io.devhealth.sink.condition.PodStatusWriter;
+import io.devhealth.sink.postmortem.DevicePostMortem;
 import io.devhealth.testkit.kafka.CommittedOffsets;
 import io.devhealth.testkit.kafka.KafkaClusterExtension;
 import io.devhealth.testkit.kafka.TopicReader;

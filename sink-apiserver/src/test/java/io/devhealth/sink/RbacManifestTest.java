@@ -2,6 +2,7 @@ package io.devhealth.sink;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.devhealth.sink.postmortem.DevicePostMortem;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRole;

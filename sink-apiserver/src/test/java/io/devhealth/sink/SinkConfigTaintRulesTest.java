@@ -3,6 +3,7 @@ package io.devhealth.sink;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.devhealth.sink.taints.TaintRuleSettings;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;

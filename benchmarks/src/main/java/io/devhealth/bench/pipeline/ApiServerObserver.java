@@ -1,6 +1,6 @@
 package io.devhealth.bench.pipeline;
 
-import io.devhealth.sink.PodStatusWriter;
+import io.devhealth.sink.condition.PodStatusWriter;
 import io.devhealth.simulators.kube.FleetKubernetesApi;
 import io.devhealth.simulators.kube.PodChangeListener;
 import io.fabric8.kubernetes.api.model.Pod;

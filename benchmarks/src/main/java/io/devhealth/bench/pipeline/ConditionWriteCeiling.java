@@ -2,7 +2,7 @@ package io.devhealth.bench.pipeline;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
-import io.devhealth.sink.PodStatusWriter;
+import io.devhealth.sink.condition.PodStatusWriter;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.client.KubernetesClient;

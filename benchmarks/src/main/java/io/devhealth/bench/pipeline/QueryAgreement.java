@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import io.devhealth.schema.HealthWords;
 import io.devhealth.schema.avro.HealthStatus;
-import io.devhealth.sink.PodStatusWriter;
+import io.devhealth.sink.condition.PodStatusWriter;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

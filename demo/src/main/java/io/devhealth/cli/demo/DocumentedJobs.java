@@ -2,7 +2,7 @@ package io.devhealth.cli.demo;
 
 import io.devhealth.simulators.realkube.KubeBinaries;
 import io.devhealth.simulators.realkube.Waits;
-import io.devhealth.sink.PodStatusWriter;
+import io.devhealth.sink.condition.PodStatusWriter;
 import io.fabric8.kubernetes.api.model.DeletionPropagation;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;

@@ -10,7 +10,7 @@ import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.devhealth.simulators.realkube.ControlPlane;
 import io.devhealth.simulators.realkube.GpuWorkloads;
 import io.devhealth.simulators.realkube.RealNode;
-import io.devhealth.sink.PodStatusWriter;
+import io.devhealth.sink.condition.PodStatusWriter;
 import io.devhealth.testkit.kafka.KafkaClusterExtension;
 import io.devhealth.testkit.realkube.RealKubernetes;
 import io.fabric8.kubernetes.api.model.Pod;

@@ -7,7 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.sink.ApiErrorClass;
-import io.devhealth.sink.PodStatusWriter;
+import io.devhealth.sink.condition.PodStatusWriter;
 import io.devhealth.sink.SinkConfig;
 import io.devhealth.simulators.realkube.ControlPlane;
 import io.devhealth.simulators.realkube.GpuWorkloads;
@@ -223,7 +223,7 @@ class SinkAdmissionPolicyIT {
         await().atMost(WAIT).until(() -> "Running".equals(pod("written").getStatus().getPhase()));
         ResourceClaim claim = claimOf("written");
         String device = claim.getStatus().getAllocation().getDevices().getResults().get(0).getDevice();
-        PodStatusWriter writer = new PodStatusWriter(sink, Clock.systemUTC());
+        PodStatusWriter writer = PodStatusWriter.builder(sink, Clock.systemUTC()).build();
         Instant t0 = Instant.now();
 
         assertThat(writer.write(status(node, "written", claim, device, HealthStatus.HEALTHY, null, t0, 1)))
@@ -239,8 +239,8 @@ class SinkAdmissionPolicyIT {
                 .isEqualTo(PodStatusWriter.Outcome.WRITTEN);
         assertThat(writer.record(NAMESPACE, "written")).isPresent();
 
-        PodStatusWriter afterTheWindow = new PodStatusWriter(sink,
-                Clock.offset(Clock.systemUTC(), SinkConfig.DEFAULT_TERMINATION_WINDOW.plusMinutes(1)));
+        PodStatusWriter afterTheWindow = PodStatusWriter.builder(sink,
+                Clock.offset(Clock.systemUTC(), SinkConfig.DEFAULT_TERMINATION_WINDOW.plusMinutes(1))).build();
         PodStatusWriter.Result frozen = afterTheWindow.freeze(NAMESPACE, "written", List.of(), null);
         assertThat(frozen.outcome()).isEqualTo(PodStatusWriter.Outcome.WRITTEN);
         assertThat(condition(pod("written"), PodStatusWriter.FINAL_CONDITION_TYPE)).extracting(PodCondition::getStatus).isEqualTo("True");

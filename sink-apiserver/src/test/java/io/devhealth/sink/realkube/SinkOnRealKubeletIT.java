@@ -7,8 +7,8 @@ import static org.awaitility.Awaitility.await;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.avro.PodRef;
-import io.devhealth.sink.DevicePostMortem;
-import io.devhealth.sink.PodStatusWriter;
+import io.devhealth.sink.postmortem.DevicePostMortem;
+import io.devhealth.sink.condition.PodStatusWriter;
 import io.devhealth.simulators.realkube.ControlPlane;
 import io.devhealth.simulators.realkube.GpuWorkloads;
 import io.devhealth.testkit.realkube.RealKubernetes;
@@ -123,7 +123,7 @@ class SinkOnRealKubeletIT {
         String device = claim.getStatus().getAllocation().getDevices().getResults().get(0).getDevice();
         await("the kubelet's own allocatedResourcesStatus").atMost(WAIT).until(() -> kubeletEntries(pod("live")) != null);
         List<ResourceStatus> kubelets = kubeletEntries(pod("live"));
-        PodStatusWriter writer = new PodStatusWriter(sink, Clock.systemUTC());
+        PodStatusWriter writer = PodStatusWriter.builder(sink, Clock.systemUTC()).build();
 
         Instant t0 = Instant.now();
         assertThat(writer.write(status(node, pod("live"), claim, device, HealthStatus.HEALTHY, null, t0, 1)))
@@ -165,7 +165,7 @@ class SinkOnRealKubeletIT {
         await().atMost(WAIT).until(() -> "Running".equals(pod("train-xid").getStatus().getPhase()));
         ResourceClaim claim = claimOf("train-xid");
         String device = claim.getStatus().getAllocation().getDevices().getResults().get(0).getDevice();
-        PodStatusWriter writer = new PodStatusWriter(sink, Clock.systemUTC());
+        PodStatusWriter writer = PodStatusWriter.builder(sink, Clock.systemUTC()).build();
         writer.write(status(node, pod("train-xid"), claim, device, HealthStatus.HEALTHY, null, Instant.now(), 1));
 
         node.driver().setHealth(device, "Unhealthy", XID);
@@ -231,7 +231,7 @@ class SinkOnRealKubeletIT {
         await().atMost(WAIT).until(() -> "Running".equals(pod("bound").getStatus().getPhase()));
         ResourceClaim claim = claimOf("bound");
         String device = claim.getStatus().getAllocation().getDevices().getResults().get(0).getDevice();
-        PodStatusWriter writer = new PodStatusWriter(sink, Clock.systemUTC());
+        PodStatusWriter writer = PodStatusWriter.builder(sink, Clock.systemUTC()).build();
         PodDeviceStatus own = status(node, pod("bound"), claim, device, HealthStatus.UNHEALTHY, XID, Instant.now(), 1);
         String otherNode = ControlPlane.NODE_NAMES.stream().filter(n -> !n.equals(node.name())).findFirst().orElseThrow();
         String resourceVersion = pod("bound").getMetadata().getResourceVersion();
@@ -256,7 +256,7 @@ class SinkOnRealKubeletIT {
         await().atMost(WAIT).until(() -> "Running".equals(pod("retry").getStatus().getPhase()));
         ResourceClaim firstClaim = claimOf("retry");
         String device = firstClaim.getStatus().getAllocation().getDevices().getResults().get(0).getDevice();
-        PodStatusWriter writer = new PodStatusWriter(sink, Clock.systemUTC());
+        PodStatusWriter writer = PodStatusWriter.builder(sink, Clock.systemUTC()).build();
         node.runtime().exit(NAMESPACE, "retry", "main", 1, "crashed");
         await().atMost(WAIT).until(() -> "Failed".equals(pod("retry").getStatus().getPhase()));
         String firstUid = pod("retry").getMetadata().getUid();
