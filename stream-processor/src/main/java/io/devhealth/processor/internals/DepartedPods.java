@@ -1,5 +1,6 @@
 package io.devhealth.processor.internals;
 
+import io.devhealth.processor.internals.stores.StateKeys;
 import io.devhealth.schema.avro.ClaimAllocation;
 import io.devhealth.schema.avro.ClaimDevice;
 import io.devhealth.schema.avro.ContainerAllocation;

@@ -1,5 +1,7 @@
 package io.devhealth.processor.internals;
 
+import io.devhealth.processor.internals.stores.CommitHookKeyValueStore;
+import io.devhealth.processor.internals.stores.TopologyNames;
 import io.devhealth.processor.state.FleetCounts;
 import io.devhealth.schema.avro.HealthTransition;
 import io.micrometer.core.instrument.Counter;

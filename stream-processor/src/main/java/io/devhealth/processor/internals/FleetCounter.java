@@ -1,5 +1,6 @@
 package io.devhealth.processor.internals;
 
+import io.devhealth.processor.internals.stores.TopologyNames;
 import io.devhealth.processor.state.FleetCounts;
 import io.devhealth.schema.avro.FleetStats;
 import io.micrometer.core.instrument.Counter;

@@ -2,6 +2,9 @@ package io.devhealth.processor.internals;
 
 import io.devhealth.processor.TimeBounds;
 import io.devhealth.processor.TopologyOptions;
+import io.devhealth.processor.internals.stores.CommitHookKeyValueStore;
+import io.devhealth.processor.internals.stores.StateKeys;
+import io.devhealth.processor.internals.stores.TopologyNames;
 import io.devhealth.schema.PodHealth;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;

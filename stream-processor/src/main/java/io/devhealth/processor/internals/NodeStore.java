@@ -1,5 +1,8 @@
 package io.devhealth.processor.internals;
 
+import io.devhealth.processor.internals.stores.CommitHookKeyValueStore;
+import io.devhealth.processor.internals.stores.StateKeys;
+import io.devhealth.processor.internals.stores.TopologyNames;
 import io.devhealth.schema.avro.NodeAllocations;
 import io.devhealth.schema.avro.NodeDevices;
 import io.devhealth.schema.avro.PodDeviceStatus;

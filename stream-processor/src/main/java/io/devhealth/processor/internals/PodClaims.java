@@ -1,5 +1,6 @@
 package io.devhealth.processor.internals;
 
+import io.devhealth.processor.internals.stores.TopologyNames;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.serde.Encoded;
 import io.micrometer.core.instrument.Counter;

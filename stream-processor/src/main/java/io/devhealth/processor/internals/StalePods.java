@@ -1,5 +1,6 @@
 package io.devhealth.processor.internals;
 
+import io.devhealth.processor.internals.stores.StateKeys;
 import io.devhealth.schema.avro.PodAllocation;
 import java.util.Collection;
 import java.util.HashSet;

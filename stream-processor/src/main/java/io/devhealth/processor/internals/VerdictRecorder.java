@@ -1,5 +1,6 @@
 package io.devhealth.processor.internals;
 
+import io.devhealth.processor.internals.stores.TopologyNames;
 import io.devhealth.schema.avro.TerminatedPod;
 import java.time.Duration;
 import org.apache.kafka.streams.processor.api.Processor;

@@ -2,6 +2,8 @@ package io.devhealth.processor.internals;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.devhealth.processor.internals.stores.CommitHookKeyValueStore;
+import io.devhealth.processor.internals.stores.TopologyNames;
 import io.devhealth.schema.avro.DeviceRef;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.SourceKind;

@@ -2,6 +2,7 @@ package io.devhealth.processor.internals;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.devhealth.processor.internals.stores.StateKeys;
 import io.devhealth.schema.avro.ClaimAllocation;
 import io.devhealth.schema.avro.ClaimDevice;
 import io.devhealth.schema.avro.ContainerAllocation;

@@ -1,4 +1,4 @@
-package io.devhealth.processor.internals;
+package io.devhealth.processor.internals.stores;
 
 import java.util.List;
 import java.util.Map;
@@ -13,7 +13,7 @@ import org.apache.kafka.streams.state.internals.WrappedStateStore;
 
 /**
  * A key-value store that tells its owner when Kafka Streams is about to commit it, so that the owner
- * can write, once per commit, values it changes on every record ({@link NodeStore}: a node's clock,
+ * can write, once per commit, values it changes on every record ({@code NodeStore}: a node's clock,
  * watermark and pending keep-alives). It keeps nothing itself: every read, range and count is the
  * wrapped store's, so interactive queries see exactly what was written, as of the last commit.
  *
@@ -50,7 +50,7 @@ public final class CommitHookKeyValueStore<K, V> extends WrappedStateStore<KeyVa
      * Makes {@code owner} the one told about commits of {@code store}, as a processor's context hands it
      * out (wrapped in Kafka Streams' read-write decorator, which is unwrapped here).
      */
-    static void attach(StateStore store, Owner owner) {
+    public static void attach(StateStore store, Owner owner) {
         StateStore current = store;
         while (!(current instanceof CommitHookKeyValueStore<?, ?>) && current instanceof WrappedStateStore<?, ?, ?> wrapped) {
             current = wrapped.wrapped();
