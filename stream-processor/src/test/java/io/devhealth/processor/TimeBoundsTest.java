@@ -8,7 +8,7 @@ import static io.devhealth.processor.TopologyFixture.report;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.devhealth.processor.internals.InvalidInputException;
+import io.devhealth.processor.internals.input.InvalidInputException;
 import io.devhealth.processor.internals.stores.StateKeys;
 import io.devhealth.schema.avro.DeadLetter;
 import io.devhealth.schema.avro.HealthStatus;

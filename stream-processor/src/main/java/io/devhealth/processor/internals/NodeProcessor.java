@@ -2,6 +2,8 @@ package io.devhealth.processor.internals;
 
 import io.devhealth.processor.TimeBounds;
 import io.devhealth.processor.TopologyOptions;
+import io.devhealth.processor.internals.input.InvalidInputException;
+import io.devhealth.processor.internals.input.NodeIdentityCheck;
 import io.devhealth.processor.internals.stores.CommitHookKeyValueStore;
 import io.devhealth.processor.internals.stores.StateKeys;
 import io.devhealth.processor.internals.stores.TopologyNames;

@@ -1,5 +1,7 @@
 package io.devhealth.processor.internals;
 
+import io.devhealth.processor.internals.input.InvalidInputException;
+import io.devhealth.processor.internals.input.NodeIdentityCheck;
 import io.devhealth.processor.internals.stores.TopologyNames;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.serde.Encoded;

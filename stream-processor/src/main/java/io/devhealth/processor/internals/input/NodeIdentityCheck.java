@@ -1,4 +1,4 @@
-package io.devhealth.processor.internals;
+package io.devhealth.processor.internals.input;
 
 import io.devhealth.schema.security.RecordSignature;
 import io.micrometer.core.instrument.Counter;

@@ -1,4 +1,4 @@
-package io.devhealth.processor.internals;
+package io.devhealth.processor.internals.input;
 
 /**
  * A record that decoded but makes no sense (no key, no device identity, no time). Thrown before any
