@@ -1,5 +1,10 @@
 package io.devhealth.processor.internals;
 
+import io.devhealth.processor.internals.rules.DeviceIdentity;
+import io.devhealth.processor.internals.rules.DeviceRules;
+import io.devhealth.processor.internals.rules.DeviceState;
+import io.devhealth.processor.internals.rules.NodeState;
+import io.devhealth.processor.internals.rules.PendingRefresh;
 import io.devhealth.processor.internals.stores.CommitHookKeyValueStore;
 import io.devhealth.processor.internals.stores.StateKeys;
 import io.devhealth.processor.internals.stores.TopologyNames;

@@ -1,5 +1,8 @@
 package io.devhealth.processor.internals;
 
+import io.devhealth.processor.internals.rules.DeviceHealthMerger;
+import io.devhealth.processor.internals.rules.DeviceIdentity;
+import io.devhealth.processor.internals.rules.DeviceState;
 import io.devhealth.processor.internals.stores.StateKeys;
 import io.devhealth.schema.PodHealth;
 import io.devhealth.schema.avro.ClaimAllocation;

@@ -1,5 +1,6 @@
 package io.devhealth.processor.internals;
 
+import io.devhealth.processor.internals.rules.NodeState;
 import java.util.HashMap;
 import java.util.Map;
 import org.slf4j.Logger;

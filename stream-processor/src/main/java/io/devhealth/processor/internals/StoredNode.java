@@ -1,5 +1,8 @@
 package io.devhealth.processor.internals;
 
+import io.devhealth.processor.internals.rules.DeviceState;
+import io.devhealth.processor.internals.rules.NodeState;
+import io.devhealth.processor.internals.rules.PendingRefresh;
 import java.util.Map;
 
 /**

@@ -2,6 +2,9 @@ package io.devhealth.processor.internals;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.devhealth.processor.internals.rules.DeviceState;
+import io.devhealth.processor.internals.rules.NodeState;
+import io.devhealth.processor.internals.rules.SourceReport;
 import io.devhealth.processor.internals.stores.CommitHookKeyValueStore;
 import io.devhealth.processor.internals.stores.TopologyNames;
 import io.devhealth.schema.avro.DeviceRef;

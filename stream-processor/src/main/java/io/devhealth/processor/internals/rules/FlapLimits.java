@@ -1,4 +1,4 @@
-package io.devhealth.processor.internals;
+package io.devhealth.processor.internals.rules;
 
 import java.time.Duration;
 import java.util.Objects;

@@ -1,4 +1,4 @@
-package io.devhealth.processor.internals;
+package io.devhealth.processor.internals.rules;
 
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -13,7 +13,7 @@ import java.util.TreeMap;
  *
  * <p>Why it exists: a keep-alive changes nothing of a device but how recently its source spoke, and
  * writing the device's whole state for each one was a third of a keep-alive's cost. A node's value,
- * written once per commit whatever happens ({@link NodeStore}), carries these instead ({@link StoredNode}).
+ * written once per commit whatever happens ({@code NodeStore}), carries these instead ({@code StoredNode}).
  *
  * @param device the device-state key
  * @param refreshedAt by {@link SourceReport#key()}, in key order

@@ -1,16 +1,16 @@
-package io.devhealth.processor.internals;
+package io.devhealth.processor.internals.rules;
 
 import io.devhealth.schema.HealthWords;
 import java.time.Instant;
 import java.util.Optional;
 
 /** The human-readable message of a HealthTransition: it names the deciding source and the reason. */
-final class TransitionMessages {
+public final class TransitionMessages {
 
     private TransitionMessages() {}
 
     /** The message of the transition from {@code previous} to {@code state}. */
-    static String describe(DeviceState previous, DeviceState state) {
+    public static String describe(DeviceState previous, DeviceState state) {
         String message = describe(state);
         if (!state.damped()) {
             Optional<Flaps.Held> ended = previous.hold();

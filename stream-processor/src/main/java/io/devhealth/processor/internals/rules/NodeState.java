@@ -1,4 +1,4 @@
-package io.devhealth.processor.internals;
+package io.devhealth.processor.internals.rules;
 
 import io.devhealth.schema.avro.SourceStatus;
 import java.util.Map;
@@ -13,7 +13,7 @@ import java.util.Map;
  * @param inventory watermark of inventories
  * @param sources by source name, from the latest heartbeat
  * @param departed pods that left the node's allocations within the termination window, by pod key, at the
- *                 node's time they were first missing ({@link DepartedPods})
+ *                 node's time they were first missing ({@code DepartedPods}, in the pods package)
  */
 public record NodeState(String cluster, long nodeTime, Watermark reports, Watermark allocations, Watermark inventory,
                         Map<String, Liveness> sources, Map<String, Long> departed) {

@@ -1,4 +1,4 @@
-package io.devhealth.processor.internals;
+package io.devhealth.processor.internals.rules;
 
 import io.devhealth.schema.HealthWords;
 import io.devhealth.schema.PodHealth;
