@@ -2,6 +2,7 @@ package io.devhealth.processor.internals;
 
 import io.devhealth.processor.TimeBounds;
 import io.devhealth.processor.TopologyOptions;
+import io.devhealth.processor.internals.fleet.FleetDimensions;
 import io.devhealth.processor.internals.input.InvalidInputException;
 import io.devhealth.processor.internals.input.NodeIdentityCheck;
 import io.devhealth.processor.internals.rules.DeviceIdentity;

@@ -1,4 +1,4 @@
-package io.devhealth.processor.internals;
+package io.devhealth.processor.internals.fleet;
 
 /**
  * Keys of the {@code fleet-stats} store: {@code <window start, 16 hex digits>|<DIMENSION:value>}.

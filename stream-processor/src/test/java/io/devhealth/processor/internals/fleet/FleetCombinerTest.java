@@ -1,5 +1,6 @@
-package io.devhealth.processor.internals;
+package io.devhealth.processor.internals.fleet;
 
+import io.devhealth.processor.internals.StateSerdes;
 import io.devhealth.processor.internals.stores.CommitHookKeyValueStore;
 import io.devhealth.processor.internals.stores.TopologyNames;
 import io.devhealth.processor.state.FleetCounts;

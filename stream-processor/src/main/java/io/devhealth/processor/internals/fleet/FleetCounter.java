@@ -1,4 +1,4 @@
-package io.devhealth.processor.internals;
+package io.devhealth.processor.internals.fleet;
 
 import io.devhealth.processor.internals.stores.TopologyNames;
 import io.devhealth.processor.state.FleetCounts;
