@@ -1,4 +1,4 @@
-package io.devhealth.processor.internals;
+package io.devhealth.processor.internals.pods;
 
 import io.devhealth.processor.internals.input.InvalidInputException;
 import io.devhealth.processor.internals.input.NodeIdentityCheck;

@@ -1,4 +1,4 @@
-package io.devhealth.processor.internals;
+package io.devhealth.processor.internals.pods;
 
 import io.devhealth.processor.internals.stores.StateKeys;
 import io.devhealth.schema.avro.ClaimAllocation;
@@ -31,7 +31,7 @@ import java.util.Set;
  * The time a pod left is the {@code observedAt} of the first snapshot without it, on the node's
  * clock, as every other deadline of the node is.
  */
-final class DepartedPods {
+public final class DepartedPods {
 
     /**
      * @param allocations the snapshot to keep: the new snapshot's pods, then the departed pods still in the window
@@ -40,7 +40,7 @@ final class DepartedPods {
      *                 ended, another pod holds one of their devices, or there is no window. The node gives
      *                 these pods up (a pod of the same name may be scheduled on another node now).
      */
-    record Kept(NodeAllocations allocations, Map<String, Long> departed, List<String> released) {}
+    public record Kept(NodeAllocations allocations, Map<String, Long> departed, List<String> released) {}
 
     private DepartedPods() {}
 
@@ -49,7 +49,7 @@ final class DepartedPods {
      * pod of the node's allocations, within the window for a departed one. (A departed pod is dropped
      * from the kept snapshot at the next snapshot after its window; until then this keeps it quiet.)
      */
-    static boolean reaches(Map<String, Long> departed, String podKey, long nodeTime, long windowMs) {
+    public static boolean reaches(Map<String, Long> departed, String podKey, long nodeTime, long windowMs) {
         Long leftAt = departed.get(podKey);
         return leftAt == null || inWindow(leftAt, nodeTime, windowMs);
     }
@@ -81,7 +81,7 @@ final class DepartedPods {
      * @param departed the departures known before {@code next}
      * @param windowMs how long a departed pod is kept
      */
-    static Kept after(NodeAllocations previous, NodeAllocations next, Map<String, Long> departed, long windowMs) {
+    public static Kept after(NodeAllocations previous, NodeAllocations next, Map<String, Long> departed, long windowMs) {
         if (previous == null) {
             return new Kept(next, Map.of(), List.of());
         }

@@ -1,4 +1,4 @@
-package io.devhealth.processor.internals;
+package io.devhealth.processor.internals.pods;
 
 import io.devhealth.processor.internals.stores.StateKeys;
 import io.devhealth.schema.avro.PodAllocation;
@@ -27,13 +27,13 @@ import java.util.Set;
  * made them stale, and an aborted transaction ({@link #clear}) replays those records, which mark them
  * again.
  */
-final class StalePods {
+public final class StalePods {
 
     /**
      * A pod to rebuild: its allocation, the time of the latest change that reached it, and the devices
      * (by state key) whose changes did.
      */
-    static final class Stale {
+    public static final class Stale {
         private final PodAllocation pod;
         private long at;
         private final Set<String> devices = new HashSet<>();
@@ -43,11 +43,11 @@ final class StalePods {
             this.at = at;
         }
 
-        PodAllocation pod() {
+        public PodAllocation pod() {
             return pod;
         }
 
-        long at() {
+        public long at() {
             return at;
         }
     }
@@ -60,7 +60,7 @@ final class StalePods {
      * @param device the state key of the device whose change reached the pod; null for a change of the
      *               node's allocations or inventory
      */
-    void mark(String node, PodAllocation pod, long at, String device) {
+    public void mark(String node, PodAllocation pod, long at, String device) {
         String key = StateKeys.pod(pod.getNamespace(), pod.getName());
         Stale stale = byNode.computeIfAbsent(node, n -> new LinkedHashMap<>()).computeIfAbsent(key, k -> new Stale(pod, at));
         stale.at = Math.max(stale.at, at);
@@ -73,7 +73,7 @@ final class StalePods {
      * Removes and returns pod {@code podKey} of {@code node} when it is stale from a change of
      * {@code device}; null when it is not stale, or stale from other changes only (it stays marked).
      */
-    Stale takeIfChangedBy(String node, String podKey, String device) {
+    public Stale takeIfChangedBy(String node, String podKey, String device) {
         Map<String, Stale> pods = byNode.get(node);
         Stale stale = pods == null ? null : pods.get(podKey);
         if (stale == null || !stale.devices.contains(device)) {
@@ -87,22 +87,22 @@ final class StalePods {
     }
 
     /** Removes and returns {@code node}'s stale pods, by {@link StateKeys#pod} key. */
-    Map<String, Stale> take(String node) {
+    public Map<String, Stale> take(String node) {
         Map<String, Stale> pods = byNode.remove(node);
         return pods == null ? Map.of() : pods;
     }
 
     /** The nodes with stale pods, in the order they got their first. */
-    Collection<String> nodes() {
+    public Collection<String> nodes() {
         return List.copyOf(byNode.keySet());
     }
 
-    boolean isEmpty() {
+    public boolean isEmpty() {
         return byNode.isEmpty();
     }
 
     /** Forgets everything: the transaction the changes belonged to was aborted. */
-    void clear() {
+    public void clear() {
         byNode.clear();
     }
 }

@@ -1,4 +1,4 @@
-package io.devhealth.processor.internals;
+package io.devhealth.processor.internals.pods;
 
 import io.devhealth.processor.internals.rules.DeviceHealthMerger;
 import io.devhealth.processor.internals.rules.DeviceIdentity;
