@@ -3,7 +3,7 @@ package io.devhealth.bench;
 import io.devhealth.collector.dra.ObservedDevice;
 import io.devhealth.collector.dra.SnapshotDiff;
 import io.devhealth.processor.internals.StateSerdes;
-import io.devhealth.processor.internals.StoredNode;
+import io.devhealth.processor.internals.node.StoredNode;
 import io.devhealth.processor.internals.pods.PodStatusBuilder;
 import io.devhealth.processor.internals.rules.DeviceHealthMerger;
 import io.devhealth.processor.internals.rules.DeviceState;

@@ -9,7 +9,7 @@ import static io.devhealth.processor.TopologyFixture.nvml;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.groups.Tuple.tuple;
 
-import io.devhealth.processor.internals.StoredNode;
+import io.devhealth.processor.internals.node.StoredNode;
 import io.devhealth.processor.internals.rules.DeviceState;
 import io.devhealth.processor.internals.rules.NodeState;
 import io.devhealth.schema.avro.HealthStatus;

@@ -6,7 +6,7 @@ import static io.devhealth.processor.TopologyFixture.T0;
 import static io.devhealth.processor.TopologyFixture.report;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.devhealth.processor.internals.StoredNode;
+import io.devhealth.processor.internals.node.StoredNode;
 import io.devhealth.processor.internals.rules.DeviceState;
 import io.devhealth.processor.internals.rules.PendingRefresh;
 import io.devhealth.processor.internals.rules.SourceReport;

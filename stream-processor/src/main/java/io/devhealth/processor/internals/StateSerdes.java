@@ -2,6 +2,8 @@ package io.devhealth.processor.internals;
 
 import io.devhealth.processor.internals.fleet.FleetCombiner;
 import io.devhealth.processor.internals.fleet.PendingFleetCounts;
+import io.devhealth.processor.internals.node.NodeStore;
+import io.devhealth.processor.internals.node.StoredNode;
 import io.devhealth.processor.internals.rules.DeviceState;
 import io.devhealth.processor.internals.rules.Flaps;
 import io.devhealth.processor.internals.rules.NodeState;

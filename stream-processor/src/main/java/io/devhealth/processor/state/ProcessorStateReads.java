@@ -1,9 +1,9 @@
 package io.devhealth.processor.state;
 
 import io.devhealth.processor.DeviceHealthTopology;
-import io.devhealth.processor.internals.StoredNode;
 import io.devhealth.processor.internals.fleet.FleetVerdicts;
 import io.devhealth.processor.internals.fleet.FleetWindowKeys;
+import io.devhealth.processor.internals.node.StoredNode;
 import io.devhealth.processor.internals.rules.DeviceState;
 import io.devhealth.processor.internals.rules.Flaps;
 import io.devhealth.processor.internals.rules.SourceReport;

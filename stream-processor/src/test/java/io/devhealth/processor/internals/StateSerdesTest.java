@@ -1,6 +1,7 @@
 package io.devhealth.processor.internals;
 
 import io.devhealth.processor.internals.fleet.PendingFleetCounts;
+import io.devhealth.processor.internals.node.StoredNode;
 import io.devhealth.processor.internals.rules.DeviceState;
 import io.devhealth.processor.internals.rules.Flaps;
 import io.devhealth.processor.internals.rules.NodeState;

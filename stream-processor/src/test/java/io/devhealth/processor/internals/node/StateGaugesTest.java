@@ -1,4 +1,4 @@
-package io.devhealth.processor.internals;
+package io.devhealth.processor.internals.node;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package io.devhealth.processor.internals;
+package io.devhealth.processor.internals.node;
 
 import io.devhealth.processor.internals.fleet.FleetDimensions;
 import io.devhealth.schema.avro.HealthStatus;
@@ -39,7 +39,7 @@ public final class StateGauges {
     }
 
     /** A new task's share of the counts. */
-    Tally tally() {
+    public Tally tally() {
         return new Tally();
     }
 
@@ -100,7 +100,7 @@ public final class StateGauges {
      * One task's counts: what it added to the instance's gauges, so that it can take exactly that back.
      * Stream thread only (one per task).
      */
-    final class Tally {
+    public final class Tally {
         private final Map<DeviceGroup, long[]> mine = new HashMap<>();
         private final Map<String, NodeClock> myNodes = new HashMap<>();
 

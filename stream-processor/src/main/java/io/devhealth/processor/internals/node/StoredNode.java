@@ -1,4 +1,4 @@
-package io.devhealth.processor.internals;
+package io.devhealth.processor.internals.node;
 
 import io.devhealth.processor.internals.rules.DeviceState;
 import io.devhealth.processor.internals.rules.NodeState;

@@ -1,7 +1,8 @@
-package io.devhealth.processor.internals;
+package io.devhealth.processor.internals.node;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.devhealth.processor.internals.StateSerdes;
 import io.devhealth.processor.internals.rules.DeviceState;
 import io.devhealth.processor.internals.rules.NodeState;
 import io.devhealth.processor.internals.rules.SourceReport;

@@ -1,4 +1,4 @@
-package io.devhealth.processor.internals;
+package io.devhealth.processor.internals.node;
 
 import io.devhealth.processor.internals.stores.StateKeys;
 import io.devhealth.schema.avro.ClaimAllocation;
@@ -22,7 +22,7 @@ import java.util.TreeSet;
  * <p>Immutable; built from one {@link NodeAllocations} and valid as long as that snapshot is the
  * node's ({@link #isFor}).
  */
-final class PodIndex {
+public final class PodIndex {
 
     private final NodeAllocations source;
     private final List<PodAllocation> pods;
@@ -65,7 +65,7 @@ final class PodIndex {
      * The pods using a device, in the snapshot's order: as the DRA device {@code deviceKey} (null for
      * a device known only by UUID) or as the device-plugin id {@code uuid} (null when unknown).
      */
-    List<PodAllocation> podsUsing(String deviceKey, String uuid) {
+    public List<PodAllocation> podsUsing(String deviceKey, String uuid) {
         List<Integer> dra = deviceKey == null ? List.of() : byDevice.getOrDefault(deviceKey, List.of());
         List<Integer> plugin = uuid == null ? List.of() : byDeviceId.getOrDefault(uuid, List.of());
         if (plugin.isEmpty()) {

@@ -1,4 +1,4 @@
-package io.devhealth.processor.internals;
+package io.devhealth.processor.internals.node;
 
 import io.devhealth.processor.internals.rules.DeviceIdentity;
 import io.devhealth.processor.internals.rules.DeviceRules;
@@ -67,7 +67,7 @@ import org.apache.kafka.streams.state.KeyValueStore;
  *
  * <p>Stream thread only; one per processor instance.
  */
-final class NodeStore implements CommitHookKeyValueStore.Owner {
+public final class NodeStore implements CommitHookKeyValueStore.Owner {
 
     /** Devices per node whose keep-alives are kept in the node's value: a node of 8 GPUs of 7 MIG slices each, and some. */
     static final int MAX_PENDING_REFRESHES = 64;
@@ -89,7 +89,7 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
      *               stale pod statuses, which read the devices' states and write pod statuses here): told
      *               of each commit before the nodes' values are written, and of each abandoned one
      */
-    NodeStore(ProcessorContext<?, ?> context, StateGauges.Tally gauges, CommitHookKeyValueStore.Owner output) {
+    public NodeStore(ProcessorContext<?, ?> context, StateGauges.Tally gauges, CommitHookKeyValueStore.Owner output) {
         this.gauges = gauges;
         this.output = output;
         this.nodeStore = context.getStateStore(TopologyNames.NODE_STATE_STORE);
@@ -160,7 +160,7 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
     }
 
     /** Takes this task's devices and nodes out of the processor's gauges: the task is closing. */
-    void close() {
+    public void close() {
         gauges.withdraw();
     }
 
@@ -171,14 +171,14 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
     }
 
     /** The node's state; null before its first record. */
-    NodeState node(String node) {
+    public NodeState node(String node) {
         ensureLoaded();
         Node entry = nodes.get(node);
         return entry == null ? null : entry.state;
     }
 
     /** Makes {@code state} the node's state, written at the next commit. */
-    void putNode(String node, NodeState state) {
+    public void putNode(String node, NodeState state) {
         ensureLoaded();
         Node entry = nodeOf(node);
         entry.state = state;
@@ -187,7 +187,7 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
     }
 
     /** Device {@code key} of {@code node} as it is now; null when no source ever reported it. */
-    DeviceState device(String node, String key) {
+    public DeviceState device(String node, String key) {
         ensureLoaded();
         Node entry = nodes.get(node);
         Slot slot = entry == null ? null : entry.find(key);
@@ -195,7 +195,7 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
     }
 
     /** Writes the state of device {@code key} of {@code node} whole, now. */
-    void putDevice(String node, String key, DeviceState state) {
+    public void putDevice(String node, String key, DeviceState state) {
         ensureLoaded();
         deviceStore.put(key, state);
         Node entry = nodeOf(node);
@@ -215,7 +215,7 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
      * Makes {@code state} device {@code key}'s current state, where it differs from the current one only in
      * its sources' refresh times and its deadline ({@link DeviceRules.Refreshed}).
      */
-    void refresh(String node, String key, DeviceState state) {
+    public void refresh(String node, String key, DeviceState state) {
         ensureLoaded();
         Node entry = nodes.get(node);
         Slot slot = entry == null ? null : entry.find(key);
@@ -233,7 +233,7 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
     }
 
     /** Deletes device {@code key} of {@code node}. */
-    void deleteDevice(String node, String key) {
+    public void deleteDevice(String node, String key) {
         ensureLoaded();
         deviceStore.delete(key);
         Node entry = nodes.get(node);
@@ -247,7 +247,7 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
     }
 
     /** The keys of {@code node}'s devices that start with {@code prefix}, in key order. */
-    List<String> deviceKeys(String node, String prefix) {
+    public List<String> deviceKeys(String node, String prefix) {
         ensureLoaded();
         Node entry = nodes.get(node);
         if (entry == null) {
@@ -264,14 +264,14 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
     }
 
     /** The earliest deadline of {@code node}'s devices; {@link Long#MAX_VALUE} when none can change through silence. */
-    long earliestDeadline(String node) {
+    public long earliestDeadline(String node) {
         ensureLoaded();
         Node entry = nodes.get(node);
         return entry == null ? Long.MAX_VALUE : entry.earliest;
     }
 
     /** {@code node}'s devices whose deadline is at or before {@code nodeNow}, earliest first (ties by key). */
-    List<String> due(String node, long nodeNow) {
+    public List<String> due(String node, long nodeNow) {
         ensureLoaded();
         Node entry = nodes.get(node);
         if (entry == null || entry.earliest > nodeNow) {
@@ -288,7 +288,7 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
     }
 
     /** The nodes with a device due by {@code nodeNow(node)}. */
-    List<String> nodesDue(ToLongFunction<String> nodeNow) {
+    public List<String> nodesDue(ToLongFunction<String> nodeNow) {
         ensureLoaded();
         List<String> due = new ArrayList<>();
         for (Node entry : nodes.values()) {
@@ -300,7 +300,7 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
     }
 
     /** The node's latest allocation snapshot; null before its first. */
-    NodeAllocations allocations(String node) {
+    public NodeAllocations allocations(String node) {
         ensureLoaded();
         Node entry = nodes.get(node);
         if (entry == null) {
@@ -309,7 +309,7 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
         return entry.allocations.get(allocationStore, node);
     }
 
-    void putAllocations(String node, NodeAllocations snapshot) {
+    public void putAllocations(String node, NodeAllocations snapshot) {
         ensureLoaded();
         Node entry = nodeOf(node);
         entry.allocations.put(allocationStore, node, snapshot);
@@ -317,7 +317,7 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
     }
 
     /** Which pods of the node use which device, for its latest allocation snapshot; null when it has none. */
-    PodIndex pods(String node) {
+    public PodIndex pods(String node) {
         NodeAllocations snapshot = allocations(node);
         if (snapshot == null) {
             return null;
@@ -330,7 +330,7 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
     }
 
     /** The node's latest inventory; null before its first. */
-    NodeDevices inventory(String node) {
+    public NodeDevices inventory(String node) {
         ensureLoaded();
         Node entry = nodes.get(node);
         if (entry == null) {
@@ -339,7 +339,7 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
         return entry.inventory.get(inventoryStore, node);
     }
 
-    void putInventory(String node, NodeDevices devices) {
+    public void putInventory(String node, NodeDevices devices) {
         ensureLoaded();
         Node entry = nodeOf(node);
         entry.inventory.put(inventoryStore, node, devices);
@@ -349,7 +349,7 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
     }
 
     /** The last status {@code node} emitted for pod {@code podKey} ({@link StateKeys#pod}); null when none, or since it released the pod. */
-    PodDeviceStatus podStatus(String node, String podKey) {
+    public PodDeviceStatus podStatus(String node, String podKey) {
         ensureLoaded();
         Node entry = nodes.get(node);
         String key = StateKeys.nodePod(node, podKey);
@@ -374,14 +374,14 @@ final class NodeStore implements CommitHookKeyValueStore.Owner {
      * Writes {@code status} as the last status {@code node} emitted for pod {@code podKey}, now: its bytes to the
      * store, the decoded status kept in memory.
      */
-    void putPodStatus(String node, String podKey, Encoded<PodDeviceStatus> status) {
+    public void putPodStatus(String node, String podKey, Encoded<PodDeviceStatus> status) {
         ensureLoaded();
         podStatusStore.put(StateKeys.nodePod(node, podKey), status);
         nodeOf(node).podStatuses.put(podKey, status.value());
     }
 
     /** Forgets the last status {@code node} emitted for pod {@code podKey}: the node released the pod. */
-    void deletePodStatus(String node, String podKey) {
+    public void deletePodStatus(String node, String podKey) {
         ensureLoaded();
         podStatusStore.delete(StateKeys.nodePod(node, podKey));
         Node entry = nodes.get(node);
