@@ -1,18 +1,18 @@
 package io.devhealth.processor;
 
 import io.devhealth.processor.internals.CloudEventsMirror;
-import io.devhealth.processor.internals.FleetCounter;
-import io.devhealth.processor.internals.FleetCombiner;
-import io.devhealth.processor.internals.FleetVerdicts;
-import io.devhealth.processor.internals.FleetWindows;
 import io.devhealth.processor.internals.NodeProcessor;
 import io.devhealth.processor.internals.OutputEncoding;
-import io.devhealth.processor.internals.PodClaims;
-import io.devhealth.processor.internals.StateGauges;
 import io.devhealth.processor.internals.StateSerdes;
-import io.devhealth.processor.internals.CommitHookKeyValueStore;
-import io.devhealth.processor.internals.TopologyNames;
-import io.devhealth.processor.internals.VerdictRecorder;
+import io.devhealth.processor.internals.fleet.FleetCombiner;
+import io.devhealth.processor.internals.fleet.FleetCounter;
+import io.devhealth.processor.internals.fleet.FleetVerdicts;
+import io.devhealth.processor.internals.fleet.FleetWindows;
+import io.devhealth.processor.internals.node.StateGauges;
+import io.devhealth.processor.internals.pods.PodClaims;
+import io.devhealth.processor.internals.pods.VerdictRecorder;
+import io.devhealth.processor.internals.stores.CommitHookKeyValueStore;
+import io.devhealth.processor.internals.stores.TopologyNames;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.TerminatedPod;
@@ -216,7 +216,7 @@ public final class DeviceHealthTopology {
      * key (so each count is fleet-wide, not per node partition), and added up in tumbling windows of
      * {@link TopologyOptions#fleetWindow()} (by the transitions' own time) into the queryable,
      * time-first {@value #FLEET_STATS_STORE} store ({@link FleetCounter},
-     * {@link io.devhealth.processor.internals.FleetWindowKeys}); every update goes to fleet-stats, keyed
+     * {@link io.devhealth.processor.internals.fleet.FleetWindowKeys}); every update goes to fleet-stats, keyed
      * {@code DIMENSION:value@windowStart}.
      */
     private static void addTransitionReaders(StreamsBuilder builder, Topics topics, ProcessorSerdes serdes, TopologyOptions options) {

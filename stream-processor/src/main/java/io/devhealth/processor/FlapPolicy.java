@@ -1,6 +1,6 @@
 package io.devhealth.processor;
 
-import io.devhealth.processor.internals.FlapLimits;
+import io.devhealth.processor.internals.rules.FlapLimits;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;

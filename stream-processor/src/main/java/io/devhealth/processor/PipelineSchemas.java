@@ -1,6 +1,6 @@
 package io.devhealth.processor;
 
-import io.devhealth.processor.internals.TopologyNames;
+import io.devhealth.processor.internals.stores.TopologyNames;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.DeadLetter;
 import io.devhealth.schema.avro.FleetStats;

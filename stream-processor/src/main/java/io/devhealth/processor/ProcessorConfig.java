@@ -1,6 +1,6 @@
 package io.devhealth.processor;
 
-import io.devhealth.processor.internals.FlapLimits;
+import io.devhealth.processor.internals.rules.FlapLimits;
 import io.devhealth.schema.config.ServiceConfig;
 import io.devhealth.schema.security.NodeKeys;
 import io.devhealth.schema.security.RecordVerifier;

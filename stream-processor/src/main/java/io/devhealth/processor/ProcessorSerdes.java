@@ -1,5 +1,6 @@
 package io.devhealth.processor;
 
+import io.devhealth.processor.internals.input.SignedRecordDeserializer;
 import io.devhealth.schema.avro.DeadLetter;
 import io.devhealth.schema.avro.FleetStats;
 import io.devhealth.schema.avro.HealthTransition;
@@ -8,7 +9,6 @@ import io.devhealth.schema.avro.NodeDevices;
 import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.avro.TerminatedPod;
-import io.devhealth.processor.internals.SignedRecordDeserializer;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.security.RecordVerifier;
 import io.devhealth.schema.serde.AvroSerde;

@@ -1,6 +1,6 @@
 package io.devhealth.processor;
 
-import io.devhealth.processor.internals.InvalidInputException;
+import io.devhealth.processor.internals.input.InvalidInputException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;

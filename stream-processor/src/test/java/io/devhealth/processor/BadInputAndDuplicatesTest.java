@@ -5,7 +5,7 @@ import static io.devhealth.processor.TopologyFixture.T0;
 import static io.devhealth.processor.TopologyFixture.report;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.devhealth.processor.internals.InvalidInputException;
+import io.devhealth.processor.internals.input.InvalidInputException;
 import io.devhealth.schema.avro.DeadLetter;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;

@@ -4,7 +4,7 @@ import static io.devhealth.processor.TopologyFixture.DRIVER;
 import static io.devhealth.processor.TopologyFixture.T0;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.devhealth.processor.internals.StateKeys;
+import io.devhealth.processor.internals.stores.StateKeys;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.DeviceRef;
 import io.devhealth.schema.avro.HealthStatus;

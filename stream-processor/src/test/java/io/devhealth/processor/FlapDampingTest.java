@@ -4,7 +4,7 @@ import static io.devhealth.processor.TopologyFixture.T0;
 import static io.devhealth.processor.TopologyFixture.report;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.devhealth.processor.internals.FlapLimits;
+import io.devhealth.processor.internals.rules.FlapLimits;
 import io.devhealth.schema.avro.DeviceStatus;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.HealthTransition;

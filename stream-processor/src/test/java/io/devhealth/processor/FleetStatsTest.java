@@ -8,8 +8,8 @@ import static io.devhealth.processor.TopologyFixture.report;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.groups.Tuple.tuple;
 
+import io.devhealth.processor.internals.fleet.FleetWindowKeys;
 import io.devhealth.processor.state.FleetCounts;
-import io.devhealth.processor.internals.FleetWindowKeys;
 import io.devhealth.schema.avro.FleetStats;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.StatsDimension;

@@ -10,7 +10,7 @@ import static io.devhealth.processor.TopologyFixture.uuid;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.groups.Tuple.tuple;
 
-import io.devhealth.processor.internals.DeviceState;
+import io.devhealth.processor.internals.rules.DeviceState;
 import io.devhealth.schema.avro.DevicePluginResourceStatus;
 import io.devhealth.schema.avro.DeviceStatus;
 import io.devhealth.schema.avro.HealthStatus;

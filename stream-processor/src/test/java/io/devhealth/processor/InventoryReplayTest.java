@@ -9,9 +9,9 @@ import static io.devhealth.processor.TopologyFixture.nvml;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.groups.Tuple.tuple;
 
-import io.devhealth.processor.internals.DeviceState;
-import io.devhealth.processor.internals.NodeState;
-import io.devhealth.processor.internals.StoredNode;
+import io.devhealth.processor.internals.node.StoredNode;
+import io.devhealth.processor.internals.rules.DeviceState;
+import io.devhealth.processor.internals.rules.NodeState;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.InventoryDevice;

@@ -6,10 +6,10 @@ import static io.devhealth.processor.TopologyFixture.T0;
 import static io.devhealth.processor.TopologyFixture.report;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.devhealth.processor.internals.DeviceState;
-import io.devhealth.processor.internals.StoredNode;
-import io.devhealth.processor.internals.PendingRefresh;
-import io.devhealth.processor.internals.SourceReport;
+import io.devhealth.processor.internals.node.StoredNode;
+import io.devhealth.processor.internals.rules.DeviceState;
+import io.devhealth.processor.internals.rules.PendingRefresh;
+import io.devhealth.processor.internals.rules.SourceReport;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.ReportKind;

@@ -6,7 +6,7 @@ import static io.devhealth.processor.TopologyFixture.T0;
 import static io.devhealth.processor.TopologyFixture.report;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.devhealth.processor.internals.NodeIdentityCheck;
+import io.devhealth.processor.internals.input.NodeIdentityCheck;
 import io.devhealth.schema.avro.DeadLetter;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.NodeEvent;

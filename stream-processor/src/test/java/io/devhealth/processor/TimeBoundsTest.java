@@ -8,8 +8,8 @@ import static io.devhealth.processor.TopologyFixture.report;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.devhealth.processor.internals.InvalidInputException;
-import io.devhealth.processor.internals.StateKeys;
+import io.devhealth.processor.internals.input.InvalidInputException;
+import io.devhealth.processor.internals.stores.StateKeys;
 import io.devhealth.schema.avro.DeadLetter;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.HealthTransition;

@@ -6,6 +6,7 @@ import io.cloudevents.CloudEvent;
 import io.cloudevents.core.builder.CloudEventBuilder;
 import io.cloudevents.jackson.JsonCloudEventData;
 import io.cloudevents.jackson.JsonFormat;
+import io.devhealth.processor.internals.pods.VerdictRecorder;
 import io.devhealth.schema.VerdictWords;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.TerminatedContainer;

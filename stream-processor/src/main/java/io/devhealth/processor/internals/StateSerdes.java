@@ -1,5 +1,14 @@
 package io.devhealth.processor.internals;
 
+import io.devhealth.processor.internals.fleet.FleetCombiner;
+import io.devhealth.processor.internals.fleet.PendingFleetCounts;
+import io.devhealth.processor.internals.node.NodeStore;
+import io.devhealth.processor.internals.node.StoredNode;
+import io.devhealth.processor.internals.rules.DeviceState;
+import io.devhealth.processor.internals.rules.Flaps;
+import io.devhealth.processor.internals.rules.NodeState;
+import io.devhealth.processor.internals.rules.PendingRefresh;
+import io.devhealth.processor.internals.rules.SourceReport;
 import io.devhealth.processor.state.FleetCounts;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;

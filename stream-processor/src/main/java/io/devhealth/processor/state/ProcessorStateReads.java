@@ -1,13 +1,13 @@
 package io.devhealth.processor.state;
 
 import io.devhealth.processor.DeviceHealthTopology;
-import io.devhealth.processor.internals.DeviceState;
-import io.devhealth.processor.internals.FleetVerdicts;
-import io.devhealth.processor.internals.FleetWindowKeys;
-import io.devhealth.processor.internals.Flaps;
-import io.devhealth.processor.internals.SourceReport;
-import io.devhealth.processor.internals.StateKeys;
-import io.devhealth.processor.internals.StoredNode;
+import io.devhealth.processor.internals.fleet.FleetVerdicts;
+import io.devhealth.processor.internals.fleet.FleetWindowKeys;
+import io.devhealth.processor.internals.node.StoredNode;
+import io.devhealth.processor.internals.rules.DeviceState;
+import io.devhealth.processor.internals.rules.Flaps;
+import io.devhealth.processor.internals.rules.SourceReport;
+import io.devhealth.processor.internals.stores.StateKeys;
 import io.devhealth.schema.avro.Verdict;
 import java.time.Instant;
 import java.util.function.BiPredicate;

@@ -2,6 +2,7 @@ package io.devhealth.processor.internals;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.devhealth.processor.internals.fleet.FleetDimensions;
 import io.devhealth.schema.avro.HealthStatus;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

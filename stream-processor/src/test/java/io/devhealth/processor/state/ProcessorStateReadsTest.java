@@ -2,9 +2,9 @@ package io.devhealth.processor.state;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.devhealth.processor.internals.DeviceState;
-import io.devhealth.processor.internals.Flaps;
-import io.devhealth.processor.internals.SourceReport;
+import io.devhealth.processor.internals.rules.DeviceState;
+import io.devhealth.processor.internals.rules.Flaps;
+import io.devhealth.processor.internals.rules.SourceReport;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.SourceKind;
 import java.time.Instant;
