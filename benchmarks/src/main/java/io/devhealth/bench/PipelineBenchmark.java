@@ -13,7 +13,7 @@ import io.devhealth.bench.pipeline.SinkOutcomes;
 import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.query.access.QuerySecurityConfig;
 import io.devhealth.schema.Topics;
-import io.devhealth.schema.config.ServiceConfig;
+import io.devhealth.runtime.config.ServiceConfig;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.sink.SinkApp;
 import io.devhealth.sink.SinkConfig;

@@ -11,7 +11,7 @@ import io.devhealth.processor.DeviceHealthTopology;
 import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.processor.RestoreProgress;
 import io.devhealth.query.access.QuerySecurityConfig;
-import io.devhealth.schema.config.ServiceConfig;
+import io.devhealth.runtime.config.ServiceConfig;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.ClaimAllocation;
 import io.devhealth.schema.avro.ClaimDevice;

@@ -10,7 +10,7 @@ import io.devhealth.processor.ProcessorSerdes;
 import io.devhealth.processor.TopologyOptions;
 import io.devhealth.query.access.QuerySecurityConfig;
 import io.devhealth.schema.Topics;
-import io.devhealth.schema.config.ServiceConfig;
+import io.devhealth.runtime.config.ServiceConfig;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.schema.serde.SchemaRegistryClient;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;

@@ -5,7 +5,7 @@ import io.devhealth.query.QueryableProcessor;
 import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.query.access.QuerySecurityConfig;
 import io.devhealth.schema.Topics;
-import io.devhealth.schema.config.ServiceConfig;
+import io.devhealth.runtime.config.ServiceConfig;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.kafka.streams.KafkaStreams;

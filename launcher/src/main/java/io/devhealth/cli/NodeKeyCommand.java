@@ -1,7 +1,7 @@
 package io.devhealth.cli;
 
-import io.devhealth.schema.security.NodeKeyCredential;
-import io.devhealth.schema.security.NodeKeys;
+import io.devhealth.runtime.security.NodeKeyCredential;
+import io.devhealth.runtime.security.NodeKeys;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -1,6 +1,6 @@
 package io.devhealth.cli;
 
-import io.devhealth.schema.config.ServiceConfig;
+import io.devhealth.runtime.config.ServiceConfig;
 import java.util.Map;
 import org.apache.kafka.common.config.ConfigDef;
 

@@ -1,7 +1,7 @@
 package io.devhealth.cli;
 
 import io.devhealth.processor.PipelineSchemas;
-import io.devhealth.schema.config.ServiceConfig;
+import io.devhealth.runtime.config.ServiceConfig;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.schema.serde.SchemaRegistryException;
 import java.io.PrintWriter;

@@ -7,7 +7,7 @@ import io.devhealth.processor.ProcessorClients;
 import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.query.QueryConfig;
 import io.devhealth.query.QueryableProcessor;
-import io.devhealth.schema.config.ServiceConfig;
+import io.devhealth.runtime.config.ServiceConfig;
 import io.devhealth.sink.SinkApp;
 import io.devhealth.sink.SinkConfig;
 import java.time.Clock;

@@ -2,8 +2,8 @@ package io.devhealth.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.devhealth.schema.security.NodeKeyCredential;
-import io.devhealth.schema.security.NodeKeys;
+import io.devhealth.runtime.security.NodeKeyCredential;
+import io.devhealth.runtime.security.NodeKeys;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;

@@ -7,7 +7,7 @@ import io.devhealth.query.QueryConfig;
 import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.query.access.QuerySecurityConfig;
 import io.devhealth.schema.Topics;
-import io.devhealth.schema.config.ServiceConfig;
+import io.devhealth.runtime.config.ServiceConfig;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.devhealth.testkit.kafka.KafkaClusterExtension;
 import java.io.PrintWriter;

@@ -15,7 +15,7 @@ import io.devhealth.collector.inventory.ResourceSliceInventory;
 import io.devhealth.collector.taint.DeviceTaintSource;
 import io.devhealth.collector.taint.TaintPolicy;
 import io.devhealth.collector.ops.CollectorMetrics;
-import io.devhealth.schema.ops.HealthServer;
+import io.devhealth.runtime.ops.HealthServer;
 import io.devhealth.collector.podresources.PodResourcesPoller;
 import io.devhealth.collector.publish.KafkaReportPublisher;
 import io.devhealth.collector.publish.ReportPublisher;

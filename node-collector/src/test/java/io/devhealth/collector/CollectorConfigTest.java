@@ -161,7 +161,7 @@ class CollectorConfigTest {
     void shouldSignOnlyWithAKeyForThisNodeFromTheEnvironmentOrAFile(@org.junit.jupiter.api.io.TempDir Path tmp) throws Exception {
         assertThat(new CollectorConfig(required()).recordSigner()).as("no key: unsigned").isEmpty();
 
-        String credential = io.devhealth.schema.security.NodeKeyCredential.issue(MASTER, "node-a").format();
+        String credential = io.devhealth.runtime.security.NodeKeyCredential.issue(MASTER, "node-a").format();
         CollectorConfig fromEnv = CollectorConfig.fromEnvironment(Map.of("DEVHEALTH_NODE_NAME", "node-a",
                 "DEVHEALTH_KAFKA_BOOTSTRAP_SERVERS", "k:9092", "DEVHEALTH_SCHEMA_REGISTRY_URL", "mem://x",
                 "DEVHEALTH_NODE_KEY", credential), Map.of());
@@ -179,7 +179,7 @@ class CollectorConfigTest {
         assertThatThrownBy(() -> new CollectorConfig(both)).isInstanceOf(ConfigException.class).hasMessageContaining("not both");
 
         Map<String, Object> otherNode = required();
-        otherNode.put(CollectorConfig.NODE_KEY, io.devhealth.schema.security.NodeKeyCredential.issue(MASTER, "node-b").format());
+        otherNode.put(CollectorConfig.NODE_KEY, io.devhealth.runtime.security.NodeKeyCredential.issue(MASTER, "node-b").format());
         assertThatThrownBy(() -> new CollectorConfig(otherNode)).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("for node 'node-b'").hasMessageNotContaining(credential.substring(credential.lastIndexOf(':') + 1));
 

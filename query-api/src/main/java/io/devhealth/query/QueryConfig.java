@@ -2,7 +2,7 @@ package io.devhealth.query;
 
 import io.devhealth.query.access.QuerySecurityConfig;
 import io.devhealth.query.routing.StandbyReads;
-import io.devhealth.schema.config.ServiceConfig;
+import io.devhealth.runtime.config.ServiceConfig;
 import java.util.Map;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;

@@ -3,7 +3,7 @@ package io.devhealth.query;
 import io.devhealth.processor.ProcessorClients;
 import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.processor.StreamProcessorApp;
-import io.devhealth.schema.ops.HealthServer;
+import io.devhealth.runtime.ops.HealthServer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.net.InetAddress;
 import java.net.UnknownHostException;

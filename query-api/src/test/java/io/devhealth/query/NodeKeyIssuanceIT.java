@@ -7,8 +7,8 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.devhealth.schema.security.NodeKeyCredential;
-import io.devhealth.schema.security.NodeKeys;
+import io.devhealth.runtime.security.NodeKeyCredential;
+import io.devhealth.runtime.security.NodeKeys;
 import io.devhealth.simulators.realkube.ControlPlane;
 import io.devhealth.simulators.realkube.ShippedManifests;
 import io.devhealth.testkit.realkube.RealKubernetes;

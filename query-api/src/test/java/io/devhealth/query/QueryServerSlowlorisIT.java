@@ -3,7 +3,7 @@ package io.devhealth.query;
 import io.devhealth.query.access.QuerySecurityConfig;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.devhealth.schema.ops.HttpLimits;
+import io.devhealth.runtime.ops.HttpLimits;
 import io.devhealth.testkit.http.Slowloris;
 import io.devhealth.testkit.time.MutableClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

@@ -4,7 +4,7 @@ import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.serde.AvroDeserializer;
 import io.devhealth.schema.serde.AvroSerde;
-import io.devhealth.schema.ops.HealthServer;
+import io.devhealth.runtime.ops.HealthServer;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.schema.serde.SchemaRegistryClient;
 import io.devhealth.sink.condition.CachedPods;

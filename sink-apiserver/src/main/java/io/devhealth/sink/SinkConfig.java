@@ -1,6 +1,6 @@
 package io.devhealth.sink;
 
-import io.devhealth.schema.config.ServiceConfig;
+import io.devhealth.runtime.config.ServiceConfig;
 import io.devhealth.sink.taints.TaintRuleSettings;
 import java.time.Duration;
 import java.util.List;

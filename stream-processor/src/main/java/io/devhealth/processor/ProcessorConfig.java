@@ -1,9 +1,9 @@
 package io.devhealth.processor;
 
 import io.devhealth.processor.internals.rules.FlapLimits;
-import io.devhealth.schema.config.ServiceConfig;
-import io.devhealth.schema.security.NodeKeys;
-import io.devhealth.schema.security.RecordVerifier;
+import io.devhealth.runtime.config.ServiceConfig;
+import io.devhealth.runtime.security.NodeKeys;
+import io.devhealth.runtime.security.RecordVerifier;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -10,7 +10,7 @@ import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.avro.TerminatedPod;
 import io.devhealth.schema.Topics;
-import io.devhealth.schema.security.RecordVerifier;
+import io.devhealth.runtime.security.RecordVerifier;
 import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.Encoded;
 import io.devhealth.schema.serde.EncodedSerde;

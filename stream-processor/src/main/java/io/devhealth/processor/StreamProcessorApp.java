@@ -1,6 +1,6 @@
 package io.devhealth.processor;
 
-import io.devhealth.schema.ops.HealthServer;
+import io.devhealth.runtime.ops.HealthServer;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;

@@ -1,6 +1,6 @@
 package io.devhealth.processor;
 
-import io.devhealth.schema.config.ServiceConfig;
+import io.devhealth.runtime.config.ServiceConfig;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;

@@ -3,7 +3,7 @@ package io.devhealth.processor;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
-import io.devhealth.schema.security.RecordVerifier;
+import io.devhealth.runtime.security.RecordVerifier;
 import io.micrometer.core.instrument.Counter;
 import java.nio.charset.StandardCharsets;
 import java.util.List;

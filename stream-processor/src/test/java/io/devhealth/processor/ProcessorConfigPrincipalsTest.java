@@ -3,8 +3,8 @@ package io.devhealth.processor;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.devhealth.schema.security.NodeKeyCredential;
-import io.devhealth.schema.security.RecordSigner;
+import io.devhealth.runtime.security.NodeKeyCredential;
+import io.devhealth.runtime.security.RecordSigner;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -83,13 +83,13 @@ final class TopologyFixture implements AutoCloseable {
 
     /** Also verifying collector records' node signatures with {@code verifier} (principals.secret), when present. */
     TopologyFixture(java.util.function.UnaryOperator<TopologyOptions.Builder> customize,
-                    java.util.Optional<io.devhealth.schema.security.RecordVerifier> verifier) {
+                    java.util.Optional<io.devhealth.runtime.security.RecordVerifier> verifier) {
         this(customize, verifier, java.util.function.UnaryOperator.identity());
     }
 
     /** With the topology's serdes as {@code serdesOf} makes them of the fixture's (a test that watches them). */
     TopologyFixture(java.util.function.UnaryOperator<TopologyOptions.Builder> customize,
-                    java.util.Optional<io.devhealth.schema.security.RecordVerifier> verifier,
+                    java.util.Optional<io.devhealth.runtime.security.RecordVerifier> verifier,
                     java.util.function.UnaryOperator<ProcessorSerdes> serdesOf) {
         serdes = serdesOf.apply(ProcessorSerdes.over(SchemaRegistries.inMemory("topology-test-" + UUID.randomUUID()))
                 .authenticated(topics, verifier, meters));

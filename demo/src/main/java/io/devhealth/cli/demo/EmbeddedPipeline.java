@@ -8,7 +8,7 @@ import io.devhealth.collector.nvml.NvmlConfig;
 import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.query.access.QuerySecurityConfig;
 import io.devhealth.schema.Topics;
-import io.devhealth.schema.config.ServiceConfig;
+import io.devhealth.runtime.config.ServiceConfig;
 import io.devhealth.sink.SinkApp;
 import io.devhealth.sink.SinkConfig;
 import io.devhealth.simulators.dra.DeviceState;

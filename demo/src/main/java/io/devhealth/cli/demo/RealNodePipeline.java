@@ -12,7 +12,7 @@ import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.query.access.QuerySecurityConfig;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.TerminatedPod;
-import io.devhealth.schema.config.ServiceConfig;
+import io.devhealth.runtime.config.ServiceConfig;
 import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;

@@ -11,7 +11,7 @@ import io.devhealth.cli.demo.EmbeddedPipeline.Service;
 import io.devhealth.processor.PipelineSchemas;
 import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.schema.Topics;
-import io.devhealth.schema.config.ServiceConfig;
+import io.devhealth.runtime.config.ServiceConfig;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.simulators.dra.DeviceState;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;

@@ -3,7 +3,7 @@ package io.devhealth.cli.deploy;
 import io.devhealth.cli.SchemaRegistrationConfig;
 import io.devhealth.collector.CollectorConfig;
 import io.devhealth.query.QueryableProcessor;
-import io.devhealth.schema.config.ServiceConfig;
+import io.devhealth.runtime.config.ServiceConfig;
 import io.devhealth.sink.SinkConfig;
 import java.util.List;
 import java.util.Map;

@@ -2,8 +2,8 @@ package io.devhealth.cli.security;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.devhealth.schema.ops.HealthServer;
-import io.devhealth.schema.ops.HttpLimits;
+import io.devhealth.runtime.ops.HealthServer;
+import io.devhealth.runtime.ops.HttpLimits;
 import io.devhealth.testkit.http.Slowloris;
 import java.net.URI;
 import java.net.http.HttpClient;

@@ -1,6 +1,6 @@
 package io.devhealth.collector.nvml;
 
-import io.devhealth.schema.config.ServiceConfig;
+import io.devhealth.runtime.config.ServiceConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;

@@ -2,7 +2,7 @@ package io.devhealth.query.access;
 
 import io.devhealth.query.http.Exchange;
 import io.devhealth.query.http.Responses;
-import io.devhealth.schema.security.NodeKeyCredential;
+import io.devhealth.runtime.security.NodeKeyCredential;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;

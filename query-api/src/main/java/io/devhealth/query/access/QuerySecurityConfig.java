@@ -1,6 +1,6 @@
 package io.devhealth.query.access;
 
-import io.devhealth.schema.config.ServiceConfig;
+import io.devhealth.runtime.config.ServiceConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,6 +1,6 @@
 package io.devhealth.processor.internals.input;
 
-import io.devhealth.schema.security.RecordSignature;
+import io.devhealth.runtime.security.RecordSignature;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;

@@ -1,8 +1,8 @@
 package io.devhealth.processor.internals.input;
 
 import io.devhealth.processor.DeadLetterHandler;
-import io.devhealth.schema.security.RecordAuthenticationException;
-import io.devhealth.schema.security.RecordVerifier;
+import io.devhealth.runtime.security.RecordAuthenticationException;
+import io.devhealth.runtime.security.RecordVerifier;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Map;

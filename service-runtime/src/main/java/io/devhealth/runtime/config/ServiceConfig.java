@@ -1,7 +1,7 @@
-package io.devhealth.schema.config;
+package io.devhealth.runtime.config;
 
 import io.devhealth.schema.Topics;
-import io.devhealth.schema.ops.HttpLimits;
+import io.devhealth.runtime.ops.HttpLimits;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;

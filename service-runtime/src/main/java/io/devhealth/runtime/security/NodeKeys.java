@@ -1,4 +1,4 @@
-package io.devhealth.schema.security;
+package io.devhealth.runtime.security;
 
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;

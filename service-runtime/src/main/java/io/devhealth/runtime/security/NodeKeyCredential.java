@@ -1,4 +1,4 @@
-package io.devhealth.schema.security;
+package io.devhealth.runtime.security;
 
 import java.util.Arrays;
 import java.util.Base64;

@@ -1,4 +1,4 @@
-package io.devhealth.schema.security;
+package io.devhealth.runtime.security;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

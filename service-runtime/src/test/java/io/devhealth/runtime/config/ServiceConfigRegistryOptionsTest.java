@@ -1,4 +1,4 @@
-package io.devhealth.schema.config;
+package io.devhealth.runtime.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

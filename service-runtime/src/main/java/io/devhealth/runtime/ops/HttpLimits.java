@@ -1,4 +1,4 @@
-package io.devhealth.schema.ops;
+package io.devhealth.runtime.ops;
 
 import java.time.Duration;
 import java.util.Objects;
