@@ -67,7 +67,7 @@ import org.slf4j.LoggerFactory;
  * device's effective health emits exactly one HealthTransition, is kept in the device's history, and
  * makes the status of every pod using the device stale. A stale status is rebuilt and emitted once,
  * just before the commit, however many of the pod's devices changed ({@link StalePods}), from the
- * commit hook of the node store ({@link CommitHookForwarding}). Output values are pod statuses (null:
+ * commit hook of the node store ({@link CommitHookKeyValueStore.Forwarding}). Output values are pod statuses (null:
  * the node released the pod) and transitions, each encoded once ({@link OutputEncoding}), routed by
  * child name ({@link TopologyNames}).
  *
@@ -111,7 +111,7 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
     private SilenceClock clock;
     private NodeIdentityCheck identity;
     private final StalePods stalePods = new StalePods();
-    private CommitHookForwarding atCommit;
+    private CommitHookKeyValueStore.Forwarding atCommit;
 
     /**
      * @param gauges the processor instance's gauges, shared by every task's processor
@@ -126,7 +126,7 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
     @Override
     public void init(ProcessorContext<String, Object> context) {
         this.context = context;
-        this.atCommit = new CommitHookForwarding(context);
+        this.atCommit = new CommitHookKeyValueStore.Forwarding(context);
         this.store = new NodeStore(context, gauges.tally(), new CommitHookKeyValueStore.Owner() {
             @Override
             public void writeBeforeCommit() {

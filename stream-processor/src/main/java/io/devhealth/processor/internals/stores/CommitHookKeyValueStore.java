@@ -3,9 +3,14 @@ package io.devhealth.processor.internals.stores;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.processor.StateStore;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.internals.InternalProcessorContext;
+import org.apache.kafka.streams.processor.internals.ProcessorNode;
+import org.apache.kafka.streams.processor.internals.ProcessorRecordContext;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.StoreBuilder;
@@ -18,13 +23,21 @@ import org.apache.kafka.streams.state.internals.WrappedStateStore;
  * wrapped store's, so interactive queries see exactly what was written, as of the last commit.
  *
  * <p>The hook is Kafka Streams' {@code CachedStateStore.flushCache()}, which it calls on every store
- * of a task before committing the task (through {@link WrappedStateStore}, an internal class: re-check
- * it when upgrading Kafka). What the owner writes then goes to the changelog in the same transaction
- * as the offsets. {@code clearCache()} (a task closed without committing) tells the owner to drop what
- * it did not write, as a record cache drops its dirty entries.
+ * of a task before committing the task (through {@link WrappedStateStore}). What the owner writes then
+ * goes to the changelog in the same transaction as the offsets. {@code clearCache()} (a task closed
+ * without committing) tells the owner to drop what it did not write, as a record cache drops its dirty
+ * entries. What the owner forwards from the hook goes through {@link Forwarding}.
+ *
+ * <p>This file is the processor's one adapter to Kafka Streams' internal API ({@code WrappedStateStore},
+ * {@code InternalProcessorContext}, {@code ProcessorNode}, {@code ProcessorRecordContext}), read against
+ * Kafka {@value #CHECKED_AGAINST_KAFKA}; {@code KafkaStreamsInternalsTest} fails on any other version until
+ * this file has been read again against it and the constant moved.
  */
 public final class CommitHookKeyValueStore<K, V> extends WrappedStateStore<KeyValueStore<K, V>, K, V>
         implements KeyValueStore<K, V> {
+
+    /** The Kafka Streams version whose internal API this adapter was last read against. */
+    public static final String CHECKED_AGAINST_KAFKA = "4.4.0";
 
     /** The component that writes into the store before each commit. */
     public interface Owner {
@@ -187,6 +200,52 @@ public final class CommitHookKeyValueStore<K, V> extends WrappedStateStore<KeyVa
         @Override
         public String name() {
             return inner.name();
+        }
+    }
+
+    /**
+     * Lets a processor forward records from the commit hook, so that what it sends then belongs to the
+     * transaction being committed.
+     *
+     * <p>Kafka Streams allows {@code forward} only while a processor node is current: while it processes a
+     * record or runs a punctuator. The commit hook runs outside both, and a plain {@code forward} there fails
+     * with "Current node is unknown". Kafka Streams' own record caches forward from the same place (when
+     * they are flushed before a commit) by making their processor node current and giving the records a
+     * record context, through internal API; this class does the same.
+     */
+    public static final class Forwarding {
+
+        private final InternalProcessorContext<?, ?> context;
+        private final ProcessorNode<?, ?, ?, ?> node;
+
+        /**
+         * @param context the processor's context, in its {@code init}: the processor's node is current
+         *                there, and is the node records are forwarded from
+         */
+        public Forwarding(ProcessorContext<?, ?> context) {
+            if (!(context instanceof InternalProcessorContext<?, ?> internal)) {
+                throw new IllegalStateException("forwarding from the commit hook needs Kafka Streams' own processor context, not "
+                        + context.getClass().getName());
+            }
+            this.context = internal;
+            this.node = Objects.requireNonNull(internal.currentNode(), "no current processor node: call from the processor's init");
+        }
+
+        /**
+         * Runs {@code forwarding}, which may call {@code forward}, as if its processor were processing a
+         * record of time {@code timestamp} that came from no topic (as a punctuator does).
+         */
+        public void run(long timestamp, Runnable forwarding) {
+            ProcessorNode<?, ?, ?, ?> previousNode = context.currentNode();
+            ProcessorRecordContext previousRecord = context.recordContext();
+            context.setCurrentNode(node);
+            context.setRecordContext(new ProcessorRecordContext(timestamp, -1L, -1, null, new RecordHeaders()));
+            try {
+                forwarding.run();
+            } finally {
+                context.setRecordContext(previousRecord);
+                context.setCurrentNode(previousNode);
+            }
         }
     }
 }
