@@ -1,7 +1,5 @@
 package io.devhealth.bench;
 
-import io.devhealth.query.QueryConfig;
-import io.devhealth.query.QueryableProcessor;
 import io.devhealth.bench.pipeline.ApiServerObserver;
 import io.devhealth.bench.pipeline.ConditionWriteCeiling;
 import io.devhealth.bench.pipeline.Percentiles;
@@ -11,15 +9,18 @@ import io.devhealth.bench.pipeline.RealControlPlane;
 import io.devhealth.bench.pipeline.SimulatedFleet;
 import io.devhealth.bench.pipeline.SinkOutcomes;
 import io.devhealth.processor.ProcessorConfig;
+import io.devhealth.processor.internals.rules.DeviceHealthMerger;
+import io.devhealth.query.QueryConfig;
+import io.devhealth.query.QueryableProcessor;
 import io.devhealth.query.access.QuerySecurityConfig;
-import io.devhealth.schema.Topics;
 import io.devhealth.runtime.config.ServiceConfig;
+import io.devhealth.schema.Topics;
 import io.devhealth.schema.serde.SchemaRegistries;
-import io.devhealth.sink.SinkApp;
-import io.devhealth.sink.SinkConfig;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.devhealth.simulators.kube.FleetKubernetesApi;
 import io.devhealth.simulators.kube.PodFixtures;
+import io.devhealth.sink.SinkApp;
+import io.devhealth.sink.SinkConfig;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -221,8 +222,9 @@ public final class PipelineBenchmark implements Callable<Integer> {
                 phase("initial snapshot written to every pod", t0);
                 figures.put("initial fan-out (all devices reported → every pod's condition written)",
                         String.format(Locale.ROOT, "%.1f s; %,d devices turned Unknown by silence meanwhile, %,d reports the fleet "
-                                        + "sent more than a timeout after the device's previous one (its own silence)",
-                                (System.nanoTime() - t0) / 1e9, silenceExpiries(processor), fleet.lateReports()));
+                                        + "sent more than a timeout after the device's previous one (its own silence); collectors' delivery to Kafka "
+                                        + "up to %.1f s behind what they accepted",
+                                (System.nanoTime() - t0) / 1e9, silenceExpiries(processor), fleet.lateReports(), oldestUnsentMaxMs / 1e3));
 
                 // Keep-alives only: nothing visible changes, so the sink must not write.
                 long patchesBefore = api.statusPatches();
@@ -451,6 +453,8 @@ public final class PipelineBenchmark implements Callable<Integer> {
 
     /** Set once the fleet exists: matching needs its changes in flight. */
     private volatile SimulatedFleet fleetForMatching;
+    /** The most a collector's delivery trailed what it accepted, sampled while a phase is awaited, in ms. */
+    private long oldestUnsentMaxMs;
 
     private static double[] toArray(List<Double> samples) {
         synchronized (samples) {
@@ -521,7 +525,7 @@ public final class PipelineBenchmark implements Callable<Integer> {
 
     /** Devices the processor turned Unknown because their source fell silent, from its own transition counters. */
     private static long silenceExpiries(QueryableProcessor processor) {
-        return Math.round(processor.meters().find("devhealth.processor.transitions").tag("reason", "SourceSilent").counters().stream()
+        return Math.round(processor.meters().find("devhealth.processor.transitions").tag("reason", DeviceHealthMerger.REASON_SILENT).counters().stream()
                 .mapToDouble(Counter::count).sum());
     }
 
@@ -541,12 +545,20 @@ public final class PipelineBenchmark implements Callable<Integer> {
                 // A long wait says where it stands: a large fleet on a loaded machine takes minutes.
                 nextProgress = now + 15_000_000_000L;
                 ApiServerObserver api = observer;
-                System.out.printf(Locale.ROOT, "    waiting %.0f s for %s: pods True=%d, status PATCHes=%d, lag %s, load %s; %s; sink: %s%n",
+                SimulatedFleet fleet = fleetForMatching;
+                System.out.printf(Locale.ROOT, "    waiting %.0f s for %s: pods True=%d, status PATCHes=%d, lag %s, collector spools %s "
+                                + "records unsent (oldest %s), load %s; %s; sink: %s%n",
                         (now - start) / 1e9, what, api == null ? -1 : api.podsWithCondition("True"), api == null ? -1 : api.statusPatches(),
-                        stats.lastLag(), ProcessStats.loadAverage(), missing.get(), sinkOutcomes == null ? "not started" : sinkOutcomes.summary());
+                        stats.lastLag(), fleet == null ? "-" : String.format(Locale.ROOT, "%,d", fleet.spooled()),
+                        fleet == null ? "-" : String.format(Locale.ROOT, "%.1f s", fleet.oldestUnsentMs() / 1e3), ProcessStats.loadAverage(),
+                        missing.get(), sinkOutcomes == null ? "not started" : sinkOutcomes.summary());
             }
             Thread.sleep(100);
             stats.sample();
+            SimulatedFleet sampled = fleetForMatching;
+            if (sampled != null) {
+                oldestUnsentMaxMs = Math.max(oldestUnsentMaxMs, sampled.oldestUnsentMs());
+            }
         }
     }
 

@@ -1,7 +1,7 @@
 package io.devhealth.bench;
 
-import io.devhealth.query.QueryableProcessor;
 import io.devhealth.processor.RestoreProgress;
+import io.devhealth.query.QueryableProcessor;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;

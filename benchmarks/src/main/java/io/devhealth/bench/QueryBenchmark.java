@@ -1,7 +1,5 @@
 package io.devhealth.bench;
 
-import io.devhealth.query.QueryConfig;
-import io.devhealth.query.QueryableProcessor;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
@@ -10,6 +8,8 @@ import io.devhealth.bench.pipeline.ProcessStats;
 import io.devhealth.processor.DeviceHealthTopology;
 import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.processor.RestoreProgress;
+import io.devhealth.query.QueryConfig;
+import io.devhealth.query.QueryableProcessor;
 import io.devhealth.query.access.QuerySecurityConfig;
 import io.devhealth.runtime.config.ServiceConfig;
 import io.devhealth.schema.Topics;

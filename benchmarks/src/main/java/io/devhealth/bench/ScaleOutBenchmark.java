@@ -1,16 +1,16 @@
 package io.devhealth.bench;
 
-import io.devhealth.query.QueryConfig;
-import io.devhealth.query.QueryableProcessor;
 import io.devhealth.bench.ThroughputBenchmark.Result;
 import io.devhealth.bench.pipeline.ProcessStats;
 import io.devhealth.processor.DeviceHealthTopology;
 import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.processor.ProcessorSerdes;
 import io.devhealth.processor.TopologyOptions;
+import io.devhealth.query.QueryConfig;
+import io.devhealth.query.QueryableProcessor;
 import io.devhealth.query.access.QuerySecurityConfig;
-import io.devhealth.schema.Topics;
 import io.devhealth.runtime.config.ServiceConfig;
+import io.devhealth.schema.Topics;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.schema.serde.SchemaRegistryClient;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;

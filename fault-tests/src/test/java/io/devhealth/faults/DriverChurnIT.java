@@ -2,19 +2,19 @@ package io.devhealth.faults;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.devhealth.query.QueryConfig;
-import io.devhealth.query.QueryableProcessor;
 import io.devhealth.collector.CollectorConfig;
 import io.devhealth.collector.NodeCollector;
 import io.devhealth.collector.nvml.NvmlConfig;
 import io.devhealth.processor.ProcessorConfig;
+import io.devhealth.query.QueryConfig;
+import io.devhealth.query.QueryableProcessor;
 import io.devhealth.query.access.QuerySecurityConfig;
+import io.devhealth.runtime.config.ServiceConfig;
 import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.DeviceHealthReport;
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.NodeEvent;
-import io.devhealth.runtime.config.ServiceConfig;
 import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.simulators.dra.DeviceState;

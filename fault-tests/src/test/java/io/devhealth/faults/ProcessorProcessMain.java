@@ -1,11 +1,11 @@
 package io.devhealth.faults;
 
+import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.query.QueryConfig;
 import io.devhealth.query.QueryableProcessor;
-import io.devhealth.processor.ProcessorConfig;
 import io.devhealth.query.access.QuerySecurityConfig;
-import io.devhealth.schema.Topics;
 import io.devhealth.runtime.config.ServiceConfig;
+import io.devhealth.schema.Topics;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.kafka.streams.KafkaStreams;

@@ -2,10 +2,10 @@ package io.devhealth.faults;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.devhealth.query.QueryableProcessor;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.devhealth.processor.DeviceHealthTopology;
+import io.devhealth.query.QueryableProcessor;
 import io.devhealth.query.routing.StandbyReads;
 import io.devhealth.schema.HealthWords;
 import io.devhealth.schema.Topics;
@@ -13,11 +13,11 @@ import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
+import io.devhealth.simulators.process.ManagedProcess;
+import io.devhealth.simulators.process.Ports;
 import io.devhealth.testkit.kafka.KafkaClusterExtension;
 import io.devhealth.testkit.kafka.OwnBroker;
 import io.devhealth.testkit.kafka.TopicReader;
-import io.devhealth.simulators.process.ManagedProcess;
-import io.devhealth.simulators.process.Ports;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;

@@ -1,7 +1,7 @@
 package io.devhealth.faults;
 
-import io.devhealth.schema.Topics;
 import io.devhealth.runtime.config.ServiceConfig;
+import io.devhealth.schema.Topics;
 import io.devhealth.sink.SinkApp;
 import io.devhealth.sink.SinkConfig;
 import io.fabric8.kubernetes.client.Config;

@@ -1,13 +1,13 @@
 package io.devhealth.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.github.resilience4j.retry.Retry;
-import io.github.resilience4j.retry.RetryConfig;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.devhealth.query.routing.StandbyReads;
+import io.github.resilience4j.retry.Retry;
+import io.github.resilience4j.retry.RetryConfig;
 import java.io.IOException;
 import java.io.InputStream;
-import io.devhealth.query.routing.StandbyReads;
 import java.io.PrintWriter;
 import java.net.ConnectException;
 import java.net.URI;

@@ -3,11 +3,11 @@ package io.devhealth.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
-import io.devhealth.query.QueryConfig;
 import io.devhealth.processor.ProcessorConfig;
+import io.devhealth.query.QueryConfig;
 import io.devhealth.query.access.QuerySecurityConfig;
-import io.devhealth.schema.Topics;
 import io.devhealth.runtime.config.ServiceConfig;
+import io.devhealth.schema.Topics;
 import io.devhealth.simulators.kafka.EmbeddedKafkaCluster;
 import io.devhealth.testkit.kafka.KafkaClusterExtension;
 import java.io.PrintWriter;

@@ -10,9 +10,9 @@ import io.devhealth.schema.avro.NodeHeartbeat;
 import io.devhealth.schema.avro.PodAllocation;
 import io.devhealth.schema.avro.SourceState;
 import java.util.List;
-import org.apache.avro.specific.SpecificRecord;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.apache.avro.specific.SpecificRecord;
 
 /** Keeps what the collector publishes, in order, for assertions. */
 public final class RecordingPublisher implements ReportPublisher {

@@ -1,5 +1,6 @@
 package io.devhealth.query;
 
+import io.devhealth.processor.state.ProcessorStateReads;
 import io.devhealth.query.access.AccessFilter;
 import io.devhealth.query.access.AccessPolicy;
 import io.devhealth.query.access.ApiServerReviews;
@@ -24,7 +25,6 @@ import io.devhealth.query.routing.StandbyReads;
 import io.devhealth.query.routing.StreamsClusterView;
 import io.devhealth.query.state.QueryViews;
 import io.devhealth.query.state.StateQueries;
-import io.devhealth.processor.state.ProcessorStateReads;
 import io.devhealth.runtime.ops.HttpLimits;
 import io.devhealth.runtime.ops.JettyServers;
 import io.micrometer.core.instrument.Counter;

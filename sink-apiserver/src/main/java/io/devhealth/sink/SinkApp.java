@@ -1,10 +1,10 @@
 package io.devhealth.sink;
 
+import io.devhealth.runtime.ops.HealthServer;
 import io.devhealth.schema.avro.HealthTransition;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.serde.AvroDeserializer;
 import io.devhealth.schema.serde.AvroSerde;
-import io.devhealth.runtime.ops.HealthServer;
 import io.devhealth.schema.serde.SchemaRegistries;
 import io.devhealth.schema.serde.SchemaRegistryClient;
 import io.devhealth.sink.condition.CachedPods;

@@ -1,7 +1,7 @@
 package io.devhealth.processor;
 
-import io.devhealth.schema.avro.DeadLetter;
 import io.devhealth.runtime.security.RecordAuthenticationException;
+import io.devhealth.schema.avro.DeadLetter;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

@@ -1,6 +1,8 @@
 package io.devhealth.processor;
 
 import io.devhealth.processor.internals.input.SignedRecordDeserializer;
+import io.devhealth.runtime.security.RecordVerifier;
+import io.devhealth.schema.Topics;
 import io.devhealth.schema.avro.DeadLetter;
 import io.devhealth.schema.avro.FleetStats;
 import io.devhealth.schema.avro.HealthTransition;
@@ -9,8 +11,6 @@ import io.devhealth.schema.avro.NodeDevices;
 import io.devhealth.schema.avro.NodeEvent;
 import io.devhealth.schema.avro.PodDeviceStatus;
 import io.devhealth.schema.avro.TerminatedPod;
-import io.devhealth.schema.Topics;
-import io.devhealth.runtime.security.RecordVerifier;
 import io.devhealth.schema.serde.AvroSerde;
 import io.devhealth.schema.serde.Encoded;
 import io.devhealth.schema.serde.EncodedSerde;

@@ -1,8 +1,8 @@
 package io.devhealth.bench.pipeline;
 
-import io.devhealth.sink.condition.PodStatusWriter;
 import io.devhealth.simulators.kube.FleetKubernetesApi;
 import io.devhealth.simulators.kube.PodChangeListener;
+import io.devhealth.sink.condition.PodStatusWriter;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.client.Watcher;

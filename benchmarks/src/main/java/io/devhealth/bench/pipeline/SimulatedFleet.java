@@ -323,6 +323,16 @@ public final class SimulatedFleet implements AutoCloseable {
         return lateReports.get();
     }
 
+    /**
+     * How long ago the oldest record still in any shard's spool was accepted, in ms (0 when every spool is empty):
+     * how far the slowest collector's delivery to Kafka trails what it has accepted.
+     */
+    public long oldestUnsentMs() {
+        long now = clock.millis();
+        return shards.stream().map(s -> s.spool().oldestAcceptedAt()).flatMap(java.util.Optional::stream)
+                .mapToLong(at -> Math.max(0L, now - at.toEpochMilli())).max().orElse(0L);
+    }
+
     /** Records accepted by every shard's spool and not yet acknowledged by Kafka. */
     public long spooled() {
         return shards.stream().mapToLong(s -> s.spool().records()).sum();

@@ -2,8 +2,8 @@ package io.devhealth.collector.publish;
 
 import io.devhealth.collector.ops.CollectorMetrics;
 import io.devhealth.collector.spool.DiskSpool;
-import io.devhealth.schema.Topics;
 import io.devhealth.runtime.security.RecordSigner;
+import io.devhealth.schema.Topics;
 import io.devhealth.schema.serde.SchemaRegistryClient;
 import java.nio.file.Path;
 import java.time.Clock;

@@ -1,9 +1,9 @@
 package io.devhealth.query.routing;
 
-import io.devhealth.query.state.QueryViews;
-import io.devhealth.query.state.StateQueries;
 import io.devhealth.processor.DeviceHealthTopology;
 import io.devhealth.processor.state.FleetCounts;
+import io.devhealth.query.state.QueryViews;
+import io.devhealth.query.state.StateQueries;
 import io.devhealth.schema.avro.Verdict;
 import java.time.Duration;
 import java.time.Instant;

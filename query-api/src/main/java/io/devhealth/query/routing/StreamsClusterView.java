@@ -1,16 +1,16 @@
 package io.devhealth.query.routing;
 
+import io.devhealth.processor.DeviceHealthTopology;
 import io.devhealth.query.http.PageTokens;
 import io.devhealth.query.state.CommittedEnds;
 import io.devhealth.query.state.LocalStateQueries;
 import io.devhealth.query.state.StateQueries;
-import io.devhealth.processor.DeviceHealthTopology;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.Optional;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;

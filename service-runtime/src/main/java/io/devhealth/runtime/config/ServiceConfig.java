@@ -1,14 +1,14 @@
 package io.devhealth.runtime.config;
 
-import io.devhealth.schema.Topics;
 import io.devhealth.runtime.ops.HttpLimits;
+import io.devhealth.schema.Topics;
+import io.devhealth.schema.serde.RegistryClientConfig;
+import io.devhealth.schema.serde.RegistryTls;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import io.devhealth.schema.serde.RegistryClientConfig;
-import io.devhealth.schema.serde.RegistryTls;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;

@@ -6,14 +6,14 @@ import static org.awaitility.Awaitility.await;
 
 import io.devhealth.schema.avro.HealthStatus;
 import io.devhealth.schema.avro.PodDeviceStatus;
-import io.devhealth.sink.ApiErrorClass;
-import io.devhealth.sink.condition.PodStatusWriter;
-import io.devhealth.sink.SinkConfig;
 import io.devhealth.simulators.realkube.ControlPlane;
 import io.devhealth.simulators.realkube.GpuWorkloads;
-import io.devhealth.testkit.realkube.RealKubernetes;
 import io.devhealth.simulators.realkube.RealNode;
 import io.devhealth.simulators.realkube.ShippedManifests;
+import io.devhealth.sink.ApiErrorClass;
+import io.devhealth.sink.SinkConfig;
+import io.devhealth.sink.condition.PodStatusWriter;
+import io.devhealth.testkit.realkube.RealKubernetes;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingAdmissionPolicy;
