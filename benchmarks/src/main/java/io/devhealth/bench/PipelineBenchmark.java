@@ -221,10 +221,12 @@ public final class PipelineBenchmark implements Callable<Integer> {
                         () -> notShowing(fleet.nodeNames(), "True"), Duration.ofSeconds(initialTimeoutSeconds), stats);
                 phase("initial snapshot written to every pod", t0);
                 figures.put("initial fan-out (all devices reported → every pod's condition written)",
-                        String.format(Locale.ROOT, "%.1f s; %,d devices turned Unknown by silence meanwhile, %,d reports the fleet "
+                        String.format(Locale.ROOT, "%.1f s; %,d devices turned Unknown by silence meanwhile (deadlines judged at a "
+                                        + "record's node time %,d, on the wall-clock tick %,d), %,d reports the fleet "
                                         + "sent more than a timeout after the device's previous one (its own silence); collectors' delivery to Kafka "
                                         + "up to %.1f s behind what they accepted",
-                                (System.nanoTime() - t0) / 1e9, silenceExpiries(processor), fleet.lateReports(), oldestUnsentMaxMs / 1e3));
+                                (System.nanoTime() - t0) / 1e9, silenceExpiries(processor), deadlinesJudgedBy(processor, "record"),
+                                deadlinesJudgedBy(processor, "tick"), fleet.lateReports(), oldestUnsentMaxMs / 1e3));
 
                 // Keep-alives only: nothing visible changes, so the sink must not write.
                 long patchesBefore = api.statusPatches();
@@ -521,6 +523,12 @@ public final class PipelineBenchmark implements Callable<Integer> {
             Thread.sleep(Math.min(1_000, Math.max(1, (end - System.nanoTime()) / 1_000_000)));
             stats.sample();
         }
+    }
+
+    /** Device deadlines the processor applied, judged by a record's node time ({@code record}) or its wall-clock tick ({@code tick}). */
+    private static long deadlinesJudgedBy(QueryableProcessor processor, String judgedBy) {
+        return Math.round(processor.meters().find("devhealth.processor.silence.expiries").tag("judged.by", judgedBy).counters().stream()
+                .mapToDouble(Counter::count).sum());
     }
 
     /** Devices the processor turned Unknown because their source fell silent, from its own transition counters. */

@@ -68,6 +68,28 @@ class ProcessorMetricsTest {
         assertThat(transitions("healthy", "unknown", "SourceSilent")).isEqualTo(1.0);
     }
 
+    private double expiriesJudgedBy(String judgedBy) {
+        return fixture.meters.get("devhealth.processor.silence.expiries").tag("judged.by", judgedBy).counter().count();
+    }
+
+    @Test
+    void shouldCountASilenceTheWallClockTickJudgedApartFromOneARecordOfTheNodeJudged() {
+        fixture.send(report("gpu-0", HealthStatus.HEALTHY, T0));
+        fixture.send(report("gpu-1", HealthStatus.HEALTHY, T0));
+
+        fixture.runFor(Duration.ofSeconds(45));
+
+        assertThat(expiriesJudgedBy("tick")).as("both quiet: the tick's estimate of the node's time").isEqualTo(2.0);
+        assertThat(expiriesJudgedBy("record")).isZero();
+
+        // gpu-1 reports again; gpu-0 stays quiet, and a record of the node far past its deadline judges it.
+        fixture.send(report("gpu-1", HealthStatus.HEALTHY, T0.plusSeconds(50)));
+        fixture.send(report("gpu-1", HealthStatus.HEALTHY, T0.plusSeconds(200)));
+
+        assertThat(expiriesJudgedBy("tick")).isEqualTo(2.0);
+        assertThat(expiriesJudgedBy("record")).as("gpu-1's own silence, judged at its node's later record").isEqualTo(1.0);
+    }
+
     @Test
     void shouldShowTheNodesOwnTimeOfItsLatestRecord() {
         fixture.send(report("gpu-0", HealthStatus.HEALTHY, T0.plusMillis(1_500)));

@@ -38,6 +38,7 @@ import io.devhealth.schema.avro.Severity;
 import io.devhealth.schema.avro.SourceState;
 import io.devhealth.schema.serde.Encoded;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.HashMap;
@@ -105,6 +106,10 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
     private final OutputEncoding encoding;
     private TransitionCounters transitionCounters;
     private final Map<String, Counter> duplicates = new HashMap<>();
+    /** Expiries judged at a record's node time ({@link #expireDue} from a record). */
+    private Counter expiredAtNodeTime;
+    /** Expiries judged at the node time the silence clock estimates on a wall-clock tick. */
+    private Counter expiredOnTick;
     private ProcessorContext<String, Object> context;
     private NodeStore store;
     private WindowStore<String, Encoded<HealthTransition>> deviceHistory;
@@ -148,6 +153,8 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
                     .tag("kind", kind)
                     .register(options.meters()));
         }
+        expiredAtNodeTime = expiryCounter(options.meters(), "record");
+        expiredOnTick = expiryCounter(options.meters(), "tick");
         identity = new NodeIdentityCheck(options.enforcePrincipals(), options.meters(), "node-events");
         clock = new SilenceClock(options.restoreGrace().toMillis(), options.stallThreshold().toMillis());
         clock.start(context.currentSystemTimeMs());
@@ -383,7 +390,7 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
             return;
         }
         for (String node : store.nodesDue(node -> nodeNow(node, wallNow))) {
-            expireDue(node, nodeNow(node, wallNow));
+            expireDue(node, nodeNow(node, wallNow), expiredOnTick);
         }
     }
 
@@ -392,14 +399,32 @@ public final class NodeProcessor implements Processor<String, Object, String, Ob
         return clock.nodeNow(node, state == null ? 0L : state.nodeTime(), wallNow);
     }
 
-    /** Applies every deadline of {@code node}'s devices up to {@code nodeNow}, in order, each at its own time. */
+    /**
+     * Device deadlines applied, by what judged them: a record of the node carrying a time past them
+     * ({@code record}), or the wall-clock tick's estimate of the node's time ({@code tick}). Which one
+     * expires a device tells a node's own silence (both can) from a processor behind its input (only the
+     * tick's estimate can be wrong).
+     */
+    private static Counter expiryCounter(MeterRegistry meters, String judgedBy) {
+        return Counter.builder("devhealth.processor.silence.expiries").tag("judged.by", judgedBy)
+                .description("Device deadlines applied (a source silent past its timeout, a flap hold's end), by what judged "
+                        + "them: a record's node time or the wall-clock tick's estimate of it")
+                .register(meters);
+    }
+
     private void expireDue(String node, long nodeNow) {
+        expireDue(node, nodeNow, expiredAtNodeTime);
+    }
+
+    /** Applies every deadline of {@code node}'s devices up to {@code nodeNow}, in order, each at its own time. */
+    private void expireDue(String node, long nodeNow, Counter judgedBy) {
         if (store.earliestDeadline(node) > nodeNow) {
             return;
         }
         for (String key : store.due(node, nodeNow)) {
             DeviceState current = store.device(node, key);
             for (DeviceRules.Expiry expiry : DeviceRules.expire(current, nodeNow)) {
+                judgedBy.increment();
                 commit(node, key, current, expiry.next(), expiry.at(), () -> "silence:" + key + "@" + expiry.at());
                 current = expiry.next();
             }
